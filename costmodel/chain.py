@@ -1,0 +1,32 @@
+"""The chain: validated scenario -> declared calculation -> Result with disclosure."""
+from __future__ import annotations
+
+from typing import Sequence
+
+from .evaluate import Evaluator
+from .inputs import Scenario, default_source
+from .model import MODEL
+from .results import Comparison, Result
+
+__all__ = ["price", "compare"]
+
+_FULL = Evaluator(MODEL)  # every step; compiled once per process
+
+
+def price(scenario: Scenario, provenance: dict[str, str] | None = None) -> Result:
+    """Price one scenario: every declared step, and what it was divided by."""
+    values = {name: float(v) for name, v in _FULL(scenario.to_inputs()).items()}
+    defaults = scenario.defaults_used()
+    provenance = dict(provenance or {})
+    for key in defaults:
+        provenance.setdefault(key, default_source(key))
+    op = scenario.operating_point
+    if op.throughput_per_kw is not None and op.normalised_by is None:
+        defaults.append("operating_point.normalised_by")
+        provenance["operating_point.normalised_by"] = "default: accelerator.rated_power"
+    return Result(scenario, values, provenance, defaults)
+
+
+def compare(scenarios: Sequence[tuple[Scenario, dict[str, str]]]) -> Comparison:
+    """Price several scenarios; the first is the baseline of the ratios."""
+    return Comparison([price(s, p) for s, p in scenarios])

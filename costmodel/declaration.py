@@ -1,0 +1,371 @@
+"""The vocabulary of a declared calculation: inputs, named constants and steps.
+
+A step is ``name = expression`` with a unit. Expressions are a deliberately small language so
+that every interpreter (the numpy evaluator, the pint unit check, the workbook renderer) reads
+the same text the same way:
+
+- names of inputs, constants and earlier steps;
+- ``+ - * / **``, unary ``-``, parentheses;
+- the literals ``0`` and ``1`` only (every other number is a named constant, so a workbook
+  formula never hides a conversion factor);
+- comparisons ``== != < <= > >=`` inside ``where``;
+- ``where(condition, if_true, if_false)``;
+- ``choose(enum_input, option_0, option_1, ...)``: one option per level of a categorical input,
+  in the order the levels are declared.
+
+:meth:`Declaration.check_units` evaluates every step once with pint quantities and fails if a
+step's dimension differs from its declared unit, or if the expression would need a hidden
+conversion factor to land in that unit.
+"""
+from __future__ import annotations
+
+import ast
+import math
+from dataclasses import dataclass, field
+from typing import Iterable, Mapping, Union
+
+from .units import ureg
+
+__all__ = ["Input", "Enum", "Constant", "Step", "Declaration", "DeclarationError",
+           "Name", "Num", "BinOp", "Neg", "Compare", "Where", "Choose", "Node"]
+
+
+class DeclarationError(ValueError):
+    """The declaration itself is wrong (a programming error, caught at import time)."""
+
+
+# ---- expression tree -------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Name:
+    id: str
+
+
+@dataclass(frozen=True)
+class Num:
+    value: int  # only 0 or 1
+
+
+@dataclass(frozen=True)
+class BinOp:
+    op: str  # one of + - * / **
+    left: "Node"
+    right: "Node"
+
+
+@dataclass(frozen=True)
+class Neg:
+    operand: "Node"
+
+
+@dataclass(frozen=True)
+class Compare:
+    op: str  # one of == != < <= > >=
+    left: "Node"
+    right: "Node"
+
+
+@dataclass(frozen=True)
+class Where:
+    condition: Compare
+    if_true: "Node"
+    if_false: "Node"
+
+
+@dataclass(frozen=True)
+class Choose:
+    selector: str  # name of an Enum input
+    options: tuple["Node", ...]
+
+
+Node = Union[Name, Num, BinOp, Neg, Compare, Where, Choose]
+
+_BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Pow: "**"}
+_CMPOPS = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">="}
+
+
+def parse_expression(text: str) -> Node:
+    """Parse expression text into the tree above; reject anything outside the language."""
+    try:
+        tree = ast.parse(text, mode="eval").body
+    except SyntaxError as exc:
+        raise DeclarationError(f"cannot parse {text!r}: {exc.msg}") from exc
+    return _convert(tree, text)
+
+
+def _convert(n: ast.AST, text: str) -> Node:
+    if isinstance(n, ast.Name):
+        return Name(n.id)
+    if isinstance(n, ast.Constant) and type(n.value) is int and n.value in (0, 1):
+        return Num(n.value)
+    if isinstance(n, ast.BinOp) and type(n.op) in _BINOPS:
+        return BinOp(_BINOPS[type(n.op)], _convert(n.left, text), _convert(n.right, text))
+    if isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.USub):
+        return Neg(_convert(n.operand, text))
+    if isinstance(n, ast.Compare) and len(n.ops) == 1 and type(n.ops[0]) in _CMPOPS:
+        return Compare(_CMPOPS[type(n.ops[0])], _convert(n.left, text),
+                       _convert(n.comparators[0], text))
+    if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and not n.keywords:
+        args = n.args
+        if n.func.id == "where" and len(args) == 3:
+            cond = _convert(args[0], text)
+            if not isinstance(cond, Compare):
+                raise DeclarationError(f"where() needs a comparison first in {text!r}")
+            return Where(cond, _convert(args[1], text), _convert(args[2], text))
+        if n.func.id == "choose" and len(args) >= 2 and isinstance(args[0], ast.Name):
+            return Choose(args[0].id, tuple(_convert(a, text) for a in args[1:]))
+    if isinstance(n, ast.Constant):
+        raise DeclarationError(
+            f"literal {n.value!r} in {text!r}: only 0 and 1 may appear; name the constant")
+    raise DeclarationError(f"unsupported construct {ast.dump(n)[:60]} in {text!r}")
+
+
+def names_in(node: Node) -> set[str]:
+    """Every name an expression reads (including ``choose`` selectors)."""
+    if isinstance(node, Name):
+        return {node.id}
+    if isinstance(node, Num):
+        return set()
+    if isinstance(node, (BinOp, Compare)):
+        return names_in(node.left) | names_in(node.right)
+    if isinstance(node, Neg):
+        return names_in(node.operand)
+    if isinstance(node, Where):
+        return names_in(node.condition) | names_in(node.if_true) | names_in(node.if_false)
+    if isinstance(node, Choose):
+        return {node.selector}.union(*(names_in(o) for o in node.options))
+    raise TypeError(node)
+
+
+# ---- declared items --------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Input:
+    """A numeric input [unit], named like the scenario key with dots as underscores."""
+    name: str
+    unit: str
+    description: str
+    key: str  # dotted scenario key, e.g. "electricity.price"
+    optional: bool = False  # may be absent; steps that read it then give no value
+
+
+@dataclass(frozen=True)
+class Enum:
+    """A categorical input; the evaluator receives the index of the level (0-based)."""
+    name: str
+    levels: tuple[str, ...]
+    description: str
+    key: str
+
+
+@dataclass(frozen=True)
+class Constant:
+    """A named conversion constant [unit], so no formula carries a bare number."""
+    name: str
+    value: float
+    unit: str
+    description: str
+
+
+@dataclass(frozen=True)
+class Step:
+    """A derived quantity: ``name = expression`` [unit].
+
+    ``group``/``member`` place it in the nested JSON result (``cost_per_mtok.energy``);
+    a step without a group appears at the top level under its own name.
+    """
+    name: str
+    unit: str
+    expression: str
+    description: str
+    group: str | None = None
+    member: str | None = None
+    tree: Node = field(init=False, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "tree", parse_expression(self.expression))
+
+
+class Declaration:
+    """An ordered, checked set of inputs, constants and steps."""
+
+    def __init__(self, inputs: Iterable[Input], enums: Iterable[Enum],
+                 constants: Iterable[Constant], steps: Iterable[Step]):
+        self.inputs = {i.name: i for i in inputs}
+        self.enums = {e.name: e for e in enums}
+        self.constants = {c.name: c for c in constants}
+        self.steps: dict[str, Step] = {}
+        for s in steps:
+            if s.name in self.steps:
+                raise DeclarationError(f"step {s.name} declared twice")
+            self.steps[s.name] = s
+        self._check_names()
+        self.check_units()
+
+    # names ---------------------------------------------------------------------------
+    def _check_names(self) -> None:
+        seen: set[str] = set()
+        for group in (self.inputs, self.enums, self.constants, self.steps):
+            clash = seen & set(group)
+            if clash:
+                raise DeclarationError(f"names declared twice: {sorted(clash)}")
+            seen |= set(group)
+        known = set(self.inputs) | set(self.enums) | set(self.constants)
+        for s in self.steps.values():
+            for n in names_in(s.tree):
+                if n not in known:
+                    raise DeclarationError(
+                        f"step {s.name} reads {n!r}, which is not an input, constant or "
+                        f"earlier step")
+            for node in _walk(s.tree):
+                if isinstance(node, Choose):
+                    enum = self.enums.get(node.selector)
+                    if enum is None:
+                        raise DeclarationError(f"step {s.name}: choose() on {node.selector!r}, "
+                                               f"which is not a categorical input")
+                    if len(node.options) != len(enum.levels):
+                        raise DeclarationError(
+                            f"step {s.name}: choose({enum.name}) needs {len(enum.levels)} "
+                            f"options ({', '.join(enum.levels)}), got {len(node.options)}")
+            known.add(s.name)
+
+    def dependencies(self, targets: Iterable[str]) -> list[str]:
+        """The steps needed for ``targets``, in declaration order."""
+        needed: set[str] = set()
+        stack = list(targets)
+        while stack:
+            name = stack.pop()
+            if name in needed:
+                continue
+            if name not in self.steps:
+                if name in self.inputs or name in self.enums or name in self.constants:
+                    continue
+                raise KeyError(f"unknown step {name!r}")
+            needed.add(name)
+            stack.extend(names_in(self.steps[name].tree))
+        return [n for n in self.steps if n in needed]
+
+    def inputs_read(self, steps: Iterable[str]) -> set[str]:
+        """Names of inputs and enums that the given steps read directly."""
+        out: set[str] = set()
+        for s in steps:
+            out |= {n for n in names_in(self.steps[s].tree)
+                    if n in self.inputs or n in self.enums}
+        return out
+
+    # units ---------------------------------------------------------------------------
+    def check_units(self) -> None:
+        """Evaluate every step once with pint and with plain floats; both must agree.
+
+        Each input gets a distinct awkward sample magnitude in its declared unit, so a hidden
+        conversion factor (say W where kW was meant) cannot agree by accident.
+        """
+        from .evaluate import compile_node  # the numpy interpreter; imported late (cycle)
+
+        env_q: dict[str, object] = {}
+        env_m: dict[str, object] = {}
+        for k, i in enumerate(self.inputs.values()):
+            m = 0.3 + 0.137 * (k + 1)
+            env_q[i.name] = ureg.Quantity(m, i.unit)
+            env_m[i.name] = m
+        for e in self.enums.values():
+            env_q[e.name] = 0
+            env_m[e.name] = 0
+        for c in self.constants.values():
+            env_q[c.name] = ureg.Quantity(c.value, c.unit)
+            env_m[c.name] = c.value
+        for s in self.steps.values():
+            try:
+                q = _pint_eval(s.tree, env_q, self)
+                unit = ureg.Unit(s.unit)
+                if not isinstance(q, ureg.Quantity):
+                    q = ureg.Quantity(q)
+                if q.dimensionality != ureg.Quantity(1, unit).dimensionality:
+                    raise DeclarationError(f"gives {q.units:~} ({q.dimensionality}), "
+                                           f"declared {s.unit}")
+                expected = q.to(unit).magnitude
+            except DeclarationError as exc:
+                raise DeclarationError(f"step {s.name}: {exc}") from exc
+            except Exception as exc:  # pint's DimensionalityError and friends
+                raise DeclarationError(f"step {s.name}: {exc}") from exc
+            got = float(compile_node(s.tree, self)(env_m))
+            if not math.isclose(expected, got, rel_tol=1e-9):
+                raise DeclarationError(
+                    f"step {s.name}: the expression in declared units needs a hidden factor "
+                    f"{expected / got:.6g}; name a conversion constant instead")
+            env_q[s.name] = ureg.Quantity(got, unit)
+            env_m[s.name] = got
+
+
+def _walk(node: Node):
+    yield node
+    if isinstance(node, (BinOp, Compare)):
+        yield from _walk(node.left)
+        yield from _walk(node.right)
+    elif isinstance(node, Neg):
+        yield from _walk(node.operand)
+    elif isinstance(node, Where):
+        yield from _walk(node.condition)
+        yield from _walk(node.if_true)
+        yield from _walk(node.if_false)
+    elif isinstance(node, Choose):
+        for o in node.options:
+            yield from _walk(o)
+
+
+def _same_scale(options: list, where: str) -> None:
+    """Branches of where/choose must be interchangeable without conversion (0 fits any)."""
+    quantities = [o for o in options if not (isinstance(o, (int, float)) and o == 0)]
+    if not quantities:
+        return
+    first = quantities[0] if isinstance(quantities[0], ureg.Quantity) else ureg.Quantity(
+        quantities[0])
+    for o in quantities[1:]:
+        o = o if isinstance(o, ureg.Quantity) else ureg.Quantity(o)
+        if o.dimensionality != first.dimensionality:
+            raise DeclarationError(f"{where} branches differ in dimension: "
+                                   f"{first.units:~} vs {o.units:~}")
+        if not math.isclose(ureg.Quantity(1, o.units).to(first.units).magnitude, 1.0,
+                            rel_tol=1e-12):
+            raise DeclarationError(f"{where} branches differ in scale: "
+                                   f"{first.units:~} vs {o.units:~}")
+
+
+_COMPARE = {"==": lambda a, b: a == b, "!=": lambda a, b: a != b, "<": lambda a, b: a < b,
+            "<=": lambda a, b: a <= b, ">": lambda a, b: a > b, ">=": lambda a, b: a >= b}
+
+
+def _magnitude(x) -> float:
+    return float(x.magnitude) if isinstance(x, ureg.Quantity) else float(x)
+
+
+def _pint_eval(node: Node, env: Mapping[str, object], decl: Declaration):
+    if isinstance(node, Name):
+        return env[node.id]
+    if isinstance(node, Num):
+        return node.value
+    if isinstance(node, Neg):
+        return -_pint_eval(node.operand, env, decl)
+    if isinstance(node, BinOp):
+        a = _pint_eval(node.left, env, decl)
+        b = _pint_eval(node.right, env, decl)
+        if node.op in "+-":
+            _same_scale([a, b], f"'{node.op}'")
+        return {"+": lambda: a + b, "-": lambda: a - b, "*": lambda: a * b,
+                "/": lambda: a / b, "**": lambda: a ** b}[node.op]()
+    if isinstance(node, Compare):
+        a = _pint_eval(node.left, env, decl)
+        b = _pint_eval(node.right, env, decl)
+        _same_scale([a, b], "comparison")
+        return _COMPARE[node.op](_magnitude(a), _magnitude(b))
+    if isinstance(node, Where):
+        condition = _pint_eval(node.condition, env, decl)
+        a = _pint_eval(node.if_true, env, decl)
+        b = _pint_eval(node.if_false, env, decl)
+        _same_scale([a, b], "where()")
+        return a if condition else b
+    if isinstance(node, Choose):
+        opts = [_pint_eval(o, env, decl) for o in node.options]
+        _same_scale(opts, f"choose({node.selector})")
+        return opts[env[node.selector]]
+    raise TypeError(node)

@@ -1,0 +1,351 @@
+"""Validated scenario inputs (pydantic), with every quantity converted to canonical units.
+
+A quantity field accepts ``"700 W"``, ``{"value": 700, "unit": "W"}`` or (for dimensionless
+fractions and token counts) a plain number; booleans are never numbers. After validation each
+field holds a float magnitude in the unit named by its :class:`QuantityField` metadata, and
+:meth:`Scenario.to_inputs` hands the declared calculation its inputs.
+
+Defaults are illustrative assumptions unless a source is named; :meth:`Scenario.defaults_used`
+lists every default a scenario relied on, and the disclosure repeats it.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal, Optional
+
+from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, StrictInt, ValidationError,
+                      WithJsonSchema)
+
+from .model import BASES, BOUNDARIES, COST_BASES, MODEL, THROUGHPUT_BASES, TOKEN_KINDS
+from .units import parse_quantity, ureg
+
+__all__ = ["default_source", "InputError", "QuantityField", "Scenario", "validate_scenario", "unit_of",
+           "Accelerator", "Node", "Rack", "Facility", "Financing", "Electricity",
+           "OperatingPoint", "Workload", "Power", "Pricing"]
+
+
+class InputError(ValueError):
+    """Input that cannot be priced. ``errors`` is a list of ``(field path, message)``."""
+
+    def __init__(self, errors: list[tuple[str, str]]):
+        self.errors = errors
+        super().__init__("; ".join(f"{p}: {m}" if p else m for p, m in errors))
+
+
+@dataclass(frozen=True)
+class QuantityField:
+    """Metadata of a quantity field: its canonical unit and bounds (in that unit)."""
+    unit: str
+    positive: bool = False
+    minimum: float | None = None
+    maximum: float | None = None
+    below_maximum: bool = False  # strict upper bound
+
+    def parse(self, raw: Any) -> float:
+        value = parse_quantity(raw, self.unit, allow_zero=not self.positive,
+                               bare_number_ok=_bare_ok(self.unit))
+        if self.minimum is not None and value < self.minimum:
+            raise ValueError(f"must be at least {self.minimum:g}, got {value:g}")
+        if self.maximum is not None:
+            too_big = value >= self.maximum if self.below_maximum else value > self.maximum
+            if too_big:
+                bound = "below" if self.below_maximum else "at most"
+                raise ValueError(f"must be {bound} {self.maximum:g}, got {value:g}")
+        return value
+
+
+def _bare_ok(unit: str) -> bool:
+    # Dimensionless fractions and token counts may be plain numbers; anything else needs a unit.
+    return unit in ("dimensionless", "token")
+
+
+_QUANTITY_SCHEMA = {"oneOf": [
+    {"type": "string", "examples": ["700 W"]},
+    {"type": "object", "required": ["value", "unit"], "additionalProperties": False,
+     "properties": {"value": {"type": "number"}, "unit": {"type": "string"}}},
+]}
+
+
+def Qty(unit: str, *, positive: bool = False, minimum: float | None = None,
+        maximum: float | None = None, below_maximum: bool = False, description: str = ""):
+    """An annotated float field holding a magnitude in ``unit`` [unit]."""
+    meta = QuantityField(unit, positive, minimum, maximum, below_maximum)
+    schema = dict(_QUANTITY_SCHEMA)
+    if _bare_ok(unit):
+        schema = {"oneOf": [{"type": "number"}, *_QUANTITY_SCHEMA["oneOf"]]}
+    schema["description"] = f"{description} [{unit}]".strip()
+    return Annotated[float, BeforeValidator(meta.parse), meta, WithJsonSchema(schema)]
+
+
+def Fraction(*, positive: bool = False, maximum: float = 1.0, below_maximum: bool = False,
+             description: str = ""):
+    """A dimensionless fraction: a number or a string such as ``"94 %"``."""
+    return Qty("dimensionless", positive=positive, maximum=maximum,
+               below_maximum=below_maximum, description=description)
+
+
+Count = Annotated[StrictInt, Field(ge=1)]
+
+
+class Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_default=False)
+
+
+class Accelerator(Section):
+    """One accelerator package (a GPU, or one GPU of a superchip)."""
+    name: str = "accelerator"
+    vendor: Optional[str] = None
+    rated_power: Qty("W", positive=True, description="package TDP")
+    measured_power: Optional[Qty("W", positive=True)] = None
+    memory_bandwidth: Optional[Qty("TB/s", positive=True)] = None
+    memory: Optional[Qty("GB", positive=True)] = None
+    price: Optional[Qty("USD", description="capex per accelerator")] = None
+    hourly_price: Optional[Qty("USD/h", description="all-in price per accelerator-hour")] = None
+    note: Optional[str] = None
+
+    @property
+    def cost_basis(self) -> str:
+        return "rent" if self.hourly_price is not None else "own"
+
+
+class Node(Section):
+    """A server. Defaults: an 8-accelerator server (illustrative assumption)."""
+    accelerators: Count = 8
+    host_power: Qty("W") = 2400.0
+    psu_efficiency: Fraction(positive=True) = 0.94
+    price: Qty("USD") = 60000.0
+
+
+class Rack(Section):
+    """A rack of nodes. Defaults: illustrative assumptions."""
+    nodes: Count = 4
+    switch_power: Qty("W") = 1500.0
+    other_power: Qty("W") = 500.0
+    power_delivery_efficiency: Fraction(positive=True) = 0.97
+    price: Qty("USD") = 100000.0
+
+
+class Facility(Section):
+    pue: Qty("dimensionless", minimum=1.0) = 1.3
+    hosting: Qty("USD/kW/month") = 150.0
+
+
+class Financing(Section):
+    life: Qty("year", positive=True) = 5.0
+    cost_of_capital: Fraction() = 0.10
+    salvage: Fraction() = 0.10
+    maintenance: Fraction() = 0.03
+
+
+class Electricity(Section):
+    """Defaults to the EIA May 2026 US industrial average as cited by the source articles."""
+    price: Qty("USD/kWh") = 0.0871
+    source: Optional[str] = ("EIA, average US industrial electricity price, May 2026 (8.71 "
+                             "cents/kWh), as cited in \"OpenAI's Jalapeño Turns Latency Into a "
+                             "Power Bill\", The Weighted Average, Aug 2026")
+    date: Optional[str] = "2026-05"
+    carbon_intensity: Optional[Qty("gCO2e/kWh")] = None
+
+
+class OperatingPoint(Section):
+    throughput: Optional[Qty("token/s", positive=True, description="per accelerator")] = None
+    throughput_per_kw: Optional[Qty("token/s/kW", positive=True)] = None
+    normalised_by: Optional[Qty("W", positive=True)] = None
+    interactivity: Optional[Qty("token/s/user", positive=True)] = None
+    tbt: Optional[Qty("ms", positive=True, description="time between tokens")] = None
+    ttft: Optional[Qty("s", positive=True, description="time to first token")] = None
+    e2e_latency: Optional[Qty("s", positive=True, description="end-to-end latency")] = None
+    token_kind: Literal[TOKEN_KINDS] = "mixed"  # type: ignore[valid-type]
+    label: Optional[str] = None
+    chosen: str = "given"
+    source: Optional[str] = None
+    note: Optional[str] = None
+
+    @property
+    def throughput_basis(self) -> str:
+        return "per_kw" if self.throughput_per_kw is not None else "per_accelerator"
+
+
+class Workload(Section):
+    model: Optional[str] = None
+    isl: Qty("token", positive=True) = 8192.0
+    osl: Qty("token", positive=True) = 1024.0
+    precision: Optional[str] = None
+    framework: Optional[str] = None
+    speculative_decoding: Optional[str] = None
+    disaggregated: Optional[bool] = None
+
+
+class Power(Section):
+    boundary: Literal[BOUNDARIES] = "chip"  # type: ignore[valid-type]
+    basis: Literal[BASES] = "rated"  # type: ignore[valid-type]
+
+
+class Pricing(Section):
+    gross_margin: Fraction(below_maximum=True) = 0.5
+    output_weight: Qty("dimensionless", positive=True) = 4.0
+
+
+class Scenario(Section):
+    """Everything needed to price one system at one operating point."""
+    name: str = "scenario"
+    description: Optional[str] = None
+    accelerator: Accelerator
+    node: Node = Node()
+    rack: Rack = Rack()
+    facility: Facility = Facility()
+    financing: Financing = Financing()
+    electricity: Electricity = Electricity()
+    utilisation: Fraction(positive=True) = 1.0
+    idle_power: Fraction() = 0.3
+    operating_point: OperatingPoint
+    workload: Workload = Workload()
+    power: Power = Power()
+    pricing: Pricing = Pricing()
+
+    # -- what the declared calculation reads -------------------------------------------
+    def to_inputs(self) -> dict[str, float | int]:
+        """Canonical magnitudes for every declared input [declared units]; enums as indices.
+
+        Absent optional inputs are NaN: steps that read them give no value.
+        """
+        out: dict[str, float | int] = {}
+        for inp in MODEL.inputs.values():
+            value = self.get(inp.key)
+            if value is None and inp.key == "operating_point.normalised_by":
+                value = self.accelerator.rated_power  # the published convention
+            out[inp.name] = math.nan if value is None else float(value)
+        for enum in MODEL.enums.values():
+            out[enum.name] = enum.levels.index(self.get(enum.key))
+        return out
+
+    def get(self, key: str) -> Any:
+        """The value at a dotted key, e.g. ``"electricity.price"`` (canonical units)."""
+        obj: Any = self
+        for part in key.split("."):
+            obj = getattr(obj, part)
+        return obj
+
+    def defaults_used(self) -> list[str]:
+        """Dotted keys whose value came from a default rather than from the input."""
+        used: list[str] = []
+
+        def walk(model: BaseModel, prefix: str, whole: bool) -> None:
+            for name, info in type(model).model_fields.items():
+                value = getattr(model, name)
+                explicit = name in model.model_fields_set and not whole
+                if isinstance(value, BaseModel):
+                    walk(value, f"{prefix}{name}.", whole or not explicit)
+                elif not explicit and value is not None and name not in _NOT_INPUTS:
+                    used.append(prefix + name)
+        walk(self, "", False)
+        return used
+
+
+def default_source(key: str) -> str:
+    """Where a defaulted value comes from, for the disclosure's sources."""
+    if key.startswith("electricity."):
+        return "default: EIA May 2026 US industrial average (see electricity.source)"
+    if key.startswith("power."):
+        return "default: chip boundary, rated basis (how the published figures are normalised)"
+    if key.startswith("workload."):
+        return "default: InferenceX 8k/1k workload (ISL 8192, OSL 1024)"
+    if key == "operating_point.token_kind":
+        return "default: mixed tokens (input + output), as InferenceX counts them"
+    return "default: illustrative assumption (README, Defaults)"
+
+
+# Descriptive fields whose defaults are labels, not assumptions about cost.
+_NOT_INPUTS = {"name", "description", "chosen", "label", "vendor", "note"}
+
+
+def unit_of(key: str) -> str | None:
+    """The canonical unit of a dotted scenario key, or None for non-quantities."""
+    model: type[BaseModel] = Scenario
+    parts = key.split(".")
+    for i, part in enumerate(parts):
+        info = model.model_fields.get(part)
+        if info is None:
+            return None
+        if i < len(parts) - 1:
+            model = info.annotation  # type: ignore[assignment]
+            continue
+        for meta in _annotation_metadata(info):
+            if isinstance(meta, QuantityField):
+                return meta.unit
+    return None
+
+
+def _annotation_metadata(info) -> list:
+    found = list(info.metadata)
+    for arg in getattr(info.annotation, "__args__", ()) or ():
+        found.extend(getattr(arg, "__metadata__", ()))
+    return found
+
+
+def _cross_checks(s: Scenario) -> list[tuple[str, str]]:
+    errors: list[tuple[str, str]] = []
+    a, op = s.accelerator, s.operating_point
+    if s.power.basis == "measured" and a.measured_power is None:
+        errors.append(("accelerator.measured_power", "required when power.basis = measured"))
+    if a.price is None and a.hourly_price is None:
+        errors.append(("accelerator.price",
+                       "required (or give accelerator.hourly_price for a rented accelerator)"))
+    if (op.throughput is None) == (op.throughput_per_kw is None):
+        errors.append(("operating_point.throughput",
+                       "give exactly one of operating_point.throughput (per accelerator) or "
+                       "operating_point.throughput_per_kw"))
+    if op.normalised_by is not None and op.throughput_per_kw is None:
+        errors.append(("operating_point.normalised_by",
+                       "only applies to operating_point.throughput_per_kw"))
+    if op.interactivity is not None and op.tbt is not None:
+        implied = 1000.0 / op.tbt  # token/s/user from ms per token
+        if not math.isclose(implied, op.interactivity, rel_tol=0.01):
+            errors.append(("operating_point.tbt",
+                           f"{op.tbt:g} ms implies {implied:.4g} token/s/user, but "
+                           f"operating_point.interactivity is {op.interactivity:.4g}"))
+    return errors
+
+
+def validate_scenario(data: Any) -> Scenario:
+    """Validate a plain mapping (parsed TOML/JSON) into a :class:`Scenario`.
+
+    Raises :class:`InputError` listing every problem with its field path.
+    """
+    if not isinstance(data, dict):
+        raise InputError([("", "a scenario must be a table/object")])
+    try:
+        scenario = Scenario.model_validate(data)
+    except ValidationError as exc:
+        raise InputError([(_loc(e["loc"]), _message(e)) for e in exc.errors()]) from None
+    errors = _cross_checks(scenario)
+    if errors:
+        raise InputError(errors)
+    return scenario
+
+
+def _loc(loc: tuple) -> str:
+    parts: list[str] = []
+    for p in loc:
+        if isinstance(p, int):
+            parts[-1:] = [f"{parts[-1]}[{p}]"] if parts else [f"[{p}]"]
+        elif p in ("function-before[parse(), float]",) or "function-" in str(p) \
+                or p in ("float", "str", "none", "int"):
+            continue  # pydantic's union-branch labels are noise to a user
+        else:
+            parts.append(str(p))
+    return ".".join(parts)
+
+
+def _message(err: dict) -> str:
+    kind, msg = err["type"], err["msg"]
+    if kind == "extra_forbidden":
+        return "unknown key"
+    if kind == "missing":
+        return "required"
+    if kind == "literal_error":
+        return f"{msg[0].lower()}{msg[1:]}, got {err['input']!r}"
+    if msg.startswith("Value error, "):
+        return msg[len("Value error, "):]
+    return msg

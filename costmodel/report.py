@@ -1,0 +1,96 @@
+"""Plain-text renderings of results and comparisons for the terminal."""
+from __future__ import annotations
+
+import math
+
+from .model import MODEL
+from .results import HEADLINE, Comparison, Result
+
+__all__ = ["format_number", "result_table", "comparison_table"]
+
+
+def format_number(v: float | None) -> str:
+    """Six significant digits, thousands separated; ``-`` for a missing value."""
+    if v is None or not math.isfinite(v):
+        return "-"
+    if v == 0:
+        return "0"
+    if abs(v) >= 1e5:
+        return f"{v:,.0f}"
+    digits = max(0, 5 - int(math.floor(math.log10(abs(v)))))
+    text = f"{v:,.{digits}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def _label(name: str) -> str:
+    return name.replace("_", " ")
+
+
+def _rows(pairs: list[list[str]], right: set[int]) -> list[str]:
+    widths = [max(len(r[i]) for r in pairs) for i in range(len(pairs[0]))]
+    return ["  ".join(c.rjust(w) if i in right else c.ljust(w)
+                      for i, (c, w) in enumerate(zip(r, widths))).rstrip() for r in pairs]
+
+
+def _q(d) -> str:
+    if d is None or d.get("value") is None:
+        return "-"
+    return f"{format_number(d['value'])} {d['unit']}"
+
+
+def disclosure_lines(r: Result) -> list[str]:
+    d = r.disclosure()
+    op, w, e, f = d["operating_point"], d["workload"], d["electricity"], d["financing"]
+    point = op["chosen"]
+    if op["throughput_per_kw_as_given"]:
+        point += (f"; {_q(op['throughput_per_kw_as_given'])} as given, normalised by "
+                  f"{_q(op['normalised_by'])}")
+    if op["interactivity"]:
+        point += f"; interactivity {_q(op['interactivity'])} (TBT {_q(op['tbt'])})"
+    workload = ", ".join(x for x in [
+        w["model"], f"ISL/OSL {format_number(w['isl']['value'])}/"
+                    f"{format_number(w['osl']['value'])}",
+        w["precision"], w["framework"],
+        f"speculative decoding {w['speculative_decoding']}" if w["speculative_decoding"]
+        else None] if x)
+    money = (f"rent at {_q(f['hourly_price'])}" if f["cost_basis"] == "rent" else
+             f"own: life {_q(f['life'])}, cost of capital {_q(f['cost_of_capital'])}, "
+             f"salvage {format_number(f['salvage'])}, maintenance {_q(f['maintenance'])}")
+    lines = [
+        f"boundary: {d['boundary']}   power basis: {d['power_basis']}   "
+        f"power per accelerator: {_q(d['power_per_accelerator'])}",
+        f"operating point: {point}",
+        f"token kind: {d['token_kind']}   workload: {workload}",
+        f"electricity: {_q(e['price'])} ({e['source'] or 'no source given'}; {e['date'] or 'undated'})",
+        f"financing: {money}",
+        f"utilisation: {format_number(d['utilisation'])}   idle power: "
+        f"{format_number(d['idle_power'])}   gross margin: "
+        f"{format_number(d['pricing']['gross_margin'])}",
+        f"allocation: {d['pricing']['allocation']}",
+    ]
+    if d["defaults_used"]:
+        lines.append("defaults used: " + ", ".join(d["defaults_used"]))
+    return lines
+
+
+def result_table(r: Result) -> str:
+    rows = [[_label(n), format_number(r.value(n)), MODEL.steps[n].unit] for n in HEADLINE]
+    out = [f"{r.name} ({r.scenario.accelerator.name})", *("  " + x for x in _rows(rows, {1})),
+           "", "disclosure", *("  " + x for x in disclosure_lines(r))]
+    return "\n".join(out)
+
+
+def comparison_table(c: Comparison) -> str:
+    names = [r.name for r in c.results]
+    header = ["figure", "unit", *(f"[{i}] {n}" for i, n in enumerate(names, 1)),
+              *(f"[{i}]/[1]" for i in range(2, len(names) + 1))]
+    rows = [header]
+    for n in HEADLINE:
+        ratios = c.ratios(n)[1:]
+        rows.append([_label(n), MODEL.steps[n].unit,
+                     *(format_number(r.value(n)) for r in c.results),
+                     *(f"{format_number(x)}x" if x is not None else "-" for x in ratios)])
+    out = _rows(rows, set(range(2, len(header))))
+    for i, r in enumerate(c.results, 1):
+        out += ["", f"[{i}] {r.name}:", *("  " + x for x in disclosure_lines(r))]
+    return "\n".join(out)

@@ -1,0 +1,167 @@
+"""Result and Disclosure: every figure with its unit, and the denominator that produced it."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import __version__
+from .inputs import Scenario
+from .model import MODEL
+
+__all__ = ["Result", "Comparison", "quantity_json", "HEADLINE", "CONVENTIONS",
+           "ALLOCATION_RULE"]
+
+# Figures shown first (table) and at the top level of the JSON result, besides groups.
+HEADLINE = ["power_per_accelerator", "throughput", "throughput_per_kw", "tokens_per_kwh",
+            "joules_per_token", "bandwidth_per_watt", "capex_per_accelerator", "cost_per_hour",
+            "cost_per_mtok_energy", "cost_per_mtok_capex", "cost_per_mtok_opex",
+            "cost_per_mtok_total", "price_per_mtok_total", "price_per_mtok_input",
+            "price_per_mtok_output", "emissions_per_mtok"]
+
+CONVENTIONS = [
+    "a year is 8,760 hours and 12 months; money is USD",
+    "power and cost figures are per accelerator; node and rack power are shared equally",
+    "throughput from a per-kW figure = figure x the power it was normalised by",
+    "energy per hour = boundary power x (utilisation + (1 - utilisation) x idle fraction) x "
+    "electricity price",
+    "hosting is charged on rated rack-boundary power",
+    "amortised capex per year = (capex - salvage x capex / (1+r)^n) x r(1+r)^n/((1+r)^n - 1); "
+    "straight line when r = 0",
+    "an hourly accelerator price replaces amortised capex and maintenance",
+    "cost per million tokens counts tokens of the operating point's token kind",
+]
+
+ALLOCATION_RULE = ("a request's price (ISL input + OSL output tokens) is split so that an "
+                   "output token costs pricing.output_weight input tokens")
+
+
+def quantity_json(value: float | None, unit: str) -> dict[str, Any]:
+    """``{"value": v, "unit": u}``; a missing or non-finite value is ``null``."""
+    if value is None or not math.isfinite(value):
+        return {"value": None, "unit": unit}
+    return {"value": float(value), "unit": unit}
+
+
+@dataclass
+class Result:
+    """Every declared step's value [its unit] for one scenario, and the disclosure."""
+    scenario: Scenario
+    values: dict[str, float]
+    provenance: dict[str, str] = field(default_factory=dict)
+    defaults_used: list[str] = field(default_factory=list)
+
+    def value(self, name: str) -> float | None:
+        v = self.values[name]
+        return v if math.isfinite(v) else None
+
+    def quantity(self, name: str) -> dict[str, Any]:
+        return quantity_json(self.values[name], MODEL.steps[name].unit)
+
+    @property
+    def name(self) -> str:
+        return self.scenario.name
+
+    # -- disclosure ----------------------------------------------------------------------
+    def disclosure(self) -> dict[str, Any]:
+        s = self.scenario
+        op, w, e, f = s.operating_point, s.workload, s.electricity, s.financing
+        q = quantity_json
+        return {
+            "boundary": s.power.boundary,
+            "power_basis": s.power.basis,
+            "power_per_accelerator": self.quantity("power_per_accelerator"),
+            "accelerator": s.accelerator.name,
+            "operating_point": {
+                "chosen": op.chosen,
+                "label": op.label,
+                "throughput_basis": op.throughput_basis,
+                "throughput": self.quantity("throughput"),
+                "throughput_per_kw_as_given": (q(op.throughput_per_kw, "token/s/kW")
+                                               if op.throughput_per_kw is not None else None),
+                "normalised_by": (q(s.to_inputs()["operating_point_normalised_by"], "W")
+                                  if op.throughput_per_kw is not None else None),
+                "interactivity": self._interactivity(),
+                "tbt": self._tbt(),
+                "ttft": q(op.ttft, "s") if op.ttft is not None else None,
+                "e2e_latency": q(op.e2e_latency, "s") if op.e2e_latency is not None else None,
+                "source": op.source,
+                "note": op.note,
+            },
+            "token_kind": op.token_kind,
+            "workload": {"model": w.model, "isl": q(w.isl, "token"), "osl": q(w.osl, "token"),
+                         "precision": w.precision, "framework": w.framework,
+                         "speculative_decoding": w.speculative_decoding,
+                         "disaggregated": w.disaggregated},
+            "electricity": {"price": q(e.price, "USD/kWh"), "source": e.source, "date": e.date,
+                            "carbon_intensity": (q(e.carbon_intensity, "gCO2e/kWh")
+                                                 if e.carbon_intensity is not None else None)},
+            "financing": {"cost_basis": s.accelerator.cost_basis,
+                          "life": q(f.life, "year"),
+                          "cost_of_capital": q(f.cost_of_capital, "1/year"),
+                          "salvage": f.salvage, "maintenance": q(f.maintenance, "1/year"),
+                          "hourly_price": (q(s.accelerator.hourly_price, "USD/h")
+                                           if s.accelerator.hourly_price is not None else None)},
+            "utilisation": s.utilisation,
+            "idle_power": s.idle_power,
+            "pricing": {"gross_margin": s.pricing.gross_margin,
+                        "output_weight": s.pricing.output_weight,
+                        "allocation": ALLOCATION_RULE},
+            "conventions": CONVENTIONS,
+            "defaults_used": self.defaults_used,
+            "sources": dict(sorted(self.provenance.items())),
+        }
+
+    def _interactivity(self):
+        op = self.scenario.operating_point
+        if op.interactivity is not None:
+            return quantity_json(op.interactivity, "token/s/user")
+        if op.tbt is not None:
+            return quantity_json(1000.0 / op.tbt, "token/s/user")
+        return None
+
+    def _tbt(self):
+        op = self.scenario.operating_point
+        if op.tbt is not None:
+            return quantity_json(op.tbt, "ms")
+        if op.interactivity is not None:
+            return quantity_json(1000.0 / op.interactivity, "ms")
+        return None
+
+    # -- renderings ------------------------------------------------------------------------
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"scenario": self.name,
+                               "engine": {"name": "costmodel", "version": __version__}}
+        for name in HEADLINE:
+            step = MODEL.steps[name]
+            if step.group:
+                out.setdefault(step.group, {})[step.member] = self.quantity(name)
+            else:
+                out[name] = self.quantity(name)
+        out["steps"] = {name: {**self.quantity(name), "description": step.description,
+                               "expression": step.expression}
+                        for name, step in MODEL.steps.items()}
+        out["disclosure"] = self.disclosure()
+        return out
+
+
+@dataclass
+class Comparison:
+    """Several results side by side; ratios are each result's figure over the first's."""
+    results: list[Result]
+
+    def ratios(self, name: str) -> list[float | None]:
+        base = self.results[0].values[name]
+        out: list[float | None] = []
+        for r in self.results:
+            v = r.values[name]
+            ok = math.isfinite(v) and math.isfinite(base) and base != 0
+            out.append(v / base if ok else None)
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "baseline": self.results[0].name,
+            "scenarios": [r.to_json() for r in self.results],
+            "ratios": {name: self.ratios(name) for name in HEADLINE},
+        }

@@ -1,0 +1,99 @@
+"""The catalog of accelerators, published operating points and electricity prices.
+
+Catalog files live in ``fixtures/catalog/`` (or ``$COSTMODEL_FIXTURES/catalog``), one TOML file
+per kind. Every quantity there is ``{ value, unit, source }``; :func:`split_sources` separates
+the sources into a provenance map so the engine sees plain quantities.
+"""
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from ..inputs import InputError
+
+__all__ = ["Catalog", "default_catalog", "fixtures_dir", "split_sources", "KINDS"]
+
+# scenario key -> catalog file
+KINDS = {"accelerator": "accelerators", "operating_point": "operating_points",
+         "electricity": "electricity"}
+_PROVENANCE_KEYS = {"source", "note"}
+
+
+def fixtures_dir() -> Path:
+    """The fixtures folder: ``$COSTMODEL_FIXTURES`` or the repository's ``fixtures/``."""
+    env = os.environ.get("COSTMODEL_FIXTURES")
+    return Path(env) if env else Path(__file__).resolve().parents[2] / "fixtures"
+
+
+def split_sources(tree: Any, prefix: str = "") -> tuple[Any, dict[str, str]]:
+    """Return ``tree`` with ``source``/``note`` removed from quantity tables, and the sources.
+
+    A quantity table is a table with a ``value`` key; its source lands in the map under the
+    dotted path of the quantity.
+    """
+    provenance: dict[str, str] = {}
+
+    def walk(node: Any, path: str) -> Any:
+        if isinstance(node, dict):
+            if "value" in node and set(node) - {"value", "unit"} <= _PROVENANCE_KEYS:
+                if "source" in node:
+                    provenance[path] = str(node["source"])
+                return {k: v for k, v in node.items() if k not in _PROVENANCE_KEYS}
+            return {k: walk(v, f"{path}.{k}" if path else k) for k, v in node.items()}
+        return node
+
+    return walk(tree, prefix), provenance
+
+
+@dataclass(frozen=True)
+class Entry:
+    kind: str
+    key: str
+    data: dict[str, Any]  # plain values, ready to merge into a scenario table
+    provenance: dict[str, str]  # relative dotted key -> source
+
+
+class Catalog:
+    """Catalog entries by kind and key."""
+
+    def __init__(self, entries: dict[str, dict[str, Entry]]):
+        self._entries = entries
+
+    @classmethod
+    def load(cls, folder: Path | None = None) -> "Catalog":
+        folder = (folder or fixtures_dir()) / "catalog"
+        entries: dict[str, dict[str, Entry]] = {}
+        for kind, filename in KINDS.items():
+            path = folder / f"{filename}.toml"
+            raw = tomllib.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+            entries[kind] = {}
+            for key, body in raw.items():
+                data, provenance = split_sources(body)
+                entries[kind][key] = Entry(kind, key, data, provenance)
+        return cls(entries)
+
+    def keys(self, kind: str) -> list[str]:
+        return sorted(self._entries.get(kind, {}))
+
+    def get(self, kind: str, key: str, path: str) -> Entry:
+        """The entry, or an :class:`InputError` at ``path`` naming the known keys."""
+        try:
+            return self._entries[kind][key]
+        except KeyError:
+            known = ", ".join(self.keys(kind)) or "none"
+            raise InputError([(path, f"unknown catalog entry {key!r} (known: {known})")]) \
+                from None
+
+
+@lru_cache(maxsize=4)
+def _cached(folder: str) -> Catalog:
+    return Catalog.load(Path(folder))
+
+
+def default_catalog() -> Catalog:
+    """The catalog under :func:`fixtures_dir`, read once per process."""
+    return _cached(str(fixtures_dir()))

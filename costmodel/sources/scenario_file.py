@@ -1,0 +1,185 @@
+"""Scenario files (TOML or JSON) and ``--set`` overrides into a validated Scenario.
+
+The order is fixed: read the file, expand catalog references (``accelerator = "gb300"`` or
+``[accelerator] catalog = "gb300"`` plus overrides), apply ``--set`` overrides, validate. Each
+value's provenance (catalog source, the file, an override, a default) is kept for disclosure.
+"""
+from __future__ import annotations
+
+import copy
+import json
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+from pydantic import BaseModel
+
+from ..inputs import InputError, Scenario, validate_scenario
+from .catalog import KINDS, Catalog, default_catalog, split_sources
+
+__all__ = ["LoadedScenario", "load_scenario_file", "read_scenario_file", "build_scenario",
+           "parse_override", "apply_overrides"]
+
+
+@dataclass
+class LoadedScenario:
+    scenario: Scenario
+    provenance: dict[str, str] = field(default_factory=dict)  # dotted key -> where it came from
+    origin: str = ""  # the file, or "inline"
+
+
+def read_scenario_file(path: str | Path) -> dict[str, Any]:
+    """Parse a scenario file into a plain mapping; a malformed file is one InputError."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InputError([("", f"cannot read {p}: {exc.strerror or exc}")]) from None
+    except UnicodeDecodeError:
+        raise InputError([("", f"{p} is not UTF-8 text")]) from None
+    if p.suffix.lower() == ".json":
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise InputError([("", f"{p}: malformed JSON at line {exc.lineno} column "
+                                   f"{exc.colno}: {exc.msg}")]) from None
+    else:
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            raise InputError([("", f"{p}: malformed TOML: {exc}")]) from None
+    if not isinstance(data, dict):
+        raise InputError([("", f"{p}: a scenario must be a table/object")])
+    return data
+
+
+def _expand_refs(data: dict[str, Any], catalog: Catalog,
+                 provenance: dict[str, str]) -> dict[str, Any]:
+    data = copy.deepcopy(data)
+    for section in KINDS:
+        value = data.get(section)
+        if isinstance(value, str):
+            ref, own = value, {}
+        elif isinstance(value, dict) and "catalog" in value:
+            ref, own = value["catalog"], {k: v for k, v in value.items() if k != "catalog"}
+            if not isinstance(ref, str):
+                raise InputError([(f"{section}.catalog", "must be a catalog key (a string)")])
+        else:
+            continue
+        entry = catalog.get(section, ref, section)
+        merged = copy.deepcopy(entry.data)
+        extra_workload = merged.pop("workload", None) if section == "operating_point" else None
+        label = f"catalog {section} {ref!r}"
+        for k in _leaf_keys(entry.data):
+            top = k.split(".")[0]
+            file_workload = data.get("workload")
+            if top in own or (top == "workload" and isinstance(file_workload, dict)
+                              and k.split(".")[1] in file_workload):
+                continue
+            key = k if top == "workload" else f"{section}.{k}"
+            src = entry.provenance.get(k)
+            provenance[key] = f"{label}: {src}" if src else label
+        if section == "operating_point":
+            merged.setdefault("chosen", f"published point {ref!r}")
+        merged.update(own)
+        data[section] = merged
+        if extra_workload:
+            # a published point carries the workload it was measured on; the file's keys win
+            workload = data.get("workload")
+            if workload is None or isinstance(workload, dict):
+                data["workload"] = {**extra_workload, **(workload or {})}
+    return data
+
+
+def parse_override(text: str) -> tuple[str, Any]:
+    """``"a.b=VALUE"`` -> ``("a.b", value)``; VALUE is read as TOML, else kept as a string."""
+    key, sep, raw = text.partition("=")
+    key = key.strip()
+    if not sep or not key:
+        raise InputError([("--set", f"expected dotted.key=VALUE, got {text!r}")])
+    raw = raw.strip()
+    try:
+        value = tomllib.loads(f"v = {raw}")["v"]
+    except tomllib.TOMLDecodeError:
+        value = raw  # e.g. 0.10 USD/kWh or facility: a plain string
+    return key, value
+
+
+def _known_key(key: str) -> bool:
+    model: Any = Scenario
+    for part in key.split("."):
+        if not (isinstance(model, type) and issubclass(model, BaseModel)):
+            return False
+        info = model.model_fields.get(part)
+        if info is None:
+            return False
+        model = _section_type(info.annotation)
+    return True
+
+
+def _section_type(annotation: Any) -> Any:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in getattr(annotation, "__args__", ()) or ():
+        if isinstance(arg, type) and issubclass(arg, BaseModel):
+            return arg
+    return annotation
+
+
+def apply_overrides(data: dict[str, Any], overrides: Iterable[tuple[str, Any]],
+                    provenance: dict[str, str], label: str = "--set") -> dict[str, Any]:
+    """Set dotted keys in a (catalog-expanded) scenario mapping; unknown keys are errors."""
+    data = copy.deepcopy(data)
+    errors = []
+    for key, value in overrides:
+        if not _known_key(key):
+            errors.append((key, f"unknown key in {label}"))
+            continue
+        node = data
+        parts = key.split(".")
+        for part in parts[:-1]:
+            child = node.get(part)
+            if not isinstance(child, dict):
+                child = {}
+                node[part] = child
+            node = child
+        node[parts[-1]] = value
+        provenance[key] = f"{label} {key}={value}"
+    if errors:
+        raise InputError(errors)
+    return data
+
+
+def build_scenario(data: Mapping[str, Any], overrides: Iterable[tuple[str, Any]] = (),
+                   catalog: Catalog | None = None, origin: str = "inline",
+                   override_label: str = "--set") -> LoadedScenario:
+    """Expand, override and validate a scenario mapping. Raises :class:`InputError`."""
+    catalog = catalog or default_catalog()
+    plain, file_sources = split_sources(dict(data))
+    provenance: dict[str, str] = {k: f"{origin}: {v}" for k, v in file_sources.items()}
+    expanded = _expand_refs(plain, catalog, provenance)
+    final = apply_overrides(expanded, overrides, provenance, override_label)
+    scenario = validate_scenario(final)
+    for key in _leaf_keys(final):
+        provenance.setdefault(key, origin)
+    return LoadedScenario(scenario, provenance, origin)
+
+
+def _leaf_keys(tree: Mapping[str, Any], prefix: str = "") -> list[str]:
+    keys = []
+    for k, v in tree.items():
+        path = f"{prefix}{k}"
+        if isinstance(v, dict) and "value" not in v:
+            keys.extend(_leaf_keys(v, path + "."))
+        else:
+            keys.append(path)
+    return keys
+
+
+def load_scenario_file(path: str | Path, overrides: Iterable[str] = (),
+                       catalog: Catalog | None = None) -> LoadedScenario:
+    """Read, expand, override (``"dotted.key=VALUE"`` strings) and validate a scenario file."""
+    data = read_scenario_file(path)
+    parsed = [parse_override(o) for o in overrides]
+    return build_scenario(data, parsed, catalog, origin=str(path))

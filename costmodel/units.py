@@ -1,0 +1,151 @@
+"""The single unit registry of costmodel, and the parsing of quantities at the edges.
+
+Every quantity that enters the engine passes through :func:`parse_quantity`, which accepts
+``"700 W"``, ``{"value": 700, "unit": "W"}`` or a pint Quantity, checks its dimension, rejects
+NaN, infinities and (unless allowed) negatives, and converts it once to the canonical unit of
+the field. The engine's hot path then works on plain float magnitudes in those units.
+
+Conventions fixed here (pinned by tests and stated in every disclosure):
+
+- a year is 8,760 hours (365 days) and 12 months, so a month is 730 hours;
+- money is USD; ``cent`` is 0.01 USD;
+- ``token``, ``user`` and ``request`` are base units of their own, ``Mtok`` is 10^6 token;
+- ``gCO2e`` (grams of CO2-equivalent) is the base unit of emissions.
+"""
+from __future__ import annotations
+
+import logging
+import math
+from typing import Any
+
+import pint
+
+__all__ = ["ureg", "Q_", "UnitInputError", "parse_quantity", "parse_unit",
+           "HOURS_PER_YEAR", "MONTHS_PER_YEAR"]
+
+HOURS_PER_YEAR = 8760.0
+MONTHS_PER_YEAR = 12.0
+
+ureg = pint.UnitRegistry(cache_folder=None)
+# pint's default year is the Julian year (365.25 days); financial models here use 365 days.
+# Redefining ``year`` also redefines ``month`` (= year / 12) because pint resolves it lazily.
+_pint_log = logging.getLogger("pint")
+_level = _pint_log.level
+_pint_log.setLevel(logging.ERROR)  # the redefinition is deliberate; do not warn about it
+try:
+    ureg.define("year = 8760 * hour = a = yr = julian_year")
+finally:
+    _pint_log.setLevel(_level)
+ureg.define("USD = [currency] = usd = dollar")
+ureg.define("cent = 0.01 USD = ct = cents")
+ureg.define("token = [token] = tok = tokens")
+ureg.define("Mtok = 1e6 * token = Mtoken")
+ureg.define("ktok = 1e3 * token")
+ureg.define("user = [user] = users")
+ureg.define("request = [request] = req = requests")
+ureg.define("gCO2e = [emissions] = gCO2eq")
+ureg.define("kgCO2e = 1000 * gCO2e")
+ureg.define("tCO2e = 1e6 * gCO2e")
+ureg.define("accelerator_hour = hour")
+Q_ = ureg.Quantity
+
+assert ureg.Quantity(1, "month").to("hour").magnitude == HOURS_PER_YEAR / MONTHS_PER_YEAR
+
+
+class UnitInputError(ValueError):
+    """A quantity that could not be accepted; the message is meant for the user."""
+
+
+def parse_unit(text: str) -> pint.Unit:
+    """Parse a unit expression such as ``"USD/kW/month"``; raise :class:`UnitInputError`."""
+    try:
+        return ureg.Unit(text)
+    except (pint.errors.UndefinedUnitError, pint.errors.DefinitionSyntaxError,
+            AttributeError, TypeError, ValueError, SyntaxError) as exc:
+        raise UnitInputError(f"unknown unit {text!r}") from exc
+
+
+def _dimension_name(dim: pint.util.UnitsContainer | str) -> str:
+    """A readable name for a dimensionality: ``power`` rather than ``[mass]*[length]**2/...``."""
+    text = str(dim)
+    for name in ("power", "energy", "time", "mass", "length", "currency", "token", "emissions"):
+        if ureg.get_dimensionality(f"[{name}]") == dim:
+            return name
+    return "dimensionless" if text == "dimensionless" else text
+
+
+def describe_units(q: pint.Quantity) -> str:
+    """Name what a quantity is for an error message, e.g. ``kilogram``."""
+    return "a plain number" if q.dimensionless and str(q.units) == "dimensionless" else str(q.units)
+
+
+def parse_quantity(raw: Any, canonical: str, *, allow_negative: bool = False,
+                   allow_zero: bool = True, bare_number_ok: bool | None = None) -> float:
+    """Parse ``raw`` and return its magnitude in the ``canonical`` unit [canonical].
+
+    ``raw`` may be ``"700 W"``, ``{"value": 700, "unit": "W"}``, a pint Quantity, or, for
+    dimensionless fields only (or where ``bare_number_ok``), a plain int/float (never a bool).
+    """
+    target = ureg.Unit(canonical)
+    dimensionless = ureg.Quantity(1, target).dimensionless
+    if bare_number_ok is None:
+        bare_number_ok = dimensionless
+    q = _to_quantity(raw, canonical if bare_number_ok else None)
+    if q.dimensionality != ureg.Quantity(1, target).dimensionality:
+        expected = _dimension_name(ureg.Quantity(1, target).dimensionality)
+        raise UnitInputError(f"{expected} expected (e.g. {canonical!r}), got {describe_units(q)}")
+    value = float(q.to(target).magnitude)
+    if math.isnan(value):
+        raise UnitInputError("must be a number, got NaN")
+    if math.isinf(value):
+        raise UnitInputError("must be finite, got infinity")
+    if value < 0 and not allow_negative:
+        raise UnitInputError(f"must not be negative, got {_fmt(q)}")
+    if value == 0 and not allow_zero:
+        raise UnitInputError(f"must be greater than zero, got {_fmt(q)}")
+    return value
+
+
+def _fmt(q: pint.Quantity) -> str:
+    return f"{q.magnitude:g} {q.units}" if not q.dimensionless else f"{q.magnitude:g}"
+
+
+def _number(value: Any, where: str) -> float:
+    # bool is an int in Python; a JSON `true` must never become 1.
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise UnitInputError(f"{where} must be a number, got {type(value).__name__}")
+    return float(value)
+
+
+def _to_quantity(raw: Any, bare_unit: str | None) -> pint.Quantity:
+    if isinstance(raw, pint.Quantity):
+        return raw
+    if isinstance(raw, dict):
+        extra = set(raw) - {"value", "unit"}
+        if "value" not in raw or "unit" not in raw or extra:
+            raise UnitInputError('a quantity object needs exactly "value" and "unit"')
+        if not isinstance(raw["unit"], str):
+            raise UnitInputError('"unit" must be a string')
+        return ureg.Quantity(_number(raw["value"], '"value"'), parse_unit(raw["unit"]))
+    if isinstance(raw, str):
+        text = raw.strip()
+        if not text:
+            raise UnitInputError("empty quantity")
+        try:
+            q = ureg.Quantity(text)
+        except (pint.errors.UndefinedUnitError, pint.errors.DefinitionSyntaxError,
+                AttributeError, TypeError, ValueError, SyntaxError, KeyError) as exc:
+            raise UnitInputError(f"cannot read {raw!r} as a quantity") from exc
+        if not isinstance(q, pint.Quantity):  # e.g. "nan" parses to a bare float
+            q = ureg.Quantity(q)
+        if q.dimensionless and bare_unit is None and str(q.units) == "dimensionless":
+            raise UnitInputError(f"{raw!r} has no unit")
+        return q
+    if isinstance(raw, bool):
+        raise UnitInputError("must be a number or a quantity, got a boolean")
+    if isinstance(raw, (int, float)):
+        if bare_unit is None:
+            raise UnitInputError(f"a unit is required, e.g. \"{raw} <unit>\" or "
+                                 f'{{"value": {raw}, "unit": "..."}}')
+        return ureg.Quantity(float(raw), bare_unit)
+    raise UnitInputError(f"expected a quantity such as \"700 W\", got {type(raw).__name__}")
