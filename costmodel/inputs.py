@@ -18,7 +18,7 @@ from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, StrictInt, 
                       WithJsonSchema)
 
 from .model import BASES, BOUNDARIES, COST_BASES, MODEL, THROUGHPUT_BASES, TOKEN_KINDS
-from .units import parse_quantity, ureg
+from .units import BARE_NUMBER_UNITS, parse_quantity
 
 __all__ = ["default_source", "InputError", "QuantityField", "Scenario", "validate_scenario", "unit_of",
            "Accelerator", "Node", "Rack", "Facility", "Financing", "Electricity",
@@ -43,8 +43,7 @@ class QuantityField:
     below_maximum: bool = False  # strict upper bound
 
     def parse(self, raw: Any) -> float:
-        value = parse_quantity(raw, self.unit, allow_zero=not self.positive,
-                               bare_number_ok=_bare_ok(self.unit))
+        value = parse_quantity(raw, self.unit, allow_zero=not self.positive)
         if self.minimum is not None and value < self.minimum:
             raise ValueError(f"must be at least {self.minimum:g}, got {value:g}")
         if self.maximum is not None:
@@ -53,11 +52,6 @@ class QuantityField:
                 bound = "below" if self.below_maximum else "at most"
                 raise ValueError(f"must be {bound} {self.maximum:g}, got {value:g}")
         return value
-
-
-def _bare_ok(unit: str) -> bool:
-    # Dimensionless fractions and token counts may be plain numbers; anything else needs a unit.
-    return unit in ("dimensionless", "token")
 
 
 _QUANTITY_SCHEMA = {"oneOf": [
@@ -72,7 +66,7 @@ def Qty(unit: str, *, positive: bool = False, minimum: float | None = None,
     """An annotated float field holding a magnitude in ``unit`` [unit]."""
     meta = QuantityField(unit, positive, minimum, maximum, below_maximum)
     schema = dict(_QUANTITY_SCHEMA)
-    if _bare_ok(unit):
+    if unit in BARE_NUMBER_UNITS:
         schema = {"oneOf": [{"type": "number"}, *_QUANTITY_SCHEMA["oneOf"]]}
     schema["description"] = f"{description} [{unit}]".strip()
     return Annotated[float, BeforeValidator(meta.parse), meta, WithJsonSchema(schema)]

@@ -52,6 +52,11 @@ Q_ = ureg.Quantity
 assert ureg.Quantity(1, "month").to("hour").magnitude == HOURS_PER_YEAR / MONTHS_PER_YEAR
 
 
+# Fields in these units may be given as plain numbers: fractions, and token counts (ISL/OSL).
+# Anything else needs its unit, so 700 is never silently read as watts or kilowatts.
+BARE_NUMBER_UNITS = frozenset({"dimensionless", "token"})
+
+
 class UnitInputError(ValueError):
     """A quantity that could not be accepted; the message is meant for the user."""
 
@@ -84,12 +89,12 @@ def parse_quantity(raw: Any, canonical: str, *, allow_negative: bool = False,
     """Parse ``raw`` and return its magnitude in the ``canonical`` unit [canonical].
 
     ``raw`` may be ``"700 W"``, ``{"value": 700, "unit": "W"}``, a pint Quantity, or, for
-    dimensionless fields only (or where ``bare_number_ok``), a plain int/float (never a bool).
+    the units in :data:`BARE_NUMBER_UNITS` (or where ``bare_number_ok``), a plain int/float
+    (never a bool).
     """
     target = ureg.Unit(canonical)
-    dimensionless = ureg.Quantity(1, target).dimensionless
     if bare_number_ok is None:
-        bare_number_ok = dimensionless
+        bare_number_ok = canonical in BARE_NUMBER_UNITS
     q = _to_quantity(raw, canonical if bare_number_ok else None)
     if q.dimensionality != ureg.Quantity(1, target).dimensionality:
         expected = _dimension_name(ureg.Quantity(1, target).dimensionality)

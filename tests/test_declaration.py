@@ -1,0 +1,107 @@
+"""The declared calculation: the unit check catches mistakes; the evaluator is one code path
+for a scenario and a batch."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from costmodel.declaration import Constant, Declaration, DeclarationError, Enum, Input, Step
+from costmodel.evaluate import Evaluator
+from costmodel.model import MODEL
+
+POWER = Input("power", "W", "", "power")
+PRICE = Input("price", "USD/kWh", "", "price")
+RATE = Input("rate", "token/s", "", "rate")
+KW = Constant("watts_per_kilowatt", 1000.0, "W/kW", "")
+SPH = Constant("seconds_per_hour", 3600.0, "s/h", "")
+
+
+def declare(*steps, enums=()):
+    return Declaration([POWER, PRICE, RATE], list(enums), [KW, SPH], list(steps))
+
+
+def test_a_correct_declaration_passes():
+    d = declare(Step("cost", "USD/h", "power * price / watts_per_kilowatt", ""))
+    assert Evaluator(d)({"power": 700.0, "price": 0.0871})["cost"] == pytest.approx(0.06097)
+
+
+def test_wrong_dimension_is_caught():
+    with pytest.raises(DeclarationError, match="step cost: gives"):
+        declare(Step("cost", "USD/h", "power / price", ""))
+
+
+def test_hidden_conversion_factor_is_caught():
+    # W x USD/kWh is USD/h only after dividing by 1,000: the check demands a named constant
+    with pytest.raises(DeclarationError, match="hidden factor 0.001"):
+        declare(Step("cost", "USD/h", "power * price", ""))
+
+
+def test_literal_numbers_are_refused():
+    with pytest.raises(DeclarationError, match="literal 3600"):
+        Step("x", "token/h", "rate * 3600", "")
+
+
+def test_unknown_names_are_refused():
+    with pytest.raises(DeclarationError, match="reads 'powr'"):
+        declare(Step("x", "W", "powr", ""))
+
+
+def test_choose_needs_one_option_per_level():
+    e = Enum("basis", ("a", "b"), "", "basis")
+    with pytest.raises(DeclarationError, match="needs 2 options"):
+        declare(Step("x", "W", "choose(basis, power)", ""), enums=[e])
+
+
+def test_choose_branches_must_share_a_scale():
+    e = Enum("basis", ("a", "b"), "", "basis")
+    with pytest.raises(DeclarationError, match="differ"):
+        declare(Step("x", "W", "choose(basis, power, power / watts_per_kilowatt)", ""),
+                enums=[e])
+
+
+def test_model_units_round_trip_through_pint():
+    # every step's declared unit parses and the model holds the steps the issue names
+    for name in ["power_per_accelerator", "throughput_per_kw", "tokens_per_kwh",
+                 "joules_per_token", "energy_cost_per_hour", "capital_recovery_factor",
+                 "amortised_capex_per_year", "opex_per_hour", "cost_per_hour",
+                 "cost_per_mtok_energy", "cost_per_mtok_capex", "cost_per_mtok_opex",
+                 "cost_per_mtok_total", "bandwidth_per_watt", "price_per_mtok_total",
+                 "price_per_mtok_input", "price_per_mtok_output"]:
+        assert name in MODEL.steps
+
+
+def _inputs(n: int, rng: np.random.Generator) -> dict:
+    inputs = {i.name: rng.uniform(0.5, 2.0, n) for i in MODEL.inputs.values()}
+    inputs["financing_cost_of_capital"] = rng.uniform(0.0, 0.2, n)
+    inputs["financing_cost_of_capital"][::7] = 0.0  # straight-line rows inside the batch
+    for f in ("utilisation", "idle_power", "financing_salvage", "pricing_gross_margin",
+              "node_psu_efficiency", "rack_power_delivery_efficiency"):
+        inputs[f] = rng.uniform(0.1, 0.9, n)
+    for e in MODEL.enums.values():
+        inputs[e.name] = rng.integers(0, len(e.levels), n)
+    return inputs
+
+
+def test_batch_equals_one_at_a_time():
+    rng = np.random.default_rng(7)
+    inputs = _inputs(200, rng)
+    batch = Evaluator(MODEL)(inputs)
+    for k in range(0, 200, 17):
+        one = Evaluator(MODEL)({name: v[k] for name, v in inputs.items()})
+        for step in MODEL.steps:
+            assert float(one[step]) == pytest.approx(float(batch[step][k]), rel=1e-12,
+                                                     nan_ok=True), step
+
+
+def test_pruned_evaluator_matches_full():
+    rng = np.random.default_rng(11)
+    inputs = _inputs(50, rng)
+    pruned = Evaluator(MODEL, outputs=["cost_per_mtok_total"])
+    assert "bandwidth_per_watt" not in dict(pruned.steps)
+    np.testing.assert_allclose(pruned(inputs)["cost_per_mtok_total"],
+                               Evaluator(MODEL)(inputs)["cost_per_mtok_total"], rtol=1e-15)
+
+
+def test_missing_input_is_named():
+    with pytest.raises(KeyError, match="electricity_price"):
+        Evaluator(MODEL, outputs=["cost_per_mtok_energy"])({"utilisation": 1.0})
