@@ -320,16 +320,11 @@ def validate_scenario(data: Any) -> Scenario:
 
 
 def _loc(loc: tuple) -> str:
-    parts: list[str] = []
+    """``("node", "accelerators")`` -> ``node.accelerators``; list indices as ``[i]``."""
+    path = ""
     for p in loc:
-        if isinstance(p, int):
-            parts[-1:] = [f"{parts[-1]}[{p}]"] if parts else [f"[{p}]"]
-        elif p in ("function-before[parse(), float]",) or "function-" in str(p) \
-                or p in ("float", "str", "none", "int"):
-            continue  # pydantic's union-branch labels are noise to a user
-        else:
-            parts.append(str(p))
-    return ".".join(parts)
+        path += f"[{p}]" if isinstance(p, int) else (f".{p}" if path else str(p))
+    return path
 
 
 def _message(err: dict) -> str:

@@ -79,7 +79,7 @@ class Result:
                 "throughput": self.quantity("throughput"),
                 "throughput_per_kw_as_given": (q(op.throughput_per_kw, "token/s/kW")
                                                if op.throughput_per_kw is not None else None),
-                "normalised_by": (q(s.to_inputs()["operating_point_normalised_by"], "W")
+                "normalised_by": (q(op.normalised_by or s.accelerator.rated_power, "W")
                                   if op.throughput_per_kw is not None else None),
                 "interactivity": self._interactivity(),
                 "tbt": self._tbt(),
