@@ -35,7 +35,7 @@ def main() -> None:
 
 
 @main.command()
-@click.argument("file", type=click.Path(dir_okay=False))
+@click.argument("file")
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE", help=SET_HELP)
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 def price(file: str, overrides: tuple[str, ...], as_json: bool) -> None:
@@ -52,7 +52,7 @@ def price(file: str, overrides: tuple[str, ...], as_json: bool) -> None:
 
 
 @main.command()
-@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.argument("files", nargs=-1, required=True)
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
               help=SET_HELP + " Applies to every scenario.")
 @click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
@@ -65,7 +65,8 @@ def compare(files: tuple[str, ...], overrides: tuple[str, ...], as_json: bool) -
         try:
             loaded.append(load_scenario_file(f, overrides))
         except InputError as exc:
-            _fail(f"{f}: {exc}")
+            message = str(exc)
+            _fail(message if message.startswith(f) else f"{f}: {message}")
     comparison = compare_scenarios([(x.scenario, x.provenance) for x in loaded])
     if as_json:
         _emit_json(comparison.to_json())

@@ -41,9 +41,10 @@ class QuantityField:
     minimum: float | None = None
     maximum: float | None = None
     below_maximum: bool = False  # strict upper bound
+    per: tuple[str, ...] = ()  # dimensions the unit must divide by, see parse_quantity
 
     def parse(self, raw: Any) -> float:
-        value = parse_quantity(raw, self.unit, allow_zero=not self.positive)
+        value = parse_quantity(raw, self.unit, allow_zero=not self.positive, per=self.per)
         if self.minimum is not None and value < self.minimum:
             raise ValueError(f"must be at least {self.minimum:g}, got {value:g}")
         if self.maximum is not None:
@@ -62,9 +63,10 @@ _QUANTITY_SCHEMA = {"oneOf": [
 
 
 def Qty(unit: str, *, positive: bool = False, minimum: float | None = None,
-        maximum: float | None = None, below_maximum: bool = False, description: str = ""):
+        maximum: float | None = None, below_maximum: bool = False,
+        per: tuple[str, ...] = (), description: str = ""):
     """An annotated float field holding a magnitude in ``unit`` [unit]."""
-    meta = QuantityField(unit, positive, minimum, maximum, below_maximum)
+    meta = QuantityField(unit, positive, minimum, maximum, below_maximum, per)
     schema = dict(_QUANTITY_SCHEMA)
     if unit in BARE_NUMBER_UNITS:
         schema = {"oneOf": [{"type": "number"}, *_QUANTITY_SCHEMA["oneOf"]]}
@@ -80,6 +82,7 @@ def Fraction(*, positive: bool = False, maximum: float = 1.0, below_maximum: boo
 
 
 Count = Annotated[StrictInt, Field(ge=1)]
+MS_PER_S = 1000.0  # interactivity [token/s/user] = 1000 / TBT [ms]
 
 
 class Section(BaseModel):
@@ -122,7 +125,7 @@ class Rack(Section):
 
 class Facility(Section):
     pue: Qty("dimensionless", minimum=1.0) = 1.3
-    hosting: Qty("USD/kW/month") = 150.0
+    hosting: Qty("USD/kW/month", per=("[power]", "[time]")) = 150.0
 
 
 class Financing(Section):
@@ -134,12 +137,12 @@ class Financing(Section):
 
 class Electricity(Section):
     """Defaults to the EIA May 2026 US industrial average as cited by the source articles."""
-    price: Qty("USD/kWh") = 0.0871
+    price: Qty("USD/kWh", per=("[energy]",)) = 0.0871
     source: Optional[str] = ("EIA, average US industrial electricity price, May 2026 (8.71 "
                              "cents/kWh), as cited in \"OpenAI's Jalapeño Turns Latency Into a "
                              "Power Bill\", The Weighted Average, Aug 2026")
     date: Optional[str] = "2026-05"
-    carbon_intensity: Optional[Qty("gCO2e/kWh")] = None
+    carbon_intensity: Optional[Qty("gCO2e/kWh", per=("[energy]",))] = None
 
 
 class OperatingPoint(Section):
@@ -159,6 +162,20 @@ class OperatingPoint(Section):
     @property
     def throughput_basis(self) -> str:
         return "per_kw" if self.throughput_per_kw is not None else "per_accelerator"
+
+    @property
+    def effective_interactivity(self) -> float | None:
+        """Interactivity as given, or implied by the TBT [token/s/user]."""
+        if self.interactivity is not None:
+            return self.interactivity
+        return None if self.tbt is None else MS_PER_S / self.tbt
+
+    @property
+    def effective_tbt(self) -> float | None:
+        """Time between tokens as given, or implied by the interactivity [ms]."""
+        if self.tbt is not None:
+            return self.tbt
+        return None if self.interactivity is None else MS_PER_S / self.interactivity
 
 
 class Workload(Section):
@@ -294,7 +311,7 @@ def _cross_checks(s: Scenario) -> list[tuple[str, str]]:
         errors.append(("operating_point.normalised_by",
                        "only applies to operating_point.throughput_per_kw"))
     if op.interactivity is not None and op.tbt is not None:
-        implied = 1000.0 / op.tbt  # token/s/user from ms per token
+        implied = MS_PER_S / op.tbt  # token/s/user from ms per token
         if not math.isclose(implied, op.interactivity, rel_tol=0.01):
             errors.append(("operating_point.tbt",
                            f"{op.tbt:g} ms implies {implied:.4g} token/s/user, but "
@@ -333,6 +350,19 @@ def _message(err: dict) -> str:
         return "unknown key"
     if kind == "missing":
         return "required"
+    if kind in ("int_type", "int_parsing", "int_from_float"):
+        return f"must be a whole number, got {err['input']!r}"
+    if kind == "greater_than_equal":
+        return f"must be at least {err['ctx']['ge']}, got {err['input']!r}"
+    if kind in ("model_type", "model_attributes_type", "dict_type"):
+        section = err["loc"][0] if err["loc"] else ""
+        hint = " or a catalog key" if section in ("accelerator", "operating_point",
+                                                   "electricity") and len(err["loc"]) == 1 else ""
+        return f"must be a table{hint}, got {err['input']!r}"
+    if kind == "string_type":
+        return f"must be text, got {err['input']!r}"
+    if kind == "bool_type":
+        return f"must be true or false, got {err['input']!r}"
     if kind == "literal_error":
         return f"{msg[0].lower()}{msg[1:]}, got {err['input']!r}"
     if msg.startswith("Value error, "):

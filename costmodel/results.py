@@ -43,6 +43,11 @@ def quantity_json(value: float | None, unit: str) -> dict[str, Any]:
     return {"value": float(value), "unit": unit}
 
 
+def _optional(value: float | None, unit: str) -> dict[str, Any] | None:
+    """A quantity, or None where the input was not given at all."""
+    return None if value is None else quantity_json(value, unit)
+
+
 @dataclass
 class Result:
     """Every declared step's value [its unit] for one scenario, and the disclosure."""
@@ -77,14 +82,13 @@ class Result:
                 "label": op.label,
                 "throughput_basis": op.throughput_basis,
                 "throughput": self.quantity("throughput"),
-                "throughput_per_kw_as_given": (q(op.throughput_per_kw, "token/s/kW")
-                                               if op.throughput_per_kw is not None else None),
+                "throughput_per_kw_as_given": _optional(op.throughput_per_kw, "token/s/kW"),
                 "normalised_by": (q(op.normalised_by or s.accelerator.rated_power, "W")
                                   if op.throughput_per_kw is not None else None),
-                "interactivity": self._interactivity(),
-                "tbt": self._tbt(),
-                "ttft": q(op.ttft, "s") if op.ttft is not None else None,
-                "e2e_latency": q(op.e2e_latency, "s") if op.e2e_latency is not None else None,
+                "interactivity": _optional(op.effective_interactivity, "token/s/user"),
+                "tbt": _optional(op.effective_tbt, "ms"),
+                "ttft": _optional(op.ttft, "s"),
+                "e2e_latency": _optional(op.e2e_latency, "s"),
                 "source": op.source,
                 "note": op.note,
             },
@@ -94,14 +98,12 @@ class Result:
                          "speculative_decoding": w.speculative_decoding,
                          "disaggregated": w.disaggregated},
             "electricity": {"price": q(e.price, "USD/kWh"), "source": e.source, "date": e.date,
-                            "carbon_intensity": (q(e.carbon_intensity, "gCO2e/kWh")
-                                                 if e.carbon_intensity is not None else None)},
+                            "carbon_intensity": _optional(e.carbon_intensity, "gCO2e/kWh")},
             "financing": {"cost_basis": s.accelerator.cost_basis,
                           "life": q(f.life, "year"),
                           "cost_of_capital": q(f.cost_of_capital, "1/year"),
                           "salvage": f.salvage, "maintenance": q(f.maintenance, "1/year"),
-                          "hourly_price": (q(s.accelerator.hourly_price, "USD/h")
-                                           if s.accelerator.hourly_price is not None else None)},
+                          "hourly_price": _optional(s.accelerator.hourly_price, "USD/h")},
             "utilisation": s.utilisation,
             "idle_power": s.idle_power,
             "pricing": {"gross_margin": s.pricing.gross_margin,
@@ -111,22 +113,6 @@ class Result:
             "defaults_used": self.defaults_used,
             "sources": dict(sorted(self.provenance.items())),
         }
-
-    def _interactivity(self):
-        op = self.scenario.operating_point
-        if op.interactivity is not None:
-            return quantity_json(op.interactivity, "token/s/user")
-        if op.tbt is not None:
-            return quantity_json(1000.0 / op.tbt, "token/s/user")
-        return None
-
-    def _tbt(self):
-        op = self.scenario.operating_point
-        if op.tbt is not None:
-            return quantity_json(op.tbt, "ms")
-        if op.interactivity is not None:
-            return quantity_json(1000.0 / op.interactivity, "ms")
-        return None
 
     # -- renderings ------------------------------------------------------------------------
     def to_json(self) -> dict[str, Any]:

@@ -10,7 +10,8 @@ Conventions fixed here (pinned by tests and stated in every disclosure):
 - a year is 8,760 hours (365 days) and 12 months, so a month is 730 hours;
 - money is USD; ``cent`` is 0.01 USD;
 - ``token``, ``user`` and ``request`` are base units of their own, ``Mtok`` is 10^6 token;
-- ``gCO2e`` (grams of CO2-equivalent) is the base unit of emissions.
+- ``gCO2e`` (grams of CO2-equivalent) is the base unit of emissions;
+- ``bit`` (and so byte, GB, GiB) has a dimension of its own, ``[information]``.
 """
 from __future__ import annotations
 
@@ -34,6 +35,9 @@ _level = _pint_log.level
 _pint_log.setLevel(logging.ERROR)  # the redefinition is deliberate; do not warn about it
 try:
     ureg.define("year = 8760 * hour = a = yr = julian_year")
+    # pint counts bits as dimensionless, which would let "50 %" pass as a memory size and
+    # "5 Hz" as a bandwidth; information is a dimension of its own here.
+    ureg.define("bit = [information]")
 finally:
     _pint_log.setLevel(_level)
 ureg.define("USD = [currency] = usd = dollar")
@@ -70,13 +74,21 @@ def parse_unit(text: str) -> pint.Unit:
         raise UnitInputError(f"unknown unit {text!r}") from exc
 
 
-def _dimension_name(dim: pint.util.UnitsContainer | str) -> str:
-    """A readable name for a dimensionality: ``power`` rather than ``[mass]*[length]**2/...``."""
-    text = str(dim)
-    for name in ("power", "energy", "time", "mass", "length", "currency", "token", "emissions"):
-        if ureg.get_dimensionality(f"[{name}]") == dim:
+_DIMENSION_NAMES = {
+    "W": "power", "kWh": "energy", "s": "time", "kg": "mass", "USD": "money",
+    "token": "token count", "GB": "data size", "TB/s": "bandwidth", "USD/kWh": "energy price",
+    "USD/h": "hourly price", "USD/kW/month": "price per kW and month",
+    "gCO2e/kWh": "carbon intensity", "token/s": "throughput", "token/s/kW": "throughput per kW",
+    "token/s/user": "interactivity", "dimensionless": "plain number",
+}
+
+
+def _dimension_name(dim) -> str | None:
+    """A readable name for a dimensionality (``power``), or None if it has none."""
+    for unit, name in _DIMENSION_NAMES.items():
+        if ureg.Quantity(1, unit).dimensionality == dim:
             return name
-    return "dimensionless" if text == "dimensionless" else text
+    return None
 
 
 def describe_units(q: pint.Quantity) -> str:
@@ -85,12 +97,17 @@ def describe_units(q: pint.Quantity) -> str:
 
 
 def parse_quantity(raw: Any, canonical: str, *, allow_negative: bool = False,
-                   allow_zero: bool = True, bare_number_ok: bool | None = None) -> float:
+                   allow_zero: bool = True, bare_number_ok: bool | None = None,
+                   per: tuple[str, ...] = ()) -> float:
     """Parse ``raw`` and return its magnitude in the ``canonical`` unit [canonical].
 
     ``raw`` may be ``"700 W"``, ``{"value": 700, "unit": "W"}``, a pint Quantity, or, for
     the units in :data:`BARE_NUMBER_UNITS` (or where ``bare_number_ok``), a plain int/float
     (never a bool).
+
+    ``per`` names dimensions (``"[energy]"``, ``"[power]"``, ``"[time]"``) that the unit must
+    divide by explicitly: USD/kWh and USD/kW/month share a dimension, and only the way the
+    unit is written tells an electricity price from a hosting rate.
     """
     target = ureg.Unit(canonical)
     if bare_number_ok is None:
@@ -98,7 +115,10 @@ def parse_quantity(raw: Any, canonical: str, *, allow_negative: bool = False,
     q = _to_quantity(raw, canonical if bare_number_ok else None)
     if q.dimensionality != ureg.Quantity(1, target).dimensionality:
         expected = _dimension_name(ureg.Quantity(1, target).dimensionality)
-        raise UnitInputError(f"{expected} expected (e.g. {canonical!r}), got {describe_units(q)}")
+        what = f"{expected} expected (e.g. {canonical!r})" if expected else \
+            f"expected units like {canonical!r}"
+        raise UnitInputError(f"{what}, got {describe_units(q)}")
+    _check_per(q, per, canonical)
     value = float(q.to(target).magnitude)
     if math.isnan(value):
         raise UnitInputError("must be a number, got NaN")
@@ -109,6 +129,16 @@ def parse_quantity(raw: Any, canonical: str, *, allow_negative: bool = False,
     if value == 0 and not allow_zero:
         raise UnitInputError(f"must be greater than zero, got {_fmt(q)}")
     return value
+
+
+def _check_per(q: pint.Quantity, per: tuple[str, ...], canonical: str) -> None:
+    divisors = [ureg.Quantity(1, name).dimensionality
+                for name, exponent in q.units._units.items() if exponent < 0]
+    for dim in per:
+        if ureg.get_dimensionality(dim) not in divisors:
+            label = dim.strip("[]")
+            raise UnitInputError(f"write it per {label} explicitly, e.g. {canonical!r} "
+                                 f"(got {q.units})")
 
 
 def _fmt(q: pint.Quantity) -> str:

@@ -158,8 +158,14 @@ def build_scenario(data: Mapping[str, Any], overrides: Iterable[tuple[str, Any]]
     catalog = catalog or default_catalog()
     plain, file_sources = split_sources(dict(data))
     provenance: dict[str, str] = {k: f"{origin}: {v}" for k, v in file_sources.items()}
+    overrides = list(overrides)
+    # An override of a whole catalog section (--set accelerator=h100) is a reference to
+    # expand like the file's own; overrides of keys inside a section apply after expansion.
+    whole = [(k, v) for k, v in overrides if k in KINDS]
+    inner = [(k, v) for k, v in overrides if k not in KINDS]
+    plain = apply_overrides(plain, whole, provenance, override_label)
     expanded = _expand_refs(plain, catalog, provenance)
-    final = apply_overrides(expanded, overrides, provenance, override_label)
+    final = apply_overrides(expanded, inner, provenance, override_label)
     scenario = validate_scenario(final)
     for key in _leaf_keys(final):
         provenance.setdefault(key, origin)
