@@ -57,17 +57,35 @@ def compile_node(node: Node, decl: Declaration) -> Callable[[Env], object]:
     raise TypeError(node)
 
 
+class _LazyEnv(dict):
+    """Names -> values; a step is computed the first time something reads it.
+
+    Laziness means a ``choose`` on a batch-wide level only ever computes the chosen branch
+    (the facility boundary does not compute node power it will not use).
+    """
+
+    def __init__(self, steps: Mapping[str, Callable], values: Mapping[str, object]):
+        super().__init__(values)
+        self._steps = steps
+
+    def __missing__(self, name: str):
+        value = self._steps[name](self)
+        self[name] = value
+        return value
+
+
 class Evaluator:
     """Evaluates chosen steps of a declaration on numpy arrays.
 
-    >>> ev = Evaluator(MODEL, outputs=["cost_per_mtok_total"])   # doctest: +SKIP
-    >>> ev(inputs)["cost_per_mtok_total"]                          # doctest: +SKIP
+    ``Evaluator(MODEL)`` computes every step; ``Evaluator(MODEL, outputs=[...])`` computes what
+    those outputs need and returns only them.
     """
 
     def __init__(self, decl: Declaration, outputs: Iterable[str] | None = None):
         self.decl = decl
         names = list(decl.steps) if outputs is None else decl.dependencies(outputs)
-        self.steps = [(n, compile_node(decl.steps[n].tree, decl)) for n in names]
+        self.outputs = list(decl.steps) if outputs is None else list(outputs)
+        self.steps = {n: compile_node(decl.steps[n].tree, decl) for n in names}
         self.required = sorted(decl.inputs_read(names))
         self.constants = {c.name: c.value for c in decl.constants.values()}
 
@@ -81,9 +99,7 @@ class Evaluator:
         missing = [n for n in self.required if n not in inputs]
         if missing:
             raise KeyError(f"missing inputs: {', '.join(missing)}")
-        env: dict[str, object] = dict(self.constants)
+        env = _LazyEnv(self.steps, self.constants)
         env.update(inputs)
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            for name, fn in self.steps:
-                env[name] = fn(env)
-        return {name: env[name] for name, _ in self.steps}
+            return {name: env[name] for name in self.outputs}
