@@ -17,10 +17,10 @@ from typing import Annotated, Any, Literal, Optional
 from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, StrictInt, ValidationError,
                       WithJsonSchema)
 
-from .model import BASES, BOUNDARIES, COST_BASES, MODEL, THROUGHPUT_BASES, TOKEN_KINDS
+from .model import BASES, BOUNDARIES, MODEL, TOKEN_KINDS
 from .units import BARE_NUMBER_UNITS, parse_quantity
 
-__all__ = ["default_source", "InputError", "QuantityField", "Scenario", "validate_scenario", "unit_of",
+__all__ = ["default_source", "InputError", "QuantityField", "Scenario", "validate_scenario",
            "Accelerator", "Node", "Rack", "Facility", "Financing", "Electricity",
            "OperatingPoint", "Workload", "Power", "Pricing"]
 
@@ -243,7 +243,7 @@ class Scenario(Section):
         used: list[str] = []
 
         def walk(model: BaseModel, prefix: str, whole: bool) -> None:
-            for name, info in type(model).model_fields.items():
+            for name in type(model).model_fields:
                 value = getattr(model, name)
                 explicit = name in model.model_fields_set and not whole
                 if isinstance(value, BaseModel):
@@ -269,30 +269,6 @@ def default_source(key: str) -> str:
 
 # Descriptive fields whose defaults are labels, not assumptions about cost.
 _NOT_INPUTS = {"name", "description", "chosen", "label", "vendor", "note"}
-
-
-def unit_of(key: str) -> str | None:
-    """The canonical unit of a dotted scenario key, or None for non-quantities."""
-    model: type[BaseModel] = Scenario
-    parts = key.split(".")
-    for i, part in enumerate(parts):
-        info = model.model_fields.get(part)
-        if info is None:
-            return None
-        if i < len(parts) - 1:
-            model = info.annotation  # type: ignore[assignment]
-            continue
-        for meta in _annotation_metadata(info):
-            if isinstance(meta, QuantityField):
-                return meta.unit
-    return None
-
-
-def _annotation_metadata(info) -> list:
-    found = list(info.metadata)
-    for arg in getattr(info.annotation, "__args__", ()) or ():
-        found.extend(getattr(arg, "__metadata__", ()))
-    return found
 
 
 def _cross_checks(s: Scenario) -> list[tuple[str, str]]:

@@ -29,7 +29,8 @@ def _label(name: str) -> str:
 def _rows(pairs: list[list[str]], right: set[int]) -> list[str]:
     widths = [max(len(r[i]) for r in pairs) for i in range(len(pairs[0]))]
     return ["  ".join(c.rjust(w) if i in right else c.ljust(w)
-                      for i, (c, w) in enumerate(zip(r, widths))).rstrip() for r in pairs]
+                      for i, (c, w) in enumerate(zip(r, widths, strict=True))).rstrip()
+            for r in pairs]
 
 
 def _q(d) -> str:
@@ -61,7 +62,8 @@ def disclosure_lines(r: Result) -> list[str]:
         f"power per accelerator: {_q(d['power_per_accelerator'])}",
         f"operating point: {point}",
         f"token kind: {d['token_kind']}   workload: {workload}",
-        f"electricity: {_q(e['price'])} ({e['source'] or 'no source given'}; {e['date'] or 'undated'})",
+        f"electricity: {_q(e['price'])} ({e['source'] or 'no source given'}; "
+        f"{e['date'] or 'undated'})",
         f"financing: {money}",
         f"utilisation: {format_number(d['utilisation'])}   idle power: "
         f"{format_number(d['idle_power'])}   gross margin: "
