@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 
 import click
 
@@ -11,9 +12,13 @@ from .chain import compare as compare_scenarios
 from .chain import price as price_scenario
 from .inputs import InputError
 from .model import MODEL
-from .report import comparison_table, result_table
+from .report import comparison_table, curve_table, result_table
 from .sources.catalog import KINDS, default_catalog
-from .sources.scenario_file import load_scenario_file
+from .curves import Unreachable, matched_interactivity, select
+from .sources.curve_files import curves_csv_text, read_curves, write_curves_csv
+from .sources.curve_point import find_curve
+from .sources.scenario_file import load_scenario_file, scenario_frontier
+from .units import UnitInputError, parse_quantity
 
 SET_HELP = ('Override an input: dotted.key=VALUE, e.g. electricity.price="0.10 USD/kWh" or '
             "power.boundary=facility. Repeatable.")
@@ -55,15 +60,36 @@ def price(file: str, overrides: tuple[str, ...], as_json: bool) -> None:
 @click.argument("files", nargs=-1, required=True)
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
               help=SET_HELP + " Applies to every scenario.")
+@click.option("--at-interactivity", "at_interactivity", metavar="QUANTITY",
+              help='Read every curve at this interactivity, e.g. "169 token/s/user".')
+@click.option("--matched", is_flag=True,
+              help="Read every curve at the interactivity all systems reach: the slowest "
+                   "system's best.")
 @click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
-def compare(files: tuple[str, ...], overrides: tuple[str, ...], as_json: bool) -> None:
+def compare(files: tuple[str, ...], overrides: tuple[str, ...], at_interactivity: str | None,
+            matched: bool, as_json: bool) -> None:
     """Price scenarios side by side; ratios are against the first FILE."""
     if len(files) < 2:
         _fail("compare needs at least two scenario files")
+    if matched and at_interactivity:
+        _fail("give --matched or --at-interactivity, not both")
+    extra: list[tuple[str, object]] = []
+    try:
+        if matched:
+            target = matched_interactivity([scenario_frontier(f, overrides) for f in files])
+            extra.append(("operating_point.at",
+                          {"interactivity": {"value": target, "unit": "token/s/user"}}))
+        elif at_interactivity:
+            parse_quantity(at_interactivity, "token/s/user", allow_zero=False)
+            extra.append(("operating_point.at", {"interactivity": at_interactivity}))
+    except UnitInputError as exc:
+        _fail(f"--at-interactivity: {exc}")
+    except InputError as exc:
+        _fail(str(exc))
     loaded = []
     for f in files:
         try:
-            loaded.append(load_scenario_file(f, overrides))
+            loaded.append(load_scenario_file(f, overrides, extra=extra))
         except InputError as exc:
             message = str(exc)
             _fail(message if message.startswith(f) else f"{f}: {message}")
@@ -93,6 +119,75 @@ def steps() -> None:
     """Print the declared calculation: every step with its unit and expression."""
     for s in MODEL.steps.values():
         click.echo(f"{s.name} [{s.unit}]\n    = {s.expression}\n    {s.description}")
+
+
+@main.group()
+def curves() -> None:
+    """Benchmark curves: import InferenceX results, show frontiers."""
+
+
+@curves.command("import")
+@click.argument("files", nargs=-1, required=True)
+@click.option("--out", metavar="FILE.csv", help="Write the curves here (default: stdout).")
+@click.option("--gpus", type=int, help="GPUs of the run (raw benchmark_serving results only).")
+@click.option("--hardware", help="Hardware of the run (raw benchmark_serving results only).")
+@click.option("--comment", "comments", multiple=True, metavar="TEXT",
+              help="A provenance line written at the top of the CSV. Repeatable.")
+def curves_import(files: tuple[str, ...], out: str | None, gpus: int | None,
+                  hardware: str | None, comments: tuple[str, ...]) -> None:
+    """Read InferenceX rows, API exports or curve CSVs; write costmodel's curve CSV.
+
+    Points of the same curve key from several files are merged into one curve.
+    """
+    found: dict = {}
+    try:
+        for f in files:
+            for c in read_curves(f, gpus=gpus, hardware=hardware):
+                found[c.key] = found[c.key].merged(c) if c.key in found else c
+    except InputError as exc:
+        _fail(str(exc))
+    merged = list(found.values())
+    for c in merged:
+        click.echo(f"{c.key.id}: {len(c)} points", err=True)
+        for note in c.notes:
+            click.echo(f"  note: {note}", err=True)
+    lines = [*comments, f"imported by costmodel {__version__} from "
+                        f"{', '.join(Path(f).name for f in files)}"]
+    if out:
+        write_curves_csv(merged, out, lines)
+    else:
+        click.echo(curves_csv_text(merged, lines), nl=False)
+
+
+@curves.command("show")
+@click.argument("curve")
+@click.option("--curve-id", help="Which curve, when the file holds several.")
+@click.option("--token-kind", "kind", type=click.Choice(["mixed", "output", "input"]),
+              default="mixed", show_default=True)
+@click.option("--at-interactivity", metavar="QUANTITY", help="Mark the point read here.")
+@click.option("--plot", metavar="FILE.png|FILE.svg", help="Write a frontier plot.")
+def curves_show(curve: str, curve_id: str | None, kind: str, at_interactivity: str | None,
+                plot: str | None) -> None:
+    """Show a curve (a file or a fixture curve id): its points, frontier and a reading."""
+    try:
+        c, origin = find_curve(curve, curve_id, None, where="CURVE")
+    except InputError as exc:
+        _fail(str(exc))
+    sel = None
+    if at_interactivity:
+        try:
+            target = parse_quantity(at_interactivity, "token/s/user", allow_zero=False)
+            sel = select(c, "interactivity", target, kind)
+        except (UnitInputError, Unreachable, LookupError) as exc:
+            _fail(f"--at-interactivity: {exc}")
+    click.echo(curve_table(c, kind, origin, sel))
+    if plot:
+        from .frontier_plot import plot_curves
+        try:
+            plot_curves([c], plot, kind=kind, chosen=[sel])
+        except ValueError as exc:
+            _fail(f"--plot: {exc}")
+        click.echo(f"plot written to {plot}")
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -156,6 +156,8 @@ class OperatingPoint(Section):
     token_kind: Literal[TOKEN_KINDS] = "mixed"  # type: ignore[valid-type]
     label: Optional[str] = None
     chosen: str = "given"
+    curve: Optional[str] = None  # id of the curve the point was read from
+    read_status: Optional[str] = None  # exact | interpolated | clamped | measured
     source: Optional[str] = None
     note: Optional[str] = None
 
@@ -268,7 +270,8 @@ def default_source(key: str) -> str:
 
 
 # Descriptive fields whose defaults are labels, not assumptions about cost.
-_NOT_INPUTS = {"name", "description", "chosen", "label", "vendor", "note"}
+_NOT_INPUTS = {"name", "description", "chosen", "label", "vendor", "note", "curve",
+               "read_status"}
 
 
 def _cross_checks(s: Scenario) -> list[tuple[str, str]]:

@@ -3,10 +3,13 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
+from .curves import Curve, Selection
 from .model import MODEL
 from .results import HEADLINE, Comparison, Result
 
-__all__ = ["format_number", "result_table", "comparison_table"]
+__all__ = ["format_number", "result_table", "comparison_table", "curve_table"]
 
 
 def format_number(v: float | None) -> str:
@@ -95,4 +98,33 @@ def comparison_table(c: Comparison) -> str:
     out = _rows(rows, set(range(2, len(header))))
     for i, r in enumerate(c.results, 1):
         out += ["", f"[{i}] {r.name}:", *("  " + x for x in disclosure_lines(r))]
+    return "\n".join(out)
+
+
+def curve_table(c: Curve, kind: str, origin: str, sel: Selection | None = None) -> str:
+    """The points of a curve, frontier points starred, and a reading if one was made."""
+    try:
+        on_frontier = set(c.frontier(kind).indices.tolist())
+    except ValueError:  # no interactivity: no frontier
+        on_frontier = set()
+    header = ["", "concurrency", "interactivity", f"{kind} throughput", "TTFT", "E2E",
+              "power"]
+    units = ["", "", "token/s/user", "token/s", "s", "s", "W"]
+    rows = [header, units]
+    def order(i: int) -> tuple[float, float]:  # by interactivity, else by concurrency
+        x = c.interactivity[i]
+        return (np.inf if np.isnan(x) else x, c.concurrency[i])
+
+    for i in sorted(range(len(c)), key=order):
+        rows.append(["*" if i in on_frontier else "", format_number(c.concurrency[i]),
+                     format_number(c.interactivity[i]),
+                     format_number(c.throughput_of(kind)[i]), format_number(c.ttft[i]),
+                     format_number(c.e2e_latency[i]), format_number(c.power[i])])
+    out = [f"curve {c.key.id}", f"  from {origin}; {c.source}",
+           f"  {len(c)} points, {len(on_frontier)} on the Pareto frontier (*)", "",
+           *_rows(rows, set(range(1, len(header))))]
+    out += [f"note: {n}" for n in c.notes]
+    if sel is not None:
+        out += ["", f"reading: {sel.description}",
+                f"  throughput {format_number(sel.throughput)} token/s per accelerator"]
     return "\n".join(out)

@@ -17,9 +17,10 @@ from pydantic import BaseModel
 
 from ..inputs import InputError, Scenario, validate_scenario
 from .catalog import KINDS, Catalog, default_catalog, split_sources
+from .curve_point import find_curve, resolve_curve_point
 
 __all__ = ["LoadedScenario", "load_scenario_file", "read_scenario_file", "build_scenario",
-           "parse_override", "apply_overrides"]
+           "parse_override", "apply_overrides", "scenario_frontier"]
 
 
 @dataclass
@@ -106,7 +107,13 @@ def parse_override(text: str) -> tuple[str, Any]:
     return key, value
 
 
+# keys a scenario may hold that are consumed before validation (see curve_point)
+_PRE_VALIDATION_KEYS = ("operating_point.curve_id", "operating_point.at")
+
+
 def _known_key(key: str) -> bool:
+    if any(key == k or key.startswith(k + ".") for k in _PRE_VALIDATION_KEYS):
+        return True
     model: Any = Scenario
     for part in key.split("."):
         if not (isinstance(model, type) and issubclass(model, BaseModel)):
@@ -153,23 +160,33 @@ def apply_overrides(data: dict[str, Any], overrides: Iterable[tuple[str, Any]],
 
 def build_scenario(data: Mapping[str, Any], overrides: Iterable[tuple[str, Any]] = (),
                    catalog: Catalog | None = None, origin: str = "inline",
-                   override_label: str = "--set") -> LoadedScenario:
-    """Expand, override and validate a scenario mapping. Raises :class:`InputError`."""
+                   override_label: str = "--set",
+                   base_dir: Path | None = None) -> LoadedScenario:
+    """Expand, override and validate a scenario mapping. Raises :class:`InputError`.
+
+    ``base_dir`` is where relative paths in the scenario (curve files) are looked up.
+    """
     catalog = catalog or default_catalog()
     plain, file_sources = split_sources(dict(data))
     provenance: dict[str, str] = {k: f"{origin}: {v}" for k, v in file_sources.items()}
-    overrides = list(overrides)
-    # An override of a whole catalog section (--set accelerator=h100) is a reference to
-    # expand like the file's own; overrides of keys inside a section apply after expansion.
-    whole = [(k, v) for k, v in overrides if k in KINDS]
-    inner = [(k, v) for k, v in overrides if k not in KINDS]
-    plain = apply_overrides(plain, whole, provenance, override_label)
-    expanded = _expand_refs(plain, catalog, provenance)
-    final = apply_overrides(expanded, inner, provenance, override_label)
+    expanded = _expand_with_overrides(plain, list(overrides), catalog, provenance,
+                                      override_label)
+    final = resolve_curve_point(expanded, base_dir, provenance)
     scenario = validate_scenario(final)
     for key in _leaf_keys(final):
         provenance.setdefault(key, origin)
     return LoadedScenario(scenario, provenance, origin)
+
+
+def _expand_with_overrides(plain: dict[str, Any], overrides: list[tuple[str, Any]],
+                           catalog: Catalog, provenance: dict[str, str],
+                           label: str = "--set") -> dict[str, Any]:
+    # An override of a whole catalog section (--set accelerator=h100) is a reference to
+    # expand like the file's own; overrides of keys inside a section apply after expansion.
+    whole = [(k, v) for k, v in overrides if k in KINDS]
+    inner = [(k, v) for k, v in overrides if k not in KINDS]
+    plain = apply_overrides(plain, whole, provenance, label)
+    return apply_overrides(_expand_refs(plain, catalog, provenance), inner, provenance, label)
 
 
 def _leaf_keys(tree: Mapping[str, Any], prefix: str = "") -> list[str]:
@@ -184,8 +201,33 @@ def _leaf_keys(tree: Mapping[str, Any], prefix: str = "") -> list[str]:
 
 
 def load_scenario_file(path: str | Path, overrides: Iterable[str] = (),
-                       catalog: Catalog | None = None) -> LoadedScenario:
-    """Read, expand, override (``"dotted.key=VALUE"`` strings) and validate a scenario file."""
+                       catalog: Catalog | None = None,
+                       extra: Iterable[tuple[str, Any]] = ()) -> LoadedScenario:
+    """Read, expand, override (``"dotted.key=VALUE"`` strings, then ``extra`` parsed pairs)
+    and validate a scenario file."""
     data = read_scenario_file(path)
-    parsed = [parse_override(o) for o in overrides]
-    return build_scenario(data, parsed, catalog, origin=str(path))
+    parsed = [parse_override(o) for o in overrides] + list(extra)
+    return build_scenario(data, parsed, catalog, origin=str(path),
+                          base_dir=Path(path).resolve().parent)
+
+
+def scenario_frontier(path: str | Path, overrides: Iterable[str] = (),
+                      catalog: Catalog | None = None):
+    """The Pareto frontier that a scenario file's operating point is read from.
+
+    Raises :class:`InputError` if the operating point does not come from a curve.
+    """
+    data = read_scenario_file(path)
+    plain, _ = split_sources(data)
+    expanded = _expand_with_overrides(plain, [parse_override(o) for o in overrides],
+                                      catalog or default_catalog(), {})
+    op = expanded.get("operating_point")
+    if not isinstance(op, dict) or not isinstance(op.get("curve"), str):
+        raise InputError([("operating_point.curve", "a matched or named interactivity needs an "
+                                                    "operating point read from a curve")])
+    curve, _ = find_curve(op["curve"], op.get("curve_id"), Path(path).resolve().parent)
+    kind = op.get("token_kind", "mixed")
+    try:
+        return curve.frontier(kind if kind in ("mixed", "output", "input") else "mixed")
+    except ValueError as exc:
+        raise InputError([("operating_point.curve", str(exc))]) from None

@@ -1,0 +1,147 @@
+"""Scenario operating points read from a curve: ``[operating_point] curve = ..., at = ...``.
+
+    [operating_point]
+    curve = "curves/kimi.csv"      # a curve file (any format read_curves knows), relative to
+                                   # the scenario file, or the id of a curve in fixtures/curves
+    curve_id = "mi355x/kimik2.5/vllm/int4/1024x1024/mtp/agg"   # when the file holds several
+    at = "peak"                    # or { interactivity = "50 token/s/user" }, { tbt = "20 ms" },
+                                   # { concurrency = 4 }
+    token_kind = "mixed"
+
+The curve's reading fills ``throughput`` (per accelerator), ``interactivity``, latencies and
+the disclosure's ``chosen``; its key fills ``workload`` (the file's own keys win); measured
+power on the curve becomes ``accelerator.measured_power`` unless the scenario gives one.
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from ..curves import SELECTIONS, Curve, Unreachable, select
+from ..inputs import InputError
+from ..units import UnitInputError, parse_quantity
+from .catalog import fixtures_dir
+from .curve_files import read_curves
+
+__all__ = ["resolve_curve_point", "find_curve", "CURVE_GIVES"]
+
+# operating-point keys that a curve provides and a scenario must not also give
+CURVE_GIVES = ("throughput", "throughput_per_kw", "normalised_by", "interactivity", "tbt",
+               "ttft", "e2e_latency")
+_UNITS = {"interactivity": "token/s/user", "tbt": "ms"}
+
+
+@lru_cache(maxsize=1)
+def _fixture_curves(folder: str) -> dict[str, tuple[Curve, str]]:
+    found: dict[str, tuple[Curve, str]] = {}
+    for path in sorted(Path(folder).glob("*")):
+        if path.suffix.lower() in (".csv", ".json"):
+            for c in read_curves(path):
+                found[c.key.id] = (c, str(path))
+    return found
+
+
+def find_curve(ref: str, curve_id: str | None, base_dir: Path | None,
+               where: str = "operating_point.curve") -> tuple[Curve, str]:
+    """A curve by file path (relative to ``base_dir``) or by id among the fixture curves."""
+    candidates = [Path(ref)] if Path(ref).is_absolute() else \
+        [p for p in ((base_dir / ref) if base_dir else None, Path(ref)) if p is not None]
+    path = next((p for p in candidates if p.is_file()), None)
+    if path is not None:
+        curves = read_curves(path)
+        if curve_id is None:
+            if len(curves) > 1:
+                ids = ", ".join(c.key.id for c in curves)
+                raise InputError([("operating_point.curve_id", f"{path} holds {len(curves)} "
+                                                               f"curves; name one of: {ids}")])
+            return curves[0], str(path)
+        for c in curves:
+            if c.key.id == curve_id:
+                return c, str(path)
+        raise InputError([("operating_point.curve_id", f"no curve {curve_id!r} in {path}")])
+    known = _fixture_curves(str(fixtures_dir() / "curves"))
+    wanted = curve_id or ref
+    if wanted in known:
+        return known[wanted]
+    raise InputError([(where, f"{ref!r} is neither a curve file nor a known curve id "
+                              f"(known: {', '.join(sorted(known)) or 'none'})")])
+
+
+def _parse_at(at: Any) -> tuple[str, float | None]:
+    if at == "peak":
+        return "peak", None
+    if not isinstance(at, dict) or len(at) != 1:
+        raise InputError([("operating_point.at", 'expected "peak" or one of '
+                                                 '{ interactivity = ... }, { tbt = ... }, '
+                                                 '{ concurrency = N }')])
+    (how, raw), = at.items()
+    where = f"operating_point.at.{how}"
+    if how not in SELECTIONS or how == "peak":
+        raise InputError([("operating_point.at", f"unknown selection {how!r} (known: "
+                                                 f"{', '.join(SELECTIONS)})")])
+    if how == "concurrency":
+        if isinstance(raw, bool) or not isinstance(raw, (int, float)) or raw <= 0:
+            raise InputError([(where, f"must be a positive number, got {raw!r}")])
+        return how, float(raw)
+    try:
+        return how, parse_quantity(raw, _UNITS[how], allow_zero=False)
+    except UnitInputError as exc:
+        raise InputError([(where, str(exc))]) from None
+
+
+def resolve_curve_point(data: dict[str, Any], base_dir: Path | None,
+                        provenance: dict[str, str]) -> dict[str, Any]:
+    """Replace a curve reference in ``data["operating_point"]`` by the point read from it."""
+    op = data.get("operating_point")
+    if not isinstance(op, dict) or "curve" not in op:
+        return data
+    op = dict(op)
+    ref, curve_id = op.pop("curve"), op.pop("curve_id", None)
+    at = op.pop("at", "peak")
+    if not isinstance(ref, str):
+        raise InputError([("operating_point.curve", "must be a file path or curve id")])
+    clash = [k for k in CURVE_GIVES if k in op]
+    if clash:
+        raise InputError([(f"operating_point.{clash[0]}",
+                           "given by the curve; remove it or drop operating_point.curve")])
+    how, target = _parse_at(at)
+    kind = op.get("token_kind", "mixed")
+    curve, origin = find_curve(ref, curve_id, base_dir)
+    try:
+        sel = select(curve, how, target, kind if kind in ("mixed", "output", "input")
+                     else "mixed")
+    except Unreachable as exc:
+        raise InputError([(f"operating_point.at.{how}", str(exc))]) from None
+    except LookupError as exc:
+        raise InputError([(f"operating_point.at.{how}" if how != "peak"
+                           else "operating_point.curve", str(exc))]) from None
+    label = f"curve {curve.key.id} ({origin}; {curve.source})"
+    op.update({"throughput": {"value": sel.throughput, "unit": "token/s"},
+               "chosen": sel.description, "curve": curve.key.id, "read_status": sel.status,
+               "source": curve.source or origin})
+    for name, value, unit in (("interactivity", sel.interactivity, "token/s/user"),
+                              ("ttft", sel.ttft, "s"), ("e2e_latency", sel.e2e_latency, "s")):
+        if value is not None:
+            op[name] = {"value": value, "unit": unit}
+    for k in ("throughput", "interactivity", "ttft", "e2e_latency", "chosen", "curve"):
+        if k in op:
+            provenance[f"operating_point.{k}"] = label
+    out = dict(data)
+    out["operating_point"] = op
+    workload = dict(out.get("workload") or {})
+    k = curve.key
+    for name, value in (("model", k.model), ("isl", k.isl), ("osl", k.osl),
+                        ("precision", k.precision), ("framework", k.framework),
+                        ("speculative_decoding", k.spec_decoding),
+                        ("disaggregated", k.disaggregated)):
+        if value is not None and name not in workload:
+            workload[name] = value
+            provenance[f"workload.{name}"] = label
+    out["workload"] = workload
+    accelerator = out.get("accelerator")
+    if sel.power is not None and isinstance(accelerator, dict) \
+            and "measured_power" not in accelerator:
+        out["accelerator"] = {**accelerator, "measured_power": {"value": sel.power, "unit": "W"}}
+        provenance["accelerator.measured_power"] = f"measured on {label}"
+    return out
