@@ -28,6 +28,7 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python bench/sweep.py
+	$(BIN)/python bench/frontier.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache
