@@ -12,7 +12,9 @@ from .chain import compare as compare_scenarios
 from .chain import price as price_scenario
 from .inputs import InputError
 from .model import MODEL
-from .report import comparison_table, curve_table, result_table
+from .power import DEFAULT_MAX_GAP, integrate, joules_per_token
+from .report import comparison_table, curve_table, energy_table, result_table
+from .sources.power_log import read_power_log
 from .sources.catalog import KINDS, default_catalog
 from .curves import Unreachable, matched_interactivity, select
 from .sources.curve_files import curves_csv_text, read_curves, write_curves_csv
@@ -119,6 +121,58 @@ def steps() -> None:
     """Print the declared calculation: every step with its unit and expression."""
     for s in MODEL.steps.values():
         click.echo(f"{s.name} [{s.unit}]\n    = {s.expression}\n    {s.description}")
+
+
+def _seconds_option(raw: str | None, name: str) -> float | None:
+    if raw is None:
+        return None
+    try:
+        return parse_quantity(raw, "s", allow_zero=False, bare_number_ok=True)
+    except UnitInputError as exc:
+        _fail(f"{name}: {exc}")
+
+
+@main.command()
+@click.argument("trace")
+@click.option("--tokens", type=float, help="Total tokens (input + output) of the run.")
+@click.option("--input-tokens", type=float, help="Input tokens of the run.")
+@click.option("--output-tokens", type=float, help="Output tokens of the run.")
+@click.option("--gpus", type=int, help="GPUs the log cycles through (logs without an index).")
+@click.option("--sample-period", metavar="TIME", help='Time between samples of logs without '
+              'timestamps, e.g. "1 s".')
+@click.option("--start", type=float, help="Run window start on the trace's clock [s].")
+@click.option("--end", type=float, help="Run window end on the trace's clock [s].")
+@click.option("--max-gap", metavar="TIME", help=f"Longest acceptable gap between samples "
+              f"(default {DEFAULT_MAX_GAP:g} s).")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+def energy(trace: str, tokens: float | None, input_tokens: float | None,
+           output_tokens: float | None, gpus: int | None, sample_period: str | None,
+           start: float | None, end: float | None, max_gap: str | None, as_json: bool) -> None:
+    """Integrate a power log (nvidia-smi CSV, InferenceX gpu_metrics.csv) into energy and
+    J/token. Exits 3 when the trace is not a valid measurement (gaps, too few samples)."""
+    period = _seconds_option(sample_period, "--sample-period")
+    gap = _seconds_option(max_gap, "--max-gap") or DEFAULT_MAX_GAP
+    try:
+        report = integrate(read_power_log(trace, gpus=gpus, sample_period=period),
+                           start=start, end=end, max_gap=gap)
+        per_token = (joules_per_token(report, total_tokens=tokens, input_tokens=input_tokens,
+                                      output_tokens=output_tokens)
+                     if (tokens, input_tokens, output_tokens) != (None, None, None) else None)
+    except InputError as exc:
+        _fail(str(exc))
+    except ValueError as exc:
+        _fail(str(exc))
+    if as_json:
+        data = report.as_dict()
+        if per_token is not None:
+            data["joules_per_token"] = {k: {"value": getattr(per_token, k), "unit": "J/token"}
+                                        for k in ("total", "input", "output")
+                                        if getattr(per_token, k) is not None}
+        _emit_json(data)
+    else:
+        click.echo(energy_table(report, per_token))
+    if not report.valid:
+        sys.exit(3)
 
 
 @main.group()

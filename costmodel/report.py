@@ -6,10 +6,12 @@ import math
 import numpy as np
 
 from .curves import Curve, Selection
+from .power import EnergyReport, TokenEnergy
 from .model import MODEL
 from .results import HEADLINE, Comparison, Result
 
-__all__ = ["format_number", "result_table", "comparison_table", "curve_table"]
+__all__ = ["format_number", "result_table", "comparison_table", "curve_table",
+           "energy_table"]
 
 
 def format_number(v: float | None) -> str:
@@ -127,4 +129,37 @@ def curve_table(c: Curve, kind: str, origin: str, sel: Selection | None = None) 
     if sel is not None:
         out += ["", f"reading: {sel.description}",
                 f"  throughput {format_number(sel.throughput)} token/s per accelerator"]
+    return "\n".join(out)
+
+
+def _clock(t: float) -> str:
+    """A trace time: POSIX seconds as UTC date-time, a relative clock as seconds."""
+    if t > 1e8:  # after 1973: a wall-clock timestamp, not seconds since the run started
+        from datetime import datetime, timezone
+        return datetime.fromtimestamp(t, timezone.utc).isoformat(timespec="milliseconds")
+    return f"{format_number(t)} s"
+
+
+def energy_table(report: EnergyReport, tokens: TokenEnergy | None) -> str:
+    """Per-GPU energy of a trace, totals, J/token and the verdict with its reasons."""
+    rows = [["GPU", "energy", "average power", "peak power", "samples", "missing", "verdict"],
+            ["", "J", "W", "W", "", "", ""]]
+    for g in report.gpus:
+        rows.append([g.gpu, format_number(g.energy), format_number(g.average_power),
+                     format_number(g.peak_power), str(g.samples), str(g.missing), g.verdict])
+    out = [f"power trace {report.source}",
+           f"  window {_clock(report.start)} to {_clock(report.end)} "
+           f"({format_number(report.duration)} s), gap limit {format_number(report.max_gap)} s",
+           "", *_rows(rows, {1, 2, 3, 4, 5}), "",
+           f"total energy          {format_number(report.total_energy)} J",
+           f"mean power per GPU    {format_number(report.mean_average_power)} W",
+           f"peak power            {format_number(report.peak_power)} W"]
+    if tokens is not None:
+        for label, v in (("total", tokens.total), ("input", tokens.input),
+                         ("output", tokens.output)):
+            if v is not None:
+                out.append(f"J per {label + ' token':13s}  {format_number(v)} J/token")
+    out.append(f"verdict: {report.verdict.upper()}")
+    out += [f"  reason: {r}" for r in report.reasons]
+    out += [f"  warning: {w}" for w in report.warnings]
     return "\n".join(out)

@@ -14,8 +14,8 @@ KEY = CurveKey("hw", "m")
 
 
 def curve(points, key=KEY) -> Curve:
-    return Curve.from_points(key, [dict(zip(("interactivity", "throughput", "concurrency"), p))
-                                   for p in points])
+    names = ("interactivity", "throughput", "concurrency")
+    return Curve.from_points(key, [dict(zip(names, p, strict=True)) for p in points])
 
 
 # (interactivity, throughput, concurrency); (15, 500) is dominated by (20, 800), and (20, 700)

@@ -18,6 +18,7 @@ from pydantic import BaseModel
 from ..inputs import InputError, Scenario, validate_scenario
 from .catalog import KINDS, Catalog, default_catalog, split_sources
 from .curve_point import find_curve, resolve_curve_point
+from .power_trace_point import TRACE_KEYS, resolve_power_trace
 
 __all__ = ["LoadedScenario", "load_scenario_file", "read_scenario_file", "build_scenario",
            "parse_override", "apply_overrides", "scenario_frontier"]
@@ -108,7 +109,8 @@ def parse_override(text: str) -> tuple[str, Any]:
 
 
 # keys a scenario may hold that are consumed before validation (see curve_point)
-_PRE_VALIDATION_KEYS = ("operating_point.curve_id", "operating_point.at")
+_PRE_VALIDATION_KEYS = ("operating_point.curve_id", "operating_point.at",
+                        *(f"power.{k}" for k in TRACE_KEYS))
 
 
 def _known_key(key: str) -> bool:
@@ -172,6 +174,7 @@ def build_scenario(data: Mapping[str, Any], overrides: Iterable[tuple[str, Any]]
     expanded = _expand_with_overrides(plain, list(overrides), catalog, provenance,
                                       override_label)
     final = resolve_curve_point(expanded, base_dir, provenance)
+    final = resolve_power_trace(final, base_dir, provenance)
     scenario = validate_scenario(final)
     for key in _leaf_keys(final):
         provenance.setdefault(key, origin)
