@@ -10,9 +10,9 @@ cubic, and a status per target (exact / interpolated / clamped / unreachable).
 from __future__ import annotations
 
 import argparse
-import time
 
 import numpy as np
+from timing import best_time
 
 from costmodel.curves import Frontier
 
@@ -24,15 +24,6 @@ def frontier_points(n: int, seed: int = 3) -> tuple[np.ndarray, np.ndarray]:
     x = np.unique(x)
     y = 20000 * np.exp(-x / 120) + 50  # throughput falls as interactivity rises
     return x, y
-
-
-def best_time(fn, repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
 
 
 def main() -> None:

@@ -9,9 +9,9 @@ ratio within 1.5x. Both results are checked equal before timing.
 from __future__ import annotations
 
 import argparse
-import time
 
 import numpy as np
+from timing import best_time
 
 from costmodel.evaluate import Evaluator
 from costmodel.model import MODEL
@@ -70,15 +70,6 @@ def hand_written(x: dict) -> np.ndarray:
     maintenance = x["financing_maintenance"] * capex / 8760
     hosting = x["facility_hosting"] * rack_power(x["accelerator_rated_power"]) / 1e3 * 12 / 8760
     return (energy + capital + maintenance + hosting) / (u * throughput * 3600) * 1e6
-
-
-def best_time(fn, repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
 
 
 def main() -> None:
