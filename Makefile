@@ -14,7 +14,8 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test]'
 	touch $(STAMP)
 
-# The main job: price the sample TCO scenario and the published DeepSeek R1 comparisons.
+# The main job: price the sample TCO scenario and the published DeepSeek R1 comparisons,
+# and write sample workbooks (live formulas) to out/.
 run: $(STAMP)
 	$(BIN)/costmodel price fixtures/scenarios/sample-tco.toml
 	@echo
@@ -22,6 +23,11 @@ run: $(STAMP)
 	    $(PUBLISHED)/deepseek-r1_jalapeno_peak.toml \
 	    $(PUBLISHED)/deepseek-r1_gb300_matched.toml \
 	    $(PUBLISHED)/deepseek-r1_jalapeno_matched.toml
+	@mkdir -p out
+	$(BIN)/costmodel workbook fixtures/scenarios/sample-tco.toml -o out/sample-tco.xlsx
+	$(BIN)/costmodel workbook --matched fixtures/scenarios/curve-gpt-oss-120b-h100.toml \
+	    fixtures/scenarios/curve-gpt-oss-120b-b200.toml \
+	    fixtures/scenarios/curve-gpt-oss-120b-mi300x.toml -o out/matched-comparison.xlsx
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q
@@ -29,6 +35,7 @@ test: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python bench/sweep.py
 	$(BIN)/python bench/frontier.py
+	$(BIN)/python bench/workbook.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache

@@ -13,7 +13,8 @@ from .chain import price as price_scenario
 from .inputs import InputError
 from .model import MODEL
 from .power import DEFAULT_MAX_GAP, integrate, joules_per_token
-from .report import comparison_table, curve_table, energy_table, result_table
+from .report import (comparison_table, curve_table, energy_table, format_number,
+                     result_table)
 from .sources.power_log import read_power_log
 from .sources.catalog import KINDS, default_catalog
 from .curves import Unreachable, matched_interactivity, select
@@ -73,6 +74,17 @@ def compare(files: tuple[str, ...], overrides: tuple[str, ...], at_interactivity
     """Price scenarios side by side; ratios are against the first FILE."""
     if len(files) < 2:
         _fail("compare needs at least two scenario files")
+    loaded = _load_all(files, overrides, at_interactivity, matched)
+    comparison = compare_scenarios([(x.scenario, x.provenance) for x in loaded])
+    if as_json:
+        _emit_json(comparison.to_json())
+    else:
+        click.echo(comparison_table(comparison))
+
+
+def _load_all(files: tuple[str, ...], overrides: tuple[str, ...], at_interactivity: str | None,
+              matched: bool) -> list:
+    """Load scenario files, all read at one interactivity when asked; exits on bad input."""
     if matched and at_interactivity:
         _fail("give --matched or --at-interactivity, not both")
     extra: list[tuple[str, object]] = []
@@ -94,12 +106,65 @@ def compare(files: tuple[str, ...], overrides: tuple[str, ...], at_interactivity
             loaded.append(load_scenario_file(f, overrides, extra=extra))
         except InputError as exc:
             message = str(exc)
-            _fail(message if message.startswith(f) else f"{f}: {message}")
-    comparison = compare_scenarios([(x.scenario, x.provenance) for x in loaded])
+            _fail(message if message.startswith(f) or len(files) == 1 else f"{f}: {message}")
+    return loaded
+
+
+@main.command()
+@click.argument("files", nargs=-1, required=True)
+@click.option("-o", "--output", required=True, metavar="OUT.xlsx", help="Workbook to write.")
+@click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
+              help=SET_HELP + " Applies to every scenario.")
+@click.option("--at-interactivity", "at_interactivity", metavar="QUANTITY",
+              help="Read every curve at this interactivity.")
+@click.option("--matched", is_flag=True, help="Read every curve at the interactivity all "
+                                              "systems reach.")
+@click.option("--title", help="Title on the Cover sheet.")
+def workbook(files: tuple[str, ...], output: str, overrides: tuple[str, ...],
+             at_interactivity: str | None, matched: bool, title: str | None) -> None:
+    """Write an Excel workbook with live formulas for one scenario or a comparison."""
+    from .workbook.export import WorkbookSystem, build_workbook, save_workbook
+    if not output.lower().endswith(".xlsx"):
+        _fail("-o/--output must end in .xlsx")
+    loaded = _load_all(files, overrides, at_interactivity, matched)
+    systems = [WorkbookSystem(price_scenario(x.scenario, x.provenance), x.curve) for x in loaded]
+    try:
+        save_workbook(build_workbook(systems, title=title), output)
+    except OSError as exc:
+        _fail(f"cannot write {output}: {exc.strerror or exc}")
+    click.echo(f"workbook written to {output} ({len(systems)} system"
+               f"{'s' if len(systems) > 1 else ''})")
+
+
+@main.command()
+@click.argument("file")
+@click.option("--json", "as_json", is_flag=True, help="Print results and changes as JSON.")
+def reprice(file: str, as_json: bool) -> None:
+    """Read an edited workbook back: validate its inputs, price them, list what changed."""
+    from .workbook.reader import read_workbook
+    try:
+        imported = read_workbook(Path(file), name=Path(file).name)
+    except OSError as exc:
+        _fail(f"cannot read {file}: {exc.strerror or exc}")
+    except InputError as exc:
+        _fail(str(exc))
     if as_json:
-        _emit_json(comparison.to_json())
-    else:
-        click.echo(comparison_table(comparison))
+        _emit_json({"results": [r.to_json() for r in imported.results],
+                    "changes": [vars(c) for c in imported.changes],
+                    "warnings": imported.warnings})
+        return
+    for r in imported.results:
+        click.echo(result_table(r))
+        click.echo()
+    click.echo("inputs changed from the export:" if imported.changes else
+               "no input changed from the export")
+    for c in imported.changes:
+        def shown(v):
+            return format_number(v) if isinstance(v, (int, float)) else str(v)
+        click.echo(f"  {c.system}: {c.name} {shown(c.before)} -> {shown(c.after)} "
+                   f"{c.unit}".rstrip())
+    for w in imported.warnings:
+        click.echo(f"warning: {w}")
 
 
 @main.command()

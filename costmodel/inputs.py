@@ -21,6 +21,7 @@ from .model import BASES, BOUNDARIES, MODEL, TOKEN_KINDS
 from .units import BARE_NUMBER_UNITS, parse_quantity
 
 __all__ = ["default_source", "InputError", "QuantityField", "Scenario", "validate_scenario",
+           "quantity_field",
            "Accelerator", "Node", "Rack", "Facility", "Financing", "Electricity",
            "OperatingPoint", "Workload", "Power", "Pricing"]
 
@@ -240,6 +241,23 @@ class Scenario(Section):
             obj = getattr(obj, part)
         return obj
 
+    def to_data(self) -> dict[str, Any]:
+        """This scenario as a plain mapping that :func:`validate_scenario` accepts again:
+        quantities as ``{"value", "unit"}`` in canonical units, absent optionals left out."""
+        def dump(model: BaseModel) -> dict[str, Any]:
+            out: dict[str, Any] = {}
+            for name, info in type(model).model_fields.items():
+                value = getattr(model, name)
+                if value is None:
+                    continue
+                if isinstance(value, BaseModel):
+                    out[name] = dump(value)
+                    continue
+                meta = _quantity_meta(info)
+                out[name] = {"value": value, "unit": meta.unit} if meta else value
+            return out
+        return dump(self)
+
     def defaults_used(self) -> list[str]:
         """Dotted keys whose value came from a default rather than from the input."""
         used: list[str] = []
@@ -272,6 +290,26 @@ def default_source(key: str) -> str:
 # Descriptive fields whose defaults are labels, not assumptions about cost.
 _NOT_INPUTS = {"name", "description", "chosen", "label", "vendor", "note", "curve",
                "read_status"}
+
+
+def _quantity_meta(info) -> QuantityField | None:
+    found = list(info.metadata)
+    for arg in getattr(info.annotation, "__args__", ()) or ():  # Optional[Annotated[...]]
+        found.extend(getattr(arg, "__metadata__", ()))
+    return next((m for m in found if isinstance(m, QuantityField)), None)
+
+
+def quantity_field(key: str) -> QuantityField | None:
+    """The unit and bounds of a dotted scenario key, or None if it is not a quantity."""
+    model: Any = Scenario
+    parts = key.split(".")
+    for part in parts[:-1]:
+        info = model.model_fields.get(part)
+        if info is None:
+            return None
+        model = info.annotation
+    info = model.model_fields.get(parts[-1])
+    return _quantity_meta(info) if info is not None else None
 
 
 def _cross_checks(s: Scenario) -> list[tuple[str, str]]:

@@ -14,22 +14,32 @@ power on the curve becomes ``accelerator.measured_power`` unless the scenario gi
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from ..curves import SELECTIONS, Curve, Unreachable, select
+from ..curves import SELECTIONS, Curve, Selection, Unreachable, select
 from ..inputs import InputError
 from ..units import UnitInputError, parse_quantity
 from .catalog import fixtures_dir
 from .curve_files import read_curves
 
-__all__ = ["resolve_curve_point", "find_curve", "CURVE_GIVES"]
+__all__ = ["resolve_curve_point", "find_curve", "CURVE_GIVES", "CurveReading"]
 
 # operating-point keys that a curve provides and a scenario must not also give
 CURVE_GIVES = ("throughput", "throughput_per_kw", "normalised_by", "interactivity", "tbt",
                "ttft", "e2e_latency")
 _UNITS = {"interactivity": "token/s/user", "tbt": "ms"}
+
+
+@dataclass(frozen=True)
+class CurveReading:
+    """The curve a scenario's operating point was read from, and what was read."""
+    curve: Curve
+    selection: Selection
+    kind: str  # mixed | output | input
+    origin: str  # the file it came from
 
 
 @lru_cache(maxsize=1)
@@ -91,11 +101,12 @@ def _parse_at(at: Any) -> tuple[str, float | None]:
 
 
 def resolve_curve_point(data: dict[str, Any], base_dir: Path | None,
-                        provenance: dict[str, str]) -> dict[str, Any]:
-    """Replace a curve reference in ``data["operating_point"]`` by the point read from it."""
+                        provenance: dict[str, str]) -> tuple[dict[str, Any], CurveReading | None]:
+    """Replace a curve reference in ``data["operating_point"]`` by the point read from it;
+    also return what was read (None when the operating point is not from a curve)."""
     op = data.get("operating_point")
     if not isinstance(op, dict) or "curve" not in op:
-        return data
+        return data, None
     op = dict(op)
     ref, curve_id = op.pop("curve"), op.pop("curve_id", None)
     at = op.pop("at", "peak")
@@ -107,10 +118,10 @@ def resolve_curve_point(data: dict[str, Any], base_dir: Path | None,
                            "given by the curve; remove it or drop operating_point.curve")])
     how, target = _parse_at(at)
     kind = op.get("token_kind", "mixed")
+    kind = kind if kind in ("mixed", "output", "input") else "mixed"  # validation reports it
     curve, origin = find_curve(ref, curve_id, base_dir)
     try:
-        sel = select(curve, how, target, kind if kind in ("mixed", "output", "input")
-                     else "mixed")
+        sel = select(curve, how, target, kind)
     except Unreachable as exc:
         raise InputError([(f"operating_point.at.{how}", str(exc))]) from None
     except LookupError as exc:
@@ -144,4 +155,4 @@ def resolve_curve_point(data: dict[str, Any], base_dir: Path | None,
             and "measured_power" not in accelerator:
         out["accelerator"] = {**accelerator, "measured_power": {"value": sel.power, "unit": "W"}}
         provenance["accelerator.measured_power"] = f"measured on {label}"
-    return out
+    return out, CurveReading(curve, sel, kind, origin)

@@ -17,7 +17,7 @@ from pydantic import BaseModel
 
 from ..inputs import InputError, Scenario, validate_scenario
 from .catalog import KINDS, Catalog, default_catalog, split_sources
-from .curve_point import find_curve, resolve_curve_point
+from .curve_point import CurveReading, find_curve, resolve_curve_point
 from .power_trace_point import TRACE_KEYS, resolve_power_trace
 
 __all__ = ["LoadedScenario", "load_scenario_file", "read_scenario_file", "build_scenario",
@@ -29,6 +29,7 @@ class LoadedScenario:
     scenario: Scenario
     provenance: dict[str, str] = field(default_factory=dict)  # dotted key -> where it came from
     origin: str = ""  # the file, or "inline"
+    curve: CurveReading | None = None  # when the operating point was read off a curve
 
 
 def read_scenario_file(path: str | Path) -> dict[str, Any]:
@@ -173,12 +174,12 @@ def build_scenario(data: Mapping[str, Any], overrides: Iterable[tuple[str, Any]]
     provenance: dict[str, str] = {k: f"{origin}: {v}" for k, v in file_sources.items()}
     expanded = _expand_with_overrides(plain, list(overrides), catalog, provenance,
                                       override_label)
-    final = resolve_curve_point(expanded, base_dir, provenance)
+    final, curve = resolve_curve_point(expanded, base_dir, provenance)
     final = resolve_power_trace(final, base_dir, provenance)
     scenario = validate_scenario(final)
     for key in _leaf_keys(final):
         provenance.setdefault(key, origin)
-    return LoadedScenario(scenario, provenance, origin)
+    return LoadedScenario(scenario, provenance, origin, curve)
 
 
 def _expand_with_overrides(plain: dict[str, Any], overrides: list[tuple[str, Any]],

@@ -1,0 +1,1 @@
+"""Excel workbooks: the declared calculation rendered as live formulas, and read back."""

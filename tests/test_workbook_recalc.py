@@ -1,0 +1,126 @@
+"""Exported workbooks recalculated by a real spreadsheet engine (LibreOffice headless) give the
+engine's numbers, before and after inputs are changed in the file.
+
+Skipped where LibreOffice is not installed, unless COSTMODEL_REQUIRE_LIBREOFFICE is set (as
+.ci/run sets it): then a missing LibreOffice fails the run instead of hiding the check.
+"""
+from __future__ import annotations
+
+import math
+import os
+from pathlib import Path
+
+import pytest
+from openpyxl import load_workbook
+
+from costmodel.model import MODEL
+from costmodel.workbook.export import build_workbook, save_workbook
+from costmodel.workbook.recalc import recalculate, soffice
+from conftest import CURVE_SCENARIOS, SCENARIOS, matched_extra, workbook_systems
+
+pytestmark = pytest.mark.libreoffice
+
+if soffice() is None:
+    if os.environ.get("COSTMODEL_REQUIRE_LIBREOFFICE"):
+        raise RuntimeError("COSTMODEL_REQUIRE_LIBREOFFICE is set but soffice is not installed")
+    pytest.skip("LibreOffice (soffice) is not installed", allow_module_level=True)
+
+CASES = {
+    "single": ([SCENARIOS / "sample-tco.toml"], False),
+    "three-matched": (CURVE_SCENARIOS, True),
+    "curve": ([SCENARIOS / "curve-gpt-oss-120b-b200.toml"], False),
+}
+EDITS = {  # name in the workbook -> (new value, the same change as a --set override)
+    "electricity_price": (0.1234, "electricity.price=0.1234 USD/kWh"),
+    "facility_pue": (1.45, "facility.pue=1.45"),
+    "power_boundary": ("node", "power.boundary=node"),
+    "utilisation": (0.42, "utilisation=0.42"),
+}
+
+
+def _cells(wb, name):
+    sheet, ref = next(iter(wb.defined_names[name].destinations))
+    cells = wb[sheet][ref.replace("$", "")]
+    if not isinstance(cells, tuple):
+        return [cells]
+    return [c for row in cells for c in (row if isinstance(row, tuple) else (row,))]
+
+
+def _assert_matches_engine(recalculated: Path, results) -> int:
+    """Every calculated cell equals the engine's value to 1e-9; returns cells checked."""
+    wb = load_workbook(recalculated, data_only=True)
+    checked = 0
+    for name in MODEL.steps:
+        for cell, result in zip(_cells(wb, name), results, strict=True):
+            want = result.values[name]
+            if math.isnan(want):  # the engine has no value: the spreadsheet shows an error
+                assert isinstance(cell.value, str) and cell.value.startswith("#"), \
+                    (name, cell.value)
+            else:
+                assert isinstance(cell.value, (int, float)), (name, cell.coordinate, cell.value)
+                assert cell.value == pytest.approx(want, rel=1e-9, abs=1e-300), name
+            checked += 1
+    # the Results sheet and the live Cover items follow the same cells
+    res = wb["Results"]
+    for row in res.iter_rows(min_row=5, max_row=8):
+        name = row[0].value
+        for cell, result in zip(row[3:3 + len(results)], results, strict=True):
+            assert cell.value == pytest.approx(result.values[name], rel=1e-9)
+    cover = {row[0].value: [c.value for c in row[3:3 + len(results)]]
+             for row in wb["Cover"].iter_rows() if row[0].value}
+    assert cover["power boundary"] == [r.disclosure()["boundary"] for r in results]
+    assert cover["power basis"] == [r.disclosure()["power_basis"] for r in results]
+    return checked
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("recalc")
+    out = {}
+    for case, (files, matched) in CASES.items():
+        extra = matched_extra(files) if matched else []
+        systems, _ = workbook_systems(files, extra=extra)
+        out[case] = (save_workbook(build_workbook(systems), folder / f"{case}.xlsx"),
+                     files, extra, systems)
+    return out
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_recalculated_workbook_equals_the_engine(exported, tmp_path, case):
+    path, _, _, systems = exported[case]
+    recalculated = recalculate(path, tmp_path)
+    checked = _assert_matches_engine(recalculated, [s.result for s in systems])
+    assert checked == len(MODEL.steps) * len(systems)
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_changed_inputs_recompute_like_the_engine(exported, tmp_path, case):
+    path, files, extra, systems = exported[case]
+    wb = load_workbook(path)
+    for name, (value, _) in EDITS.items():
+        for cell in _cells(wb, name):
+            cell.value = value
+    edited = tmp_path / f"{case}-edited.xlsx"
+    wb.save(edited)
+    recalculated = recalculate(edited, tmp_path / "out")
+    want, _ = workbook_systems(files, overrides=[s for _, s in EDITS.values()], extra=extra)
+    # the edits matter: the engine's answer moved
+    assert want[0].result.values["cost_per_mtok_total"] != pytest.approx(
+        systems[0].result.values["cost_per_mtok_total"], rel=1e-6)
+    _assert_matches_engine(recalculated, [s.result for s in want])
+
+
+def test_boundary_switch_is_live(exported, tmp_path):
+    path, files, _, _ = exported["single"]
+    for boundary in ("chip", "rack"):
+        wb = load_workbook(path)
+        _cells(wb, "power_boundary")[0].value = boundary
+        wb.save(tmp_path / f"{boundary}.xlsx")
+        out = load_workbook(recalculate(tmp_path / f"{boundary}.xlsx", tmp_path / boundary),
+                            data_only=True)
+        want, _ = workbook_systems(files, overrides=[f"power.boundary={boundary}"])
+        got = _cells(out, "power_per_accelerator")[0].value
+        assert got == pytest.approx(want[0].result.values["power_per_accelerator"], rel=1e-9)
+    # chip boundary of a GB300: its 1,400 W rated package power
+    assert _cells(load_workbook(recalculate(tmp_path / "chip.xlsx", tmp_path / "c2"),
+                                data_only=True), "power_per_accelerator")[0].value == 1400
