@@ -25,7 +25,8 @@ from ..units import UnitInputError, parse_quantity
 from .catalog import fixtures_dir
 from .curve_files import read_curves
 
-__all__ = ["resolve_curve_point", "find_curve", "CURVE_GIVES", "CurveReading"]
+__all__ = ["resolve_curve_point", "find_curve", "CURVE_GIVES", "CurveReading", "CurveLibrary",
+           "fixture_curves"]
 
 # operating-point keys that a curve provides and a scenario must not also give
 CURVE_GIVES = ("throughput", "throughput_per_kw", "normalised_by", "interactivity", "tbt",
@@ -42,22 +43,48 @@ class CurveReading:
     origin: str  # the file it came from
 
 
+class CurveLibrary:
+    """Curves by id: the fixture folder by default; the service passes its database's."""
+
+    def __init__(self, curves: dict[str, tuple[Curve, str]]):
+        self._curves = curves  # id -> (curve, where it came from)
+
+    def get(self, curve_id: str) -> tuple[Curve, str] | None:
+        return self._curves.get(curve_id)
+
+    def ids(self) -> list[str]:
+        return sorted(self._curves)
+
+
 @lru_cache(maxsize=1)
-def _fixture_curves(folder: str) -> dict[str, tuple[Curve, str]]:
+def _fixture_library(folder: str) -> CurveLibrary:
     found: dict[str, tuple[Curve, str]] = {}
     for path in sorted(Path(folder).glob("*")):
         if path.suffix.lower() in (".csv", ".json"):
             for c in read_curves(path):
                 found[c.key.id] = (c, str(path))
-    return found
+    return CurveLibrary(found)
+
+
+def fixture_curves() -> CurveLibrary:
+    """The curves in ``fixtures/curves`` (read once per process)."""
+    return _fixture_library(str(fixtures_dir() / "curves"))
 
 
 def find_curve(ref: str, curve_id: str | None, base_dir: Path | None,
-               where: str = "operating_point.curve") -> tuple[Curve, str]:
-    """A curve by file path (relative to ``base_dir``) or by id among the fixture curves."""
-    candidates = [Path(ref)] if Path(ref).is_absolute() else \
-        [p for p in ((base_dir / ref) if base_dir else None, Path(ref)) if p is not None]
-    path = next((p for p in candidates if p.is_file()), None)
+               where: str = "operating_point.curve", *, library: CurveLibrary | None = None,
+               files_allowed: bool = True) -> tuple[Curve, str]:
+    """A curve by file path (relative to ``base_dir``) or by id in ``library``.
+
+    With ``files_allowed=False`` (input from the network) only ids are looked up: a request
+    must never make the server read a file of its choosing.
+    """
+    library = library or fixture_curves()
+    path = None
+    if files_allowed:
+        candidates = [Path(ref)] if Path(ref).is_absolute() else \
+            [p for p in ((base_dir / ref) if base_dir else None, Path(ref)) if p is not None]
+        path = next((p for p in candidates if p.is_file()), None)
     if path is not None:
         curves = read_curves(path)
         if curve_id is None:
@@ -70,12 +97,12 @@ def find_curve(ref: str, curve_id: str | None, base_dir: Path | None,
             if c.key.id == curve_id:
                 return c, str(path)
         raise InputError([("operating_point.curve_id", f"no curve {curve_id!r} in {path}")])
-    known = _fixture_curves(str(fixtures_dir() / "curves"))
-    wanted = curve_id or ref
-    if wanted in known:
-        return known[wanted]
-    raise InputError([(where, f"{ref!r} is neither a curve file nor a known curve id "
-                              f"(known: {', '.join(sorted(known)) or 'none'})")])
+    found = library.get(curve_id or ref)
+    if found is not None:
+        return found
+    what = "a curve file nor a known curve id" if files_allowed else "a known curve id"
+    raise InputError([(where, f"{ref!r} is neither {what} "
+                              f"(known: {', '.join(library.ids()) or 'none'})")])
 
 
 def _parse_at(at: Any) -> tuple[str, float | None]:
@@ -101,7 +128,9 @@ def _parse_at(at: Any) -> tuple[str, float | None]:
 
 
 def resolve_curve_point(data: dict[str, Any], base_dir: Path | None,
-                        provenance: dict[str, str]) -> tuple[dict[str, Any], CurveReading | None]:
+                        provenance: dict[str, str], *, library: CurveLibrary | None = None,
+                        files_allowed: bool = True,
+                        ) -> tuple[dict[str, Any], CurveReading | None]:
     """Replace a curve reference in ``data["operating_point"]`` by the point read from it;
     also return what was read (None when the operating point is not from a curve)."""
     op = data.get("operating_point")
@@ -119,7 +148,8 @@ def resolve_curve_point(data: dict[str, Any], base_dir: Path | None,
     how, target = _parse_at(at)
     kind = op.get("token_kind", "mixed")
     kind = kind if kind in ("mixed", "output", "input") else "mixed"  # validation reports it
-    curve, origin = find_curve(ref, curve_id, base_dir)
+    curve, origin = find_curve(ref, curve_id, base_dir, library=library,
+                               files_allowed=files_allowed)
     try:
         sel = select(curve, how, target, kind)
     except Unreachable as exc:

@@ -33,11 +33,20 @@ def _seconds(raw: Any, where: str) -> float:
 
 
 def resolve_power_trace(data: dict[str, Any], base_dir: Path | None,
-                        provenance: dict[str, str]) -> dict[str, Any]:
-    """Replace ``power.trace*`` by ``accelerator.measured_power`` from the integrated trace."""
+                        provenance: dict[str, str], *, files_allowed: bool = True,
+                        ) -> dict[str, Any]:
+    """Replace ``power.trace*`` by ``accelerator.measured_power`` from the integrated trace.
+
+    With ``files_allowed=False`` (input from the network) a trace path is refused.
+    """
     power = data.get("power")
     if not isinstance(power, dict) or not any(k in power for k in TRACE_KEYS):
         return data
+    if not files_allowed:
+        raise InputError([("power.trace", "a power trace is read from a file, which this "
+                                          "interface does not do; give "
+                                          "accelerator.measured_power (e.g. from "
+                                          "`costmodel energy`)")])
     power = dict(power)
     ref = power.pop("trace", None)
     gpus = power.pop("trace_gpus", None)

@@ -17,7 +17,7 @@ from pydantic import BaseModel
 
 from ..inputs import InputError, Scenario, validate_scenario
 from .catalog import KINDS, Catalog, default_catalog, split_sources
-from .curve_point import CurveReading, find_curve, resolve_curve_point
+from .curve_point import CurveLibrary, CurveReading, find_curve, resolve_curve_point
 from .power_trace_point import TRACE_KEYS, resolve_power_trace
 
 __all__ = ["LoadedScenario", "load_scenario_file", "read_scenario_file", "build_scenario",
@@ -164,18 +164,22 @@ def apply_overrides(data: dict[str, Any], overrides: Iterable[tuple[str, Any]],
 def build_scenario(data: Mapping[str, Any], overrides: Iterable[tuple[str, Any]] = (),
                    catalog: Catalog | None = None, origin: str = "inline",
                    override_label: str = "--set",
-                   base_dir: Path | None = None) -> LoadedScenario:
+                   base_dir: Path | None = None, *, curves: CurveLibrary | None = None,
+                   files_allowed: bool = True) -> LoadedScenario:
     """Expand, override and validate a scenario mapping. Raises :class:`InputError`.
 
-    ``base_dir`` is where relative paths in the scenario (curve files) are looked up.
+    ``base_dir`` is where relative paths in the scenario (curve files, power traces) are
+    looked up; ``files_allowed=False`` refuses every file reference (input from the network);
+    ``curves`` resolves curve ids (default: the fixture curves).
     """
     catalog = catalog or default_catalog()
     plain, file_sources = split_sources(dict(data))
     provenance: dict[str, str] = {k: f"{origin}: {v}" for k, v in file_sources.items()}
     expanded = _expand_with_overrides(plain, list(overrides), catalog, provenance,
                                       override_label)
-    final, curve = resolve_curve_point(expanded, base_dir, provenance)
-    final = resolve_power_trace(final, base_dir, provenance)
+    final, curve = resolve_curve_point(expanded, base_dir, provenance, library=curves,
+                                       files_allowed=files_allowed)
+    final = resolve_power_trace(final, base_dir, provenance, files_allowed=files_allowed)
     scenario = validate_scenario(final)
     for key in _leaf_keys(final):
         provenance.setdefault(key, origin)
