@@ -23,6 +23,42 @@ _CMP: dict[str, Callable] = {"==": operator.eq, "!=": operator.ne, "<": operator
                              "<=": operator.le, ">": operator.gt, ">=": operator.ge}
 
 
+_SCALAR_BIN: dict[str, Callable] = {"+": operator.add, "-": operator.sub, "*": operator.mul,
+                                    "/": operator.truediv, "**": operator.pow}
+
+
+def compile_scalar(node: Node, decl: Declaration) -> Callable[[Env], float]:
+    """Like :func:`compile_node` for plain Python floats: the batch of one without numpy's
+    per-call overhead. ``where`` and ``choose`` evaluate only the branch taken, so a
+    division by zero in an untaken branch never happens; elsewhere it raises
+    ZeroDivisionError, and the caller falls back to the numpy closures."""
+    if isinstance(node, Name):
+        key = node.id
+        return lambda env: env[key]
+    if isinstance(node, Num):
+        value = float(node.value)
+        return lambda env: value
+    if isinstance(node, Neg):
+        inner = compile_scalar(node.operand, decl)
+        return lambda env: -inner(env)
+    if isinstance(node, BinOp):
+        f = _SCALAR_BIN[node.op]
+        a, b = compile_scalar(node.left, decl), compile_scalar(node.right, decl)
+        return lambda env: f(a(env), b(env))
+    if isinstance(node, Compare):
+        f, a, b = _CMP[node.op], compile_scalar(node.left, decl), compile_scalar(node.right, decl)
+        return lambda env: f(a(env), b(env))
+    if isinstance(node, Where):
+        c = compile_scalar(node.condition, decl)
+        t, e = compile_scalar(node.if_true, decl), compile_scalar(node.if_false, decl)
+        return lambda env: t(env) if c(env) else e(env)
+    if isinstance(node, Choose):
+        selector = node.selector
+        options = [compile_scalar(o, decl) for o in node.options]
+        return lambda env: options[int(env[selector])](env)
+    raise TypeError(node)
+
+
 def compile_node(node: Node, decl: Declaration) -> Callable[[Env], object]:
     """Turn an expression tree into a closure ``env -> array``, once."""
     if isinstance(node, Name):
@@ -86,6 +122,7 @@ class Evaluator:
         names = list(decl.steps) if outputs is None else decl.dependencies(outputs)
         self.outputs = list(decl.steps) if outputs is None else list(outputs)
         self.steps = {n: compile_node(decl.steps[n].tree, decl) for n in names}
+        self.scalar_steps = {n: compile_scalar(decl.steps[n].tree, decl) for n in names}
         self.required = sorted(decl.inputs_read(names))
         self.constants = {c.name: c.value for c in decl.constants.values()}
 
@@ -99,6 +136,13 @@ class Evaluator:
         missing = [n for n in self.required if n not in inputs]
         if missing:
             raise KeyError(f"missing inputs: {', '.join(missing)}")
+        if all(type(v) in (float, int) for v in inputs.values()):  # one scenario
+            env = _LazyEnv(self.scalar_steps, self.constants)
+            env.update(inputs)
+            try:
+                return {name: env[name] for name in self.outputs}
+            except (ZeroDivisionError, OverflowError):
+                pass  # numpy's inf/NaN semantics below
         env = _LazyEnv(self.steps, self.constants)
         env.update(inputs)
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import logging
 import math
+import re
+from functools import lru_cache
 from typing import Any
 
 import pint
@@ -108,27 +110,92 @@ def parse_quantity(raw: Any, canonical: str, *, allow_negative: bool = False,
     ``per`` names dimensions (``"[energy]"``, ``"[power]"``, ``"[time]"``) that the unit must
     divide by explicitly: USD/kWh and USD/kW/month share a dimension, and only the way the
     unit is written tells an electricity price from a hosting rate.
+
+    The common spellings (a number and a unit) take a fast path: the unit's conversion
+    factor to ``canonical`` is looked up once per distinct unit text and cached, so a service
+    parsing thousands of bodies a second does not re-parse ``"USD/kWh"`` each time.
     """
-    target = ureg.Unit(canonical)
     if bare_number_ok is None:
         bare_number_ok = canonical in BARE_NUMBER_UNITS
-    q = _to_quantity(raw, canonical if bare_number_ok else None)
-    if q.dimensionality != ureg.Quantity(1, target).dimensionality:
-        expected = _dimension_name(ureg.Quantity(1, target).dimensionality)
-        what = f"{expected} expected (e.g. {canonical!r})" if expected else \
-            f"expected units like {canonical!r}"
-        raise UnitInputError(f"{what}, got {describe_units(q)}")
-    _check_per(q, per, canonical)
-    value = float(q.to(target).magnitude)
+    split = _split(raw, bare_number_ok, canonical)
+    conversion = None
+    if split is not None:
+        try:
+            conversion = _conversion(split[1], canonical, per)
+        except _NotSimple:
+            conversion = None
+    if conversion is not None:
+        value = split[0] * conversion[0]
+        display = f"{split[0]:g} {conversion[1]}".rstrip()
+    else:  # anything else goes through pint in full
+        q = _to_quantity(raw, canonical if bare_number_ok else None)
+        _check_dimension(q, canonical)
+        _check_per(q, per, canonical)
+        value = float(q.to(ureg.Unit(canonical)).magnitude)
+        display = _fmt(q)
     if math.isnan(value):
         raise UnitInputError("must be a number, got NaN")
     if math.isinf(value):
         raise UnitInputError("must be finite, got infinity")
     if value < 0 and not allow_negative:
-        raise UnitInputError(f"must not be negative, got {_fmt(q)}")
+        raise UnitInputError(f"must not be negative, got {display}")
     if value == 0 and not allow_zero:
-        raise UnitInputError(f"must be greater than zero, got {_fmt(q)}")
+        raise UnitInputError(f"must be greater than zero, got {display}")
     return value
+
+
+_NUMBER_THEN_UNIT = re.compile(r"\s*([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)\s*(.*?)\s*$")
+_PLAIN_UNIT = re.compile(r"[A-Za-z%][A-Za-z0-9_%/ .*]*$")
+
+
+def _split(raw: Any, bare_number_ok: bool, canonical: str) -> tuple[float, str] | None:
+    """(magnitude, unit text) for the common spellings, or None for the full parser."""
+    if isinstance(raw, str):
+        m = _NUMBER_THEN_UNIT.fullmatch(raw)
+        if m is None:
+            return None
+        unit = m.group(2)
+        if not unit:
+            if canonical == "dimensionless":
+                return float(m.group(1)), ""
+            return None  # the full parser says "has no unit"
+        return (float(m.group(1)), unit) if _PLAIN_UNIT.match(unit) else None
+    if isinstance(raw, dict) and set(raw) == {"value", "unit"} and isinstance(raw["unit"], str) \
+            and isinstance(raw["value"], (int, float)) and not isinstance(raw["value"], bool):
+        return (float(raw["value"]), raw["unit"]) if _PLAIN_UNIT.match(raw["unit"]) else None
+    if isinstance(raw, (int, float)) and not isinstance(raw, bool) and bare_number_ok:
+        return float(raw), ""
+    return None
+
+
+class _NotSimple(Exception):
+    """Not a plain multiplicative unit: let the full parser handle (and word) it."""
+
+
+@lru_cache(maxsize=4096)
+def _conversion(unit_text: str, canonical: str, per: tuple[str, ...]) -> tuple[float, str]:
+    """(factor to ``canonical``, the unit as shown) for a unit text; errors are not cached."""
+    if not unit_text:
+        return 1.0, ""
+    try:
+        unit = parse_unit(unit_text)
+    except UnitInputError:
+        raise _NotSimple from None
+    q = ureg.Quantity(1.0, unit)
+    if not q._ok_for_muldiv():  # offset units such as degC
+        raise _NotSimple
+    _check_dimension(q, canonical)
+    _check_per(q, per, canonical)
+    return float(q.to(ureg.Unit(canonical)).magnitude), str(q.units)
+
+
+def _check_dimension(q: pint.Quantity, canonical: str) -> None:
+    target = ureg.Quantity(1, ureg.Unit(canonical)).dimensionality
+    if q.dimensionality != target:
+        expected = _dimension_name(target)
+        what = f"{expected} expected (e.g. {canonical!r})" if expected else \
+            f"expected units like {canonical!r}"
+        raise UnitInputError(f"{what}, got {describe_units(q)}")
 
 
 def _check_per(q: pint.Quantity, per: tuple[str, ...], canonical: str) -> None:

@@ -6,7 +6,6 @@ value's provenance (catalog source, the file, an override, a default) is kept fo
 """
 from __future__ import annotations
 
-import copy
 import json
 import tomllib
 from dataclasses import dataclass, field
@@ -30,6 +29,15 @@ class LoadedScenario:
     provenance: dict[str, str] = field(default_factory=dict)  # dotted key -> where it came from
     origin: str = ""  # the file, or "inline"
     curve: CurveReading | None = None  # when the operating point was read off a curve
+
+
+def _copy_tree(tree: Any) -> Any:
+    """A copy of plain parsed data (dicts, lists, scalars); much cheaper than deepcopy."""
+    if isinstance(tree, dict):
+        return {k: _copy_tree(v) for k, v in tree.items()}
+    if isinstance(tree, list):
+        return [_copy_tree(v) for v in tree]
+    return tree
 
 
 def read_scenario_file(path: str | Path) -> dict[str, Any]:
@@ -59,7 +67,7 @@ def read_scenario_file(path: str | Path) -> dict[str, Any]:
 
 def _expand_refs(data: dict[str, Any], catalog: Catalog,
                  provenance: dict[str, str]) -> dict[str, Any]:
-    data = copy.deepcopy(data)
+    data = _copy_tree(data)
     for section in KINDS:
         value = data.get(section)
         if isinstance(value, str):
@@ -71,7 +79,7 @@ def _expand_refs(data: dict[str, Any], catalog: Catalog,
         else:
             continue
         entry = catalog.get(section, ref, section)
-        merged = copy.deepcopy(entry.data)
+        merged = _copy_tree(entry.data)
         extra_workload = merged.pop("workload", None) if section == "operating_point" else None
         label = f"catalog {section} {ref!r}"
         for k in _leaf_keys(entry.data):
@@ -140,7 +148,7 @@ def _section_type(annotation: Any) -> Any:
 def apply_overrides(data: dict[str, Any], overrides: Iterable[tuple[str, Any]],
                     provenance: dict[str, str], label: str = "--set") -> dict[str, Any]:
     """Set dotted keys in a (catalog-expanded) scenario mapping; unknown keys are errors."""
-    data = copy.deepcopy(data)
+    data = _copy_tree(data)
     errors = []
     for key, value in overrides:
         if not _known_key(key):
