@@ -205,6 +205,7 @@ class Scenario(Section):
     """Everything needed to price one system at one operating point."""
     name: str = "scenario"
     description: Optional[str] = None
+    system: Optional[str] = None  # the system preset node and rack came from, if any
     accelerator: Accelerator
     node: Node = Node()
     rack: Rack = Rack()
@@ -289,7 +290,7 @@ def default_source(key: str) -> str:
 
 # Descriptive fields whose defaults are labels, not assumptions about cost.
 _NOT_INPUTS = {"name", "description", "chosen", "label", "vendor", "note", "curve",
-               "read_status"}
+               "read_status", "system"}
 
 
 def _quantity_meta(info) -> QuantityField | None:

@@ -65,3 +65,19 @@ def test_idle_power_counts_for_energy_not_tokens():
         full.value("energy_cost_per_hour") * 0.6, rel=1e-12)
     assert half.value("cost_per_mtok_energy") == pytest.approx(
         full.value("cost_per_mtok_energy") * 0.6 / 0.5, rel=1e-12)
+
+
+def test_system_preset_fills_node_and_rack_and_the_scenario_wins():
+    data = {"accelerator": "gb300", "operating_point": {"throughput": "1000 token/s"},
+            "system": "gb300-nvl72", "node": {"host_power": "1.5 kW"},
+            "power": {"boundary": "rack"}}
+    r = price_data(data)
+    # preset: 4 GPUs a tray, PSU 0.95, 18 trays, switches 7,200 W, other 1,000 W, delivery
+    # 0.97; the scenario's own 1,500 W host power replaces the preset's 1,200 W
+    node = (4 * 1400 + 1500) / 0.95
+    rack = (18 * node + 7200 + 1000) / 0.97
+    assert r.value("power_per_accelerator") == pytest.approx(rack / 72, rel=1e-12)
+    sources = r.disclosure()["sources"]
+    assert sources["node.psu_efficiency"].startswith("catalog system 'gb300-nvl72'")
+    assert sources["node.host_power"] == "inline"
+    assert r.scenario.system == "gb300-nvl72"

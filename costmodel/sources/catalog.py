@@ -19,7 +19,7 @@ __all__ = ["Catalog", "default_catalog", "fixtures_dir", "split_sources", "KINDS
 
 # scenario key -> catalog file
 KINDS = {"accelerator": "accelerators", "operating_point": "operating_points",
-         "electricity": "electricity"}
+         "electricity": "electricity", "system": "systems"}
 _PROVENANCE_KEYS = {"source", "note"}
 
 

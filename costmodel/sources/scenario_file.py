@@ -84,15 +84,27 @@ def _expand_refs(data: dict[str, Any], catalog: Catalog,
         label = f"catalog {section} {ref!r}"
         for k in _leaf_keys(entry.data):
             top = k.split(".")[0]
-            file_workload = data.get("workload")
-            if top in own or (top == "workload" and isinstance(file_workload, dict)
-                              and k.split(".")[1] in file_workload):
+            # tables a catalog entry fills outside its own section (a point's workload, a
+            # system's node and rack) keep the scenario's own keys
+            outside = top == "workload" or (section == "system" and top in ("node", "rack"))
+            table = data.get(top) if outside else None
+            if top in own or (outside and isinstance(table, dict)
+                              and k.split(".")[1] in table):
                 continue
-            key = k if top == "workload" else f"{section}.{k}"
+            key = k if outside else f"{section}.{k}"
             src = entry.provenance.get(k)
             provenance[key] = f"{label}: {src}" if src else label
         if section == "operating_point":
             merged.setdefault("chosen", f"published point {ref!r}")
+        if section == "system":
+            # a system is node and rack presets; the scenario's own tables win key by key
+            for part in ("node", "rack"):
+                table = data.get(part)
+                if table is None or isinstance(table, dict):
+                    data[part] = {**merged.get(part, {}), **(table or {}),
+                                  **own.get(part, {})}
+            data["system"] = ref
+            continue
         merged.update(own)
         data[section] = merged
         if extra_workload:
