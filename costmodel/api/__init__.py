@@ -1,0 +1,82 @@
+"""The pricing service: ``create_app()`` builds the Flask application.
+
+Configuration comes from the environment (or the ``config`` mapping, which wins):
+
+- ``DATABASE_URL``: SQLAlchemy URL; a SQLite file ``costmodel.db`` by default, PostgreSQL
+  (``postgresql://...``) for several workers or hosts;
+- ``COSTMODEL_OPEN_READS``: ``1`` lets price, compare and catalog reads answer without a key
+  (``costmodel serve`` sets it on a loopback address); writes always need one;
+- ``COSTMODEL_MAX_BODY``: the request body limit in bytes (default 2 MiB; workbook uploads
+  may reach the reader's own 20 MiB limit).
+
+gunicorn: ``gunicorn 'costmodel.api:create_app()'``.
+"""
+from __future__ import annotations
+
+import os
+from importlib import resources
+from pathlib import Path
+from typing import Any, Mapping
+
+from flask import Flask, Response, abort, json, render_template, send_file
+
+from .. import __version__
+from .errors import register_error_handlers
+from .openapi import build_spec
+from .routes import catalog, keys, pricing, scenarios
+from .services import Services
+
+__all__ = ["create_app"]
+
+TEMPLATES = Path(__file__).resolve().parents[2] / "templates"
+
+
+def _flag(value: Any) -> bool:
+    return str(value).strip().lower() in ("1", "true", "yes", "on")
+
+
+def create_app(config: Mapping[str, Any] | None = None) -> Flask:
+    config = dict(config or {})
+    app = Flask(__name__, template_folder=str(Path(os.environ.get(
+        "COSTMODEL_TEMPLATES", TEMPLATES))))
+    app.config.update(
+        DATABASE_URL=os.environ.get("DATABASE_URL"),
+        OPEN_READS=_flag(os.environ.get("COSTMODEL_OPEN_READS", "0")),
+        MAX_CONTENT_LENGTH=int(os.environ.get("COSTMODEL_MAX_BODY", 2 * 2**20)),
+        JSON_SORT_KEYS=False,
+    )
+    app.config.update(config)
+    app.json.sort_keys = False
+    app.extensions["costmodel"] = Services(app.config["DATABASE_URL"])
+    register_error_handlers(app)
+    for bp in (pricing, catalog, scenarios, keys):
+        app.register_blueprint(bp)
+    spec = build_spec()
+
+    @app.get("/healthz")
+    def healthz() -> Response:
+        ok = app.extensions["costmodel"].healthy()
+        body = {"status": "ok" if ok else "degraded", "database": "ok" if ok else "unreachable",
+                "version": __version__}
+        return Response(json.dumps(body), status=200 if ok else 503,
+                        mimetype="application/json")
+
+    @app.get("/api/v1/openapi.json")
+    def openapi() -> Response:
+        return Response(json.dumps(spec), mimetype="application/json")
+
+    @app.get("/api/v1/docs")
+    def docs() -> str:
+        return render_template("docs.html", version=__version__)
+
+    @app.get("/api/v1/docs/assets/<name>")
+    def docs_asset(name: str):
+        # Swagger UI shipped in a Python package: the docs page works without a network
+        allowed = {"swagger-ui.css": "css", "swagger-ui-bundle.js": "js",
+                   "swagger-ui-standalone-preset.js": "js"}
+        if name not in allowed:
+            abort(404)
+        root = resources.files("flask_openapi3_swagger") / "templates" / "swagger"
+        return send_file(root / allowed[name] / name, max_age=86400)
+
+    return app

@@ -1,0 +1,84 @@
+"""RFC 9457 problem details for every error the API answers, and nothing else leaking."""
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from flask import Flask, Response, json, request
+from werkzeug.exceptions import HTTPException
+
+from ..inputs import InputError
+
+__all__ = ["Problem", "problem_response", "register_error_handlers", "PROBLEM_TYPES"]
+
+log = logging.getLogger("costmodel.api")
+_BASE = "https://costmodel.dev/problems/"
+PROBLEM_TYPES = {
+    400: "bad-request", 401: "unauthorized", 403: "forbidden", 404: "not-found",
+    405: "method-not-allowed", 409: "conflict", 413: "payload-too-large",
+    415: "unsupported-media-type", 422: "invalid-input", 500: "internal-error",
+}
+
+
+class Problem(Exception):
+    """An error answered as ``application/problem+json``.
+
+    ``errors`` lists ``{"path": dotted field path, "message": ...}`` for input problems.
+    """
+
+    def __init__(self, status: int, title: str, detail: str = "", *,
+                 errors: list[dict[str, str]] | None = None, kind: str | None = None,
+                 headers: dict[str, str] | None = None):
+        super().__init__(detail or title)
+        self.status, self.title, self.detail = status, title, detail
+        self.errors = errors or []
+        self.kind = kind or PROBLEM_TYPES.get(status, "error")
+        self.headers = headers or {}
+
+    @classmethod
+    def from_input(cls, exc: InputError, prefix: str = "") -> "Problem":
+        errors = [{"path": f"{prefix}{p}" if p else prefix.rstrip("."), "message": m}
+                  for p, m in exc.errors]
+        unreachable = any("unreachable" in e["message"] for e in errors)
+        return cls(422, "Operating point unreachable" if unreachable else "Invalid input",
+                   "; ".join(f"{e['path']}: {e['message']}" if e["path"] else e["message"]
+                             for e in errors),
+                   errors=errors, kind="unreachable" if unreachable else "invalid-input")
+
+
+def problem_response(p: Problem) -> Response:
+    body: dict[str, Any] = {"type": _BASE + p.kind, "title": p.title, "status": p.status,
+                            "detail": p.detail or p.title, "instance": request.path}
+    if p.errors:
+        body["errors"] = p.errors
+    resp = Response(json.dumps(body), status=p.status, mimetype="application/problem+json")
+    for k, v in p.headers.items():
+        resp.headers[k] = v
+    return resp
+
+
+def register_error_handlers(app: Flask) -> None:
+    @app.errorhandler(Problem)
+    def _problem(p: Problem):
+        return problem_response(p)
+
+    @app.errorhandler(InputError)
+    def _input(exc: InputError):
+        return problem_response(Problem.from_input(exc))
+
+    @app.errorhandler(HTTPException)
+    def _http(exc: HTTPException):
+        status = exc.code or 500
+        detail = {413: f"the request body is larger than "
+                       f"{app.config['MAX_CONTENT_LENGTH'] // 1024} KiB"}.get(
+            status, exc.description or "")
+        return problem_response(Problem(status, exc.name, detail,
+                                        headers={"Allow": ", ".join(exc.valid_methods)}
+                                        if getattr(exc, "valid_methods", None) else None))
+
+    @app.errorhandler(Exception)
+    def _unexpected(exc: Exception):
+        # the trace goes to the log, never to the client
+        log.exception("unexpected error on %s %s", request.method, request.path)
+        return problem_response(Problem(500, "Internal error",
+                                        "the server failed to answer; the failure is logged"))

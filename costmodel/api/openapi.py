@@ -1,0 +1,199 @@
+"""Routes declared with their bodies and answers, and the OpenAPI 3.1 document built from
+those declarations (so the spec cannot drift from what the handlers accept)."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import wraps
+from typing import Any, Callable
+
+from flask import Blueprint, Response, json, request
+from pydantic import BaseModel, ValidationError
+from pydantic.json_schema import models_json_schema
+
+from .. import __version__
+from .auth import require
+from .errors import Problem
+from .schemas import ProblemOut
+
+__all__ = ["route", "ROUTES", "build_spec", "ListQuery"]
+
+
+@dataclass
+class Route:
+    blueprint: str
+    rule: str
+    method: str
+    summary: str
+    access: str  # read | write | admin | public
+    body: type[BaseModel] | None
+    response: type[BaseModel] | None
+    status: int
+    query: type[BaseModel] | None
+    tags: list[str]
+    errors: tuple[int, ...]
+    content_type: str = "application/json"  # of the answer
+    request_content_type: str = "application/json"
+    path_params: dict[str, str] = field(default_factory=dict)
+
+
+ROUTES: list[Route] = []
+
+
+class ListQuery(BaseModel):
+    """Paging and a text filter for list endpoints."""
+    q: str | None = None
+    limit: int = 50
+    offset: int = 0
+
+
+_RULE_PARAM = re.compile(r"<(?:(\w+):)?(\w+)>")
+
+
+def _body(model: type[BaseModel]) -> BaseModel:
+    if request.mimetype != "application/json":
+        raise Problem(415, "Unsupported media type",
+                      f"send application/json, not {request.mimetype or 'no content type'}")
+    raw = request.get_data(cache=True)
+    try:
+        data = json.loads(raw) if raw else None
+    except ValueError as exc:
+        raise Problem(400, "Malformed JSON", f"the body is not valid JSON: {exc}") from None
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise Problem(422, "Invalid input", "; ".join(
+            f"{_loc(e['loc'])}: {e['msg']}" for e in exc.errors()),
+            errors=[{"path": _loc(e["loc"]), "message": e["msg"]}
+                    for e in exc.errors()]) from None
+
+
+def _query(model: type[BaseModel]) -> BaseModel:
+    args = request.args.to_dict()
+    try:
+        q = model.model_validate(args)
+    except ValidationError as exc:
+        raise Problem(422, "Invalid query", "; ".join(
+            f"{_loc(e['loc'])}: {e['msg']}" for e in exc.errors()),
+            errors=[{"path": _loc(e["loc"]), "message": e["msg"]}
+                    for e in exc.errors()]) from None
+    if isinstance(q, ListQuery) and not (1 <= q.limit <= 200 and q.offset >= 0):
+        raise Problem(422, "Invalid query", "limit is 1 to 200 and offset at least 0",
+                      errors=[{"path": "limit", "message": "1 to 200"}])
+    return q
+
+
+def _loc(loc: tuple) -> str:
+    return ".".join(str(p) for p in loc) or "body"
+
+
+def route(bp: Blueprint, rule: str, method: str, *, summary: str, access: str,
+          body: type[BaseModel] | None = None, response: type[BaseModel] | None = None,
+          status: int = 200, query: type[BaseModel] | None = None,
+          errors: tuple[int, ...] = (), content_type: str = "application/json",
+          request_content_type: str = "application/json") -> Callable:
+    """Register a view and its contract. The view gets ``body``/``query`` models parsed and
+    may return a pydantic model, a dict, or a Response."""
+    def decorate(view: Callable) -> Callable:
+        @wraps(view)
+        def wrapper(**kwargs: Any):
+            principal = require(access)
+            if body is not None:
+                kwargs["body"] = _body(body)
+            if query is not None:
+                kwargs["query"] = _query(query)
+            kwargs["principal"] = principal
+            out = view(**kwargs)
+            if isinstance(out, Response):
+                return out
+            if isinstance(out, BaseModel):
+                out = out.model_dump(mode="json")
+            return Response(json.dumps(out), status=status, mimetype="application/json")
+        bp.add_url_rule(rule, endpoint=f"{view.__name__}", view_func=wrapper,
+                        methods=[method])
+        ROUTES.append(Route(bp.name, (bp.url_prefix or "") + rule, method, summary, access,
+                            body, response, status, query, [bp.name], errors, content_type,
+                            request_content_type))
+        return wrapper
+    return decorate
+
+
+def _openapi_path(rule: str) -> tuple[str, list[dict]]:
+    params = []
+    for conv, name in _RULE_PARAM.findall(rule):
+        schema = {"type": "integer", "minimum": 1} if conv == "int" else {"type": "string"}
+        params.append({"name": name, "in": "path", "required": True, "schema": schema})
+    return _RULE_PARAM.sub(lambda m: "{" + m.group(2) + "}", rule), params
+
+
+def build_spec() -> dict[str, Any]:
+    """The OpenAPI 3.1 document of every declared route."""
+    models = {r.body for r in ROUTES if r.body} | {r.response for r in ROUTES if r.response}
+    models.add(ProblemOut)
+    keyed = [(m, "validation") for m in sorted(models, key=lambda m: m.__name__)]
+    refs, defs = models_json_schema(keyed, ref_template="#/components/schemas/{model}")
+    schemas = defs.get("$defs", {})
+    ref_of = {m: refs[(m, "validation")] for m in models}
+    problem = {"description": "a problem (RFC 9457)",
+               "content": {"application/problem+json": {"schema": ref_of[ProblemOut]}}}
+    paths: dict[str, Any] = {}
+    for r in ROUTES:
+        path, params = _openapi_path(r.rule)
+        if r.query is not None:
+            for name, f in r.query.model_fields.items():
+                schema = {"type": "integer", "minimum": 0} if f.annotation is int else \
+                    {"type": "string"}
+                if name == "limit":
+                    schema = {"type": "integer", "minimum": 1, "maximum": 200}
+                params.append({"name": name, "in": "query", "required": False,
+                               "schema": schema})
+        op: dict[str, Any] = {"summary": r.summary, "tags": r.tags,
+                              "operationId": f"{r.method.lower()}_{r.blueprint}_"
+                                             f"{re.sub(r'[^a-z0-9]+', '_', path.lower())}"
+                                             .rstrip("_"),
+                              "responses": {}}
+        if params:
+            op["parameters"] = params
+        if r.body is not None:
+            op["requestBody"] = {"required": True, "content": {
+                r.request_content_type: {"schema": ref_of[r.body]}}}
+        elif r.request_content_type != "application/json":
+            op["requestBody"] = {"required": True, "content": {
+                r.request_content_type: {"schema": {"type": "string", "format": "binary"}}}}
+        ok: dict[str, Any] = {"description": "success"}
+        if r.response is not None:
+            ok["content"] = {r.content_type: {"schema": ref_of[r.response]}}
+        elif r.content_type != "application/json":
+            ok["content"] = {r.content_type: {"schema": {"type": "string",
+                                                           "format": "binary"}}}
+        op["responses"][str(r.status)] = ok
+        codes = set(r.errors) | {500}
+        if r.body is not None:
+            codes |= {400, 413, 415, 422}
+        if r.query is not None or params:
+            codes |= {422} if r.query is not None else set()
+        if r.access != "public":
+            codes |= {401, 403}
+        for code in sorted(codes):
+            op["responses"][str(code)] = problem
+        if r.access in ("write", "admin"):
+            op["security"] = [{"bearer": []}, {"apiKeyHeader": []}]
+        elif r.access == "read":
+            op["security"] = [{}, {"bearer": []}, {"apiKeyHeader": []}]
+        paths.setdefault(path, {})[r.method.lower()] = op
+    return {
+        "openapi": "3.1.0",
+        "info": {"title": "costmodel pricing API", "version": __version__,
+                 "description": "Cost and price per million tokens, with the denominator "
+                                "of every figure disclosed. Quantities are accepted as "
+                                "\"700 W\" or {\"value\": 700, \"unit\": \"W\"} and answered "
+                                "as {\"value\", \"unit\"}."},
+        "paths": paths,
+        "components": {
+            "schemas": schemas,
+            "securitySchemes": {
+                "bearer": {"type": "http", "scheme": "bearer",
+                           "description": "an API key: Authorization: Bearer cm_..."},
+                "apiKeyHeader": {"type": "apiKey", "in": "header", "name": "X-API-Key"}},
+        },
+    }

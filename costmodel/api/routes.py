@@ -1,0 +1,351 @@
+"""The /api/v1 endpoints."""
+from __future__ import annotations
+
+from io import BytesIO
+
+from flask import Blueprint, Response, current_app, request
+from pydantic import ValidationError
+
+from .. import __version__
+from ..chain import price as price_result
+from ..inputs import InputError, Node, Rack
+from ..sources.catalog import split_sources
+from ..sources.curve_files import read_curve_text
+from ..store import repo
+from .auth import _verified
+from .errors import Problem
+from .openapi import ListQuery, route
+from .schemas import (CATALOG_MODELS, CatalogCreate, CatalogEntryOut, CatalogPage,
+                      CompareRequest, ComparisonOut, CurveCreate, CurveOut, CurvePage,
+                      KeyCreate, KeyCreated, KeyList, KeyOut, PriceRequest, RepriceOut, ResultOut,
+                      RevisionOut, ScenarioCreate, ScenarioOut, ScenarioPage, ScenarioRevise,
+                      WorkbookRequest)
+
+__all__ = ["pricing", "catalog", "scenarios", "keys"]
+
+XLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
+
+pricing = Blueprint("pricing", __name__, url_prefix="/api/v1")
+catalog = Blueprint("catalog", __name__, url_prefix="/api/v1")
+scenarios = Blueprint("scenarios", __name__, url_prefix="/api/v1")
+keys = Blueprint("keys", __name__, url_prefix="/api/v1")
+
+
+def services():
+    return current_app.extensions["costmodel"]
+
+
+def _not_found(exc: repo.NotFound) -> Problem:
+    return Problem(404, "Not found", str(exc))
+
+
+# ---- pricing --------------------------------------------------------------------------------
+
+@route(pricing, "/price", "POST", summary="Price a scenario (inline, or saved plus overrides)",
+       access="read", body=PriceRequest, response=ResultOut, errors=(404,))
+def price(body: PriceRequest, principal) -> dict:
+    with services().sessions() as session:
+        return services().price(session, body)
+
+
+@route(pricing, "/compare", "POST", summary="Price scenarios side by side, with ratios",
+       access="read", body=CompareRequest, response=ComparisonOut, errors=(404,))
+def compare(body: CompareRequest, principal) -> dict:
+    with services().sessions() as session:
+        return services().compare(session, body.scenarios, body.at_interactivity,
+                                  body.matched)
+
+
+def _xlsx(loaded: list, title: str | None, filename: str) -> Response:
+    from ..workbook.export import WorkbookSystem, build_workbook
+    systems = [WorkbookSystem(price_result(x.scenario, x.provenance), x.curve) for x in loaded]
+    buf = BytesIO()
+    build_workbook(systems, title=title).save(buf)
+    return Response(buf.getvalue(), mimetype=XLSX, headers={
+        "Content-Disposition": f'attachment; filename="{filename}"'})
+
+
+@route(pricing, "/workbook", "POST", summary="An Excel workbook with live formulas",
+       access="read", body=WorkbookRequest, content_type=XLSX, errors=(404,))
+def workbook(body: WorkbookRequest, principal) -> Response:
+    with services().sessions() as session:
+        loaded = services().load_many(session, body.scenarios, body.at_interactivity,
+                                      body.matched)
+    return _xlsx(loaded, body.title, "costmodel.xlsx")
+
+
+@route(pricing, "/workbook/reprice", "POST", summary="Read an edited workbook back and price it",
+       access="read", response=RepriceOut, request_content_type=XLSX, errors=(415, 422))
+def reprice(principal) -> dict:
+    from ..workbook.reader import MAX_BYTES, read_workbook
+    request.max_content_length = MAX_BYTES  # a workbook may be larger than a JSON body
+    if request.mimetype != XLSX:
+        raise Problem(415, "Unsupported media type", f"send the workbook as {XLSX}")
+    try:
+        imported = read_workbook(request.get_data(), name="upload")
+    except InputError as exc:
+        raise Problem.from_input(exc) from None
+    return {"results": [r.to_json() for r in imported.results],
+            "changes": [vars(c) for c in imported.changes], "warnings": imported.warnings}
+
+
+# ---- catalog --------------------------------------------------------------------------------
+
+_KINDS = {"accelerators": "accelerator", "operating-points": "operating_point",
+          "electricity-prices": "electricity", "systems": "system"}
+
+
+def _entry(row) -> dict:
+    return {"kind": row.kind, "key": row.key, "data": row.data, "provenance": row.provenance,
+            "origin": row.origin, "created_at": row.created_at}
+
+
+def _validate_entry(kind: str, data: dict) -> tuple[dict, dict]:
+    """Check a new catalog entry the way a scenario using it would be checked."""
+    plain, provenance = split_sources(data)
+    try:
+        if kind == "system":
+            extra = set(plain) - {"name", "node", "rack", "note"}
+            if extra:
+                raise InputError([(f"data.{sorted(extra)[0]}", "unknown key")])
+            Node.model_validate(plain.get("node", {}))
+            Rack.model_validate(plain.get("rack", {}))
+        else:
+            body = dict(plain)
+            workload = body.pop("workload", None) if kind == "operating_point" else None
+            CATALOG_MODELS[kind].model_validate(body)
+            if workload is not None and not isinstance(workload, dict):
+                raise InputError([("data.workload", "must be a table")])
+    except ValidationError as exc:
+        raise Problem(422, "Invalid input", "; ".join(
+            f"data.{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()),
+            errors=[{"path": "data." + ".".join(map(str, e["loc"])), "message": e["msg"]}
+                    for e in exc.errors()]) from None
+    except InputError as exc:
+        raise Problem.from_input(exc) from None
+    return plain, provenance
+
+
+def _catalog_routes(path: str, kind: str) -> None:
+    label = path.replace("-", " ")
+
+    def list_entries(query: ListQuery, principal) -> dict:
+        with services().sessions() as session:
+            rows, total = repo.catalog_list(session, kind, q=query.q, limit=query.limit,
+                                            offset=query.offset)
+            return {"items": [_entry(r) for r in rows], "total": total,
+                    "limit": query.limit, "offset": query.offset}
+
+    def get_entry(key: str, principal) -> dict:
+        with services().sessions() as session:
+            try:
+                return _entry(repo.catalog_get(session, kind, key))
+            except repo.NotFound as exc:
+                raise _not_found(exc) from None
+
+    def create_entry(body: CatalogCreate, principal) -> dict:
+        plain, provenance = _validate_entry(kind, body.data)
+        with services().sessions() as session:
+            try:
+                row = repo.catalog_create(session, kind, body.key, plain, provenance,
+                                          origin=f"api:{principal.name}"[:40])
+            except repo.Conflict as exc:
+                raise Problem(409, "Conflict", str(exc)) from None
+            return _entry(row)
+
+    for fn, suffix in ((list_entries, "list"), (get_entry, "get"), (create_entry, "create")):
+        fn.__name__ = f"{kind}_{suffix}"
+    route(catalog, f"/{path}", "GET", summary=f"List {label}", access="read",
+          query=ListQuery, response=CatalogPage)(list_entries)
+    route(catalog, f"/{path}/<path:key>", "GET", summary=f"One of the {label}", access="read",
+          response=CatalogEntryOut, errors=(404,))(get_entry)
+    route(catalog, f"/{path}", "POST", summary=f"Add to the {label}", access="write",
+          body=CatalogCreate, response=CatalogEntryOut, status=201, errors=(409,))(create_entry)
+
+
+for _path, _kind in _KINDS.items():
+    _catalog_routes(_path, _kind)
+
+
+class CurveQuery(ListQuery):
+    hardware: str | None = None
+    model: str | None = None
+
+
+def _curve(row, with_csv: bool = False) -> dict:
+    out = {"curve_id": row.curve_id, "hardware": row.hardware, "model": row.model,
+           "points": row.points, "source": row.source, "origin": row.origin,
+           "created_at": row.created_at}
+    if with_csv:
+        out["csv"] = row.csv
+    return out
+
+
+@route(catalog, "/curves", "GET", summary="List curves", access="read", query=CurveQuery,
+       response=CurvePage)
+def curves_list(query: CurveQuery, principal) -> dict:
+    with services().sessions() as session:
+        rows, total = repo.curve_list(session, hardware=query.hardware, model=query.model,
+                                      limit=query.limit, offset=query.offset)
+        return {"items": [_curve(r) for r in rows], "total": total, "limit": query.limit,
+                "offset": query.offset}
+
+
+@route(catalog, "/curves/<path:curve_id>", "GET", summary="A curve with its points (CSV)",
+       access="read", response=CurveOut, errors=(404,))
+def curve_get(curve_id: str, principal) -> dict:
+    with services().sessions() as session:
+        try:
+            return _curve(repo.curve_get(session, curve_id), with_csv=True)
+        except repo.NotFound as exc:
+            raise _not_found(exc) from None
+
+
+@route(catalog, "/curves", "POST", summary="Import curves (InferenceX rows, API export, CSV)",
+       access="write", body=CurveCreate, response=CurvePage, status=201, errors=(409,))
+def curves_create(body: CurveCreate, principal) -> dict:
+    try:
+        parsed = read_curve_text(body.content, name="content", gpus=body.gpus,
+                                 hardware=body.hardware)
+    except InputError as exc:
+        raise Problem.from_input(exc) from None
+    with services().sessions() as session:
+        rows = []
+        for c in parsed:
+            try:
+                rows.append(repo.curve_create(session, c, origin=f"api:{principal.name}"[:40]))
+            except repo.Conflict as exc:
+                raise Problem(409, "Conflict", str(exc)) from None
+        return {"items": [_curve(r) for r in rows], "total": len(rows), "limit": len(rows),
+                "offset": 0}
+
+
+# ---- scenarios ------------------------------------------------------------------------------
+
+def _revision(rev) -> dict:
+    return {"scenario_id": rev.scenario_id, "number": rev.number,
+            "content_hash": rev.content_hash, "created_at": rev.created_at,
+            "created_by": rev.created_by, "engine_version": rev.engine_version,
+            "scenario": rev.data, "result": rev.result}
+
+
+def _scenario(row) -> dict:
+    return {"id": row.id, "name": row.name, "latest_revision": row.latest_revision,
+            "created_at": row.created_at}
+
+
+def _priced(session, data: dict) -> dict:
+    return services().price(session, PriceRequest(scenario=data))
+
+
+@route(scenarios, "/scenarios", "GET", summary="List saved scenarios", access="read",
+       query=ListQuery, response=ScenarioPage)
+def scenarios_list(query: ListQuery, principal) -> dict:
+    with services().sessions() as session:
+        rows, total = repo.scenario_list(session, q=query.q, limit=query.limit,
+                                         offset=query.offset)
+        return {"items": [_scenario(r) for r in rows], "total": total, "limit": query.limit,
+                "offset": query.offset}
+
+
+@route(scenarios, "/scenarios", "POST", summary="Save a scenario (priced, as revision 1)",
+       access="write", body=ScenarioCreate, response=RevisionOut, status=201)
+def scenarios_create(body: ScenarioCreate, principal) -> dict:
+    with services().sessions() as session:
+        result = _priced(session, body.scenario)
+        rev = repo.scenario_create(session, body.name, body.scenario, result,
+                                   engine_version=__version__, created_by=principal.name)
+        return _revision(rev)
+
+
+@route(scenarios, "/scenarios/<int:scenario_id>", "GET",
+       summary="A saved scenario's latest revision, with its result as computed then",
+       access="read", response=RevisionOut, errors=(404,))
+def scenario_get(scenario_id: int, principal) -> dict:
+    with services().sessions() as session:
+        try:
+            return _revision(repo.revision_get(session, scenario_id, None))
+        except repo.NotFound as exc:
+            raise _not_found(exc) from None
+
+
+@route(scenarios, "/scenarios/<int:scenario_id>/revisions", "POST",
+       summary="Save an edit as the next revision (201), or find it equal to the latest (200)",
+       access="write", body=ScenarioRevise, response=RevisionOut, status=201, errors=(404,))
+def scenario_revise(scenario_id: int, body: ScenarioRevise, principal) -> Response | dict:
+    with services().sessions() as session:
+        try:
+            repo.scenario_get(session, scenario_id)
+        except repo.NotFound as exc:
+            raise _not_found(exc) from None
+        result = _priced(session, body.scenario)
+        rev, created = repo.scenario_revise(session, scenario_id, body.scenario, result,
+                                            engine_version=__version__,
+                                            created_by=principal.name)
+        out = _revision(rev)
+    if created:
+        return out
+    from flask import json
+    return Response(json.dumps(RevisionOut.model_validate(out).model_dump(mode="json")),
+                    status=200, mimetype="application/json")
+
+
+@route(scenarios, "/scenarios/<int:scenario_id>/revisions/<int:number>", "GET",
+       summary="What was priced at revision n, with its result as computed then",
+       access="read", response=RevisionOut, errors=(404,))
+def revision_get(scenario_id: int, number: int, principal) -> dict:
+    with services().sessions() as session:
+        try:
+            return _revision(repo.revision_get(session, scenario_id, number))
+        except repo.NotFound as exc:
+            raise _not_found(exc) from None
+
+
+class RevisionQuery(ListQuery):
+    revision: int | None = None
+
+
+@route(scenarios, "/scenarios/<int:scenario_id>/workbook", "GET",
+       summary="A saved scenario as an Excel workbook (latest revision, or ?revision=n)",
+       access="read", query=RevisionQuery, content_type=XLSX, errors=(404,))
+def scenario_workbook(scenario_id: int, query: RevisionQuery, principal) -> Response:
+    with services().sessions() as session:
+        req = PriceRequest(scenario_id=scenario_id, revision=query.revision)
+        loaded = [services().build(session, req)]
+    return _xlsx(loaded, None, f"scenario-{scenario_id}.xlsx")
+
+
+# ---- keys -----------------------------------------------------------------------------------
+
+def _key(row) -> dict:
+    return {"id": row.id, "name": row.name, "role": row.role, "created_at": row.created_at,
+            "revoked_at": row.revoked_at}
+
+
+@route(keys, "/keys", "GET", summary="List API keys (never their secrets)", access="admin",
+       response=KeyList)
+def keys_list(principal) -> dict:
+    with services().sessions() as session:
+        return {"items": [_key(r) for r in repo.key_list(session)]}
+
+
+@route(keys, "/keys", "POST", summary="Create an API key; the token is shown once",
+       access="admin", body=KeyCreate, response=KeyCreated, status=201)
+def keys_create(body: KeyCreate, principal) -> dict:
+    with services().sessions() as session:
+        row, token = repo.key_create(session, body.name, body.role)
+        return {**_key(row), "token": token}
+
+
+@route(keys, "/keys/<int:key_id>", "DELETE", summary="Revoke an API key", access="admin",
+       response=KeyOut, errors=(404,))
+def keys_revoke(key_id: int, principal) -> dict:
+    with services().sessions() as session:
+        try:
+            row = repo.key_revoke(session, key_id)
+        except repo.NotFound as exc:
+            raise _not_found(exc) from None
+        _verified.clear()  # this worker forgets at once; others within the cache time
+        return _key(row)
+
+

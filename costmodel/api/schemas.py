@@ -1,0 +1,245 @@
+"""Request and response bodies (pydantic, strict: ``true`` is never a number)."""
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any, Literal, Optional
+
+from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
+
+from ..inputs import (Accelerator, Electricity, Facility, Financing, Node, OperatingPoint,
+                      Power, Pricing, Rack, Workload)
+from ..store.repo import ROLES
+
+__all__ = ["PriceRequest", "CompareRequest", "ScenarioCreate", "ScenarioRevise",
+           "CatalogCreate", "CurveCreate", "KeyCreate", "scenario_input_schema",
+           "CATALOG_MODELS"]
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+class Out(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+_QUANTITY = {"oneOf": [{"type": "string", "examples": ["169 token/s/user"]},
+                       {"type": "object", "required": ["value", "unit"],
+                        "additionalProperties": False,
+                        "properties": {"value": {"type": "number"},
+                                       "unit": {"type": "string"}}}]}
+_SECTIONS = {"accelerator": Accelerator, "node": Node, "rack": Rack, "facility": Facility,
+             "financing": Financing, "electricity": Electricity,
+             "operating_point": OperatingPoint, "workload": Workload, "power": Power,
+             "pricing": Pricing}
+_CATALOG_SECTIONS = ("accelerator", "operating_point", "electricity")
+
+
+def scenario_input_schema() -> dict[str, Any]:
+    """JSON schema of a scenario as a file or request gives it: tables, catalog keys
+    (``"accelerator": "gb300"``), ``{"catalog": key, ...overrides}``, curve readings."""
+    props: dict[str, Any] = {"name": {"type": "string"}, "description": {"type": "string"},
+                             "system": {"type": "string", "examples": ["gb300-nvl72"]},
+                             "utilisation": {"oneOf": [{"type": "number"}, *_QUANTITY["oneOf"]]},
+                             "idle_power": {"oneOf": [{"type": "number"}, *_QUANTITY["oneOf"]]}}
+    for name, model in _SECTIONS.items():
+        schema = model.model_json_schema()
+        schema.pop("title", None)
+        if name == "operating_point":
+            schema["properties"].update({
+                "curve": {"type": "string", "description": "id of a stored curve"},
+                "curve_id": {"type": "string"},
+                "at": {"oneOf": [{"const": "peak"}, {"type": "object"}]}})
+        if name in _CATALOG_SECTIONS:
+            schema["properties"]["catalog"] = {"type": "string"}
+            schema.pop("required", None)
+            props[name] = {"oneOf": [{"type": "string", "description": "a catalog key"},
+                                     schema]}
+        else:
+            props[name] = schema
+    return {"type": "object", "properties": props, "additionalProperties": False,
+            "required": ["accelerator", "operating_point"],
+            "description": "A scenario: the same structure and names as a scenario file."}
+
+
+ScenarioBody = Annotated[dict[str, Any], WithJsonSchema(scenario_input_schema())]
+Quantity = Annotated[Any, WithJsonSchema(_QUANTITY)]
+
+
+class PriceRequest(Strict):
+    """An inline scenario, or a saved one (latest revision unless given) plus overrides."""
+    scenario: Optional[ScenarioBody] = None
+    scenario_id: Optional[Annotated[int, Field(ge=1)]] = None
+    revision: Optional[Annotated[int, Field(ge=1)]] = None
+    overrides: dict[str, Any] = Field(default_factory=dict, description=(
+        "dotted keys to values, e.g. {\"electricity.price\": \"0.10 USD/kWh\"}"))
+
+
+class CompareRequest(Strict):
+    """Several scenarios side by side; ratios are against the first."""
+    scenarios: Annotated[list[PriceRequest], Field(min_length=2, max_length=12)]
+    at_interactivity: Optional[Quantity] = None
+    matched: bool = False
+
+
+class WorkbookRequest(Strict):
+    scenarios: Annotated[list[PriceRequest], Field(min_length=1, max_length=12)]
+    at_interactivity: Optional[Quantity] = None
+    matched: bool = False
+    title: Optional[Annotated[str, Field(max_length=200)]] = None
+
+
+class ScenarioCreate(Strict):
+    name: Annotated[str, Field(min_length=1, max_length=200)]
+    scenario: ScenarioBody
+
+
+class ScenarioRevise(Strict):
+    scenario: ScenarioBody
+
+
+CatalogKey = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._/+-]{0,99}$")]
+
+
+class CatalogCreate(Strict):
+    key: CatalogKey
+    data: dict[str, Any] = Field(description="the entry's values, as in the catalog files")
+
+
+class CurveCreate(Strict):
+    content: Annotated[str, Field(min_length=1, max_length=2_000_000, description=(
+        "a curve file's text: InferenceX agg rows or API export (JSON/CSV), or costmodel's "
+        "curve CSV"))]
+    gpus: Optional[Annotated[int, Field(ge=1, le=100000)]] = None
+    hardware: Optional[Annotated[str, Field(min_length=1, max_length=100)]] = None
+
+
+class KeyCreate(Strict):
+    name: Annotated[str, Field(min_length=1, max_length=100)]
+    role: Literal[ROLES]  # type: ignore[valid-type]
+
+
+# ---- responses ------------------------------------------------------------------------------
+
+class QuantityOut(BaseModel):
+    value: Optional[float]
+    unit: str
+
+
+class ResultOut(Out):
+    scenario: str
+    engine: dict[str, str]
+    cost_per_mtok: dict[str, QuantityOut]
+    price_per_mtok: dict[str, QuantityOut]
+    power_per_accelerator: QuantityOut
+    throughput_per_kw: QuantityOut
+    tokens_per_kwh: QuantityOut
+    joules_per_token: QuantityOut
+    steps: dict[str, Any]
+    disclosure: dict[str, Any]
+
+
+class ComparisonOut(BaseModel):
+    baseline: str
+    scenarios: list[ResultOut]
+    ratios: dict[str, list[Optional[float]]]
+
+
+class RevisionOut(BaseModel):
+    scenario_id: int
+    number: int
+    content_hash: str
+    created_at: datetime
+    created_by: str
+    engine_version: str
+    scenario: dict[str, Any]
+    result: ResultOut
+
+
+class ScenarioOut(BaseModel):
+    id: int
+    name: str
+    latest_revision: int
+    created_at: datetime
+
+
+class ScenarioPage(BaseModel):
+    items: list[ScenarioOut]
+    total: int
+    limit: int
+    offset: int
+
+
+class CatalogEntryOut(BaseModel):
+    kind: str
+    key: str
+    data: dict[str, Any]
+    provenance: dict[str, Any]
+    origin: str
+    created_at: datetime
+
+
+class CatalogPage(BaseModel):
+    items: list[CatalogEntryOut]
+    total: int
+    limit: int
+    offset: int
+
+
+class CurveOut(BaseModel):
+    curve_id: str
+    hardware: str
+    model: str
+    points: int
+    source: str
+    origin: str
+    created_at: datetime
+    csv: Optional[str] = None
+
+
+class CurvePage(BaseModel):
+    items: list[CurveOut]
+    total: int
+    limit: int
+    offset: int
+
+
+class KeyOut(BaseModel):
+    id: int
+    name: str
+    role: str
+    created_at: datetime
+    revoked_at: Optional[datetime]
+
+
+class KeyList(BaseModel):
+    items: list[KeyOut]
+
+
+class KeyCreated(KeyOut):
+    token: str = Field(description="shown once; only its hash is stored")
+
+
+class RepriceOut(BaseModel):
+    results: list[ResultOut]
+    changes: list[dict[str, Any]]
+    warnings: list[str]
+
+
+class Health(BaseModel):
+    status: str
+    database: str
+    version: str
+
+
+class ProblemOut(BaseModel):
+    type: str
+    title: str
+    status: int
+    detail: str
+    instance: str
+    errors: Optional[list[dict[str, str]]] = None
+
+
+CATALOG_MODELS = {"accelerator": Accelerator, "operating_point": OperatingPoint,
+                  "electricity": Electricity}

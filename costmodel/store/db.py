@@ -1,0 +1,63 @@
+"""Engines, sessions and migrations."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.orm import Session, sessionmaker
+
+__all__ = ["DEFAULT_URL", "database_url", "make_engine", "make_sessions", "upgrade"]
+
+DEFAULT_URL = "sqlite:///costmodel.db"
+
+
+def database_url(url: str | None = None) -> str:
+    """The given URL, else ``$DATABASE_URL``, else a SQLite file in the working folder.
+
+    ``postgresql://`` URLs use the psycopg (3) driver.
+    """
+    url = url or os.environ.get("DATABASE_URL") or DEFAULT_URL
+    if url.startswith("postgresql://") or url.startswith("postgres://"):
+        url = "postgresql+psycopg://" + url.split("://", 1)[1]
+    return url
+
+
+def make_engine(url: str | None = None) -> Engine:
+    url = database_url(url)
+    if url.startswith("sqlite"):
+        engine = create_engine(url, connect_args={"timeout": 30, "check_same_thread": False})
+
+        @event.listens_for(engine, "connect")
+        def _sqlite_connect(dbapi_connection, _record):  # pragma: no cover - driver hook
+            # let SQLAlchemy, not pysqlite, begin transactions; WAL lets readers run
+            # beside the one writer; foreign keys are off by default in SQLite
+            dbapi_connection.isolation_level = None
+            cur = dbapi_connection.cursor()
+            if ":memory:" not in url:
+                cur.execute("PRAGMA journal_mode=WAL")
+            cur.execute("PRAGMA foreign_keys=ON")
+            cur.execute("PRAGMA busy_timeout=30000")
+            cur.close()
+
+        @event.listens_for(engine, "begin")
+        def _sqlite_begin(conn):  # pragma: no cover - driver hook
+            # take the write lock up front: two writers never deadlock upgrading read locks
+            conn.exec_driver_sql("BEGIN IMMEDIATE")
+        return engine
+    return create_engine(url, pool_pre_ping=True)
+
+
+def make_sessions(engine: Engine) -> sessionmaker[Session]:
+    return sessionmaker(engine, expire_on_commit=False)
+
+
+def upgrade(url: str | None = None, revision: str = "head") -> None:
+    """Apply the Alembic migrations to ``url`` (see ``costmodel db upgrade``)."""
+    from alembic import command
+    from alembic.config import Config
+
+    cfg = Config()
+    cfg.set_main_option("script_location", str(Path(__file__).parent / "migrations"))
+    cfg.set_main_option("sqlalchemy.url", database_url(url).replace("%", "%%"))
+    command.upgrade(cfg, revision)

@@ -1,0 +1,253 @@
+"""Queries and writes. Every function takes a Session; the caller owns the transaction."""
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import secrets
+from typing import Any
+
+from sqlalchemy import func, select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from ..curves import Curve
+from ..sources.catalog import KINDS, Catalog, Entry
+from ..sources.curve_files import curves_csv_text, read_curve_text
+from ..sources.curve_point import CurveLibrary
+from .models import (
+    ApiKey,
+    CatalogEntry,
+    CurveRecord,
+    SavedScenario,
+    ScenarioRevision,
+    utcnow,
+)
+
+__all__ = ["NotFound", "Conflict", "ROLES", "content_hash", "catalog_list", "catalog_get",
+           "catalog_create", "catalog_snapshot", "curve_list", "curve_get", "curve_create",
+           "curve_library", "scenario_create", "scenario_revise", "scenario_get",
+           "scenario_list", "revision_get", "key_create", "key_verify", "key_list",
+           "key_revoke", "role_allows", "curve_of"]
+
+ROLES = ("viewer", "editor", "admin")  # each includes the ones before it
+
+
+class NotFound(LookupError):
+    pass
+
+
+class Conflict(ValueError):
+    pass
+
+
+def content_hash(data: Any) -> str:
+    """SHA-256 of the canonical JSON of ``data`` (sorted keys, no spaces)."""
+    text = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                      allow_nan=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _page(session: Session, stmt, limit: int, offset: int):
+    total = session.scalar(select(func.count()).select_from(stmt.subquery()))
+    rows = session.scalars(stmt.limit(limit).offset(offset)).all()
+    return rows, int(total or 0)
+
+
+# ---- catalog --------------------------------------------------------------------------------
+
+def catalog_list(session: Session, kind: str, *, q: str | None = None, limit: int = 50,
+                 offset: int = 0) -> tuple[list[CatalogEntry], int]:
+    stmt = select(CatalogEntry).where(CatalogEntry.kind == kind).order_by(CatalogEntry.key)
+    if q:
+        stmt = stmt.where(CatalogEntry.key.contains(q, autoescape=True))
+    return _page(session, stmt, limit, offset)
+
+
+def catalog_get(session: Session, kind: str, key: str) -> CatalogEntry:
+    row = session.scalar(select(CatalogEntry).where(CatalogEntry.kind == kind,
+                                                    CatalogEntry.key == key))
+    if row is None:
+        raise NotFound(f"no {kind} {key!r}")
+    return row
+
+
+def catalog_create(session: Session, kind: str, key: str, data: dict, provenance: dict,
+                   origin: str) -> CatalogEntry:
+    if kind not in KINDS:
+        raise ValueError(f"unknown catalog kind {kind!r}")
+    row = CatalogEntry(kind=kind, key=key, data=data, provenance=provenance, origin=origin)
+    session.add(row)
+    try:
+        session.flush()
+    except IntegrityError:
+        session.rollback()
+        raise Conflict(f"{kind} {key!r} exists already; catalog entries are not "
+                       f"overwritten") from None
+    return row
+
+
+def catalog_snapshot(session: Session) -> Catalog:
+    """The whole catalog as the engine's :class:`Catalog`."""
+    entries: dict[str, dict[str, Entry]] = {k: {} for k in KINDS}
+    for row in session.scalars(select(CatalogEntry)):
+        entries.setdefault(row.kind, {})[row.key] = Entry(row.kind, row.key, row.data,
+                                                          row.provenance)
+    return Catalog(entries)
+
+
+# ---- curves ---------------------------------------------------------------------------------
+
+def curve_list(session: Session, *, hardware: str | None = None, model: str | None = None,
+               limit: int = 50, offset: int = 0) -> tuple[list[CurveRecord], int]:
+    stmt = select(CurveRecord).order_by(CurveRecord.curve_id)
+    if hardware:
+        stmt = stmt.where(CurveRecord.hardware == hardware)
+    if model:
+        stmt = stmt.where(CurveRecord.model == model)
+    return _page(session, stmt, limit, offset)
+
+
+def curve_get(session: Session, curve_id: str) -> CurveRecord:
+    row = session.scalar(select(CurveRecord).where(CurveRecord.curve_id == curve_id))
+    if row is None:
+        raise NotFound(f"no curve {curve_id!r}")
+    return row
+
+
+def curve_create(session: Session, curve: Curve, origin: str) -> CurveRecord:
+    row = CurveRecord(curve_id=curve.key.id, hardware=curve.key.hardware, model=curve.key.model,
+                      points=len(curve), csv=curves_csv_text([curve]), source=curve.source,
+                      origin=origin)
+    session.add(row)
+    try:
+        session.flush()
+    except IntegrityError:
+        session.rollback()
+        raise Conflict(f"curve {curve.key.id!r} exists already") from None
+    return row
+
+
+def curve_of(row: CurveRecord) -> Curve:
+    (curve,) = read_curve_text(row.csv, name=f"curve {row.curve_id}")
+    return curve
+
+
+def curve_library(session: Session) -> CurveLibrary:
+    return CurveLibrary({row.curve_id: (curve_of(row), "database")
+                         for row in session.scalars(select(CurveRecord))})
+
+
+# ---- scenarios ------------------------------------------------------------------------------
+
+def scenario_create(session: Session, name: str, data: dict, result: dict, *,
+                    engine_version: str, created_by: str) -> ScenarioRevision:
+    scenario = SavedScenario(name=name, latest_revision=0)
+    session.add(scenario)
+    session.flush()
+    return _add_revision(session, scenario.id, data, result, engine_version, created_by)
+
+
+def scenario_revise(session: Session, scenario_id: int, data: dict, result: dict, *,
+                    engine_version: str, created_by: str) -> tuple[ScenarioRevision, bool]:
+    """Save ``data`` as the next revision; (revision, created). Content equal to the latest
+    revision is not an edit: the latest is returned and nothing is written."""
+    latest = revision_get(session, scenario_id, None)
+    if latest.content_hash == content_hash(data):
+        return latest, False
+    return _add_revision(session, scenario_id, data, result, engine_version, created_by), True
+
+
+def _add_revision(session: Session, scenario_id: int, data: dict, result: dict,
+                  engine_version: str, created_by: str) -> ScenarioRevision:
+    # One atomic increment hands out revision numbers: concurrent writers each get their
+    # own n (the row lock on PostgreSQL, the write lock on SQLite), none is lost.
+    number = session.execute(
+        update(SavedScenario).where(SavedScenario.id == scenario_id)
+        .values(latest_revision=SavedScenario.latest_revision + 1)
+        .returning(SavedScenario.latest_revision)).scalar_one_or_none()
+    if number is None:
+        raise NotFound(f"no scenario {scenario_id}")
+    revision = ScenarioRevision(scenario_id=scenario_id, number=number,
+                                content_hash=content_hash(data), data=data, result=result,
+                                engine_version=engine_version, created_by=created_by)
+    session.add(revision)
+    session.flush()
+    return revision
+
+
+def scenario_get(session: Session, scenario_id: int) -> SavedScenario:
+    row = session.get(SavedScenario, scenario_id)
+    if row is None:
+        raise NotFound(f"no scenario {scenario_id}")
+    return row
+
+
+def scenario_list(session: Session, *, q: str | None = None, limit: int = 50,
+                  offset: int = 0) -> tuple[list[SavedScenario], int]:
+    stmt = select(SavedScenario).order_by(SavedScenario.id)
+    if q:
+        stmt = stmt.where(SavedScenario.name.contains(q, autoescape=True))
+    return _page(session, stmt, limit, offset)
+
+
+def revision_get(session: Session, scenario_id: int, number: int | None) -> ScenarioRevision:
+    """Revision ``number`` of a scenario, or its latest when ``number`` is None."""
+    scenario = scenario_get(session, scenario_id)
+    n = scenario.latest_revision if number is None else number
+    row = session.scalar(select(ScenarioRevision).where(
+        ScenarioRevision.scenario_id == scenario_id, ScenarioRevision.number == n))
+    if row is None:
+        raise NotFound(f"scenario {scenario_id} has no revision {n} "
+                       f"(latest: {scenario.latest_revision})")
+    return row
+
+
+# ---- keys -----------------------------------------------------------------------------------
+
+def _hash_secret(secret: str) -> str:
+    # the secret is 256 random bits: a plain SHA-256 cannot be brute-forced
+    return hashlib.sha256(secret.encode()).hexdigest()
+
+
+def key_create(session: Session, name: str, role: str) -> tuple[ApiKey, str]:
+    """A new key; returns the row and the token, which is shown once and never stored."""
+    if role not in ROLES:
+        raise ValueError(f"role must be one of {', '.join(ROLES)}")
+    prefix = secrets.token_hex(6)
+    secret = secrets.token_urlsafe(32)
+    row = ApiKey(name=name, role=role, prefix=prefix, secret_hash=_hash_secret(secret))
+    session.add(row)
+    session.flush()
+    return row, f"cm_{prefix}_{secret}"
+
+
+def key_verify(session: Session, token: str) -> ApiKey | None:
+    """The live key a token belongs to, or None."""
+    parts = token.split("_", 2)
+    if len(parts) != 3 or parts[0] != "cm":
+        return None
+    row = session.scalar(select(ApiKey).where(ApiKey.prefix == parts[1],
+                                              ApiKey.revoked_at.is_(None)))
+    if row is None or not hmac.compare_digest(row.secret_hash, _hash_secret(parts[2])):
+        return None
+    return row
+
+
+def key_list(session: Session) -> list[ApiKey]:
+    return list(session.scalars(select(ApiKey).order_by(ApiKey.id)))
+
+
+def key_revoke(session: Session, key_id: int) -> ApiKey:
+    row = session.get(ApiKey, key_id)
+    if row is None:
+        raise NotFound(f"no key {key_id}")
+    if row.revoked_at is None:
+        row.revoked_at = utcnow()
+    return row
+
+
+def role_allows(role: str, needed: str) -> bool:
+    return ROLES.index(role) >= ROLES.index(needed)
+
+

@@ -1,0 +1,47 @@
+"""Loading fixtures/ into the database, idempotently: existing entries are left alone."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from ..sources.catalog import KINDS, Catalog
+from ..sources.curve_files import curves_csv_text, read_curves
+from .models import CatalogEntry, CurveRecord
+
+__all__ = ["seed"]
+
+
+def seed(session: Session, fixtures: Path) -> dict[str, int]:
+    """Insert every catalog entry and curve of ``fixtures`` that is not there yet; returns
+    how many of each kind were added."""
+    added: dict[str, int] = {}
+    catalog = Catalog.load(fixtures)
+    existing = {(k, key) for k, key in session.execute(
+        select(CatalogEntry.kind, CatalogEntry.key))}
+    for kind in KINDS:
+        added[kind] = 0
+        for key in catalog.keys(kind):
+            if (kind, key) in existing:
+                continue
+            entry = catalog.get(kind, key, kind)
+            session.add(CatalogEntry(kind=kind, key=key, data=entry.data,
+                                     provenance=entry.provenance, origin="fixtures"))
+            added[kind] += 1
+    have = set(session.scalars(select(CurveRecord.curve_id)))
+    added["curve"] = 0
+    for path in sorted((fixtures / "curves").glob("*")):
+        if path.suffix.lower() not in (".csv", ".json"):
+            continue
+        for curve in read_curves(path):
+            if curve.key.id in have:
+                continue
+            session.add(CurveRecord(curve_id=curve.key.id, hardware=curve.key.hardware,
+                                    model=curve.key.model, points=len(curve),
+                                    csv=curves_csv_text([curve]), source=curve.source,
+                                    origin="fixtures"))
+            have.add(curve.key.id)
+            added["curve"] += 1
+    session.flush()
+    return added
