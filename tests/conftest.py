@@ -49,3 +49,80 @@ def matched_extra(files):
     from costmodel.sources.scenario_file import scenario_frontier
     target = matched_interactivity([scenario_frontier(f) for f in files])
     return [("operating_point.at", {"interactivity": {"value": target, "unit": "token/s/user"}})]
+
+
+# ---- the service on SQLite, and on PostgreSQL when TEST_DATABASE_URL names a server ----------
+
+import os  # noqa: E402
+import uuid  # noqa: E402
+
+BACKENDS = ["sqlite"] + (["postgresql"] if os.environ.get("TEST_DATABASE_URL") else [])
+
+
+def _postgres_database():
+    """A fresh database on the TEST_DATABASE_URL server; dropped afterwards."""
+    from sqlalchemy import create_engine, text
+    from sqlalchemy.engine import make_url
+
+    from costmodel.store.db import database_url
+    admin_url = make_url(database_url(os.environ["TEST_DATABASE_URL"]))
+    name = f"costmodel_test_{uuid.uuid4().hex[:10]}"
+    admin = create_engine(admin_url, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(text(f'CREATE DATABASE "{name}"'))
+    try:
+        yield admin_url.set(database=name).render_as_string(hide_password=False)
+    finally:
+        with admin.connect() as conn:
+            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        admin.dispose()
+
+
+@pytest.fixture(scope="module", params=BACKENDS)
+def database(request, tmp_path_factory):
+    """A migrated, seeded database URL (module-wide), on each backend."""
+    from costmodel.sources.catalog import fixtures_dir
+    from costmodel.store.db import make_engine, make_sessions, upgrade
+    from costmodel.store.seed import seed
+    if request.param == "sqlite":
+        gen = iter([f"sqlite:///{tmp_path_factory.mktemp('db') / 'costmodel.db'}"])
+    else:
+        gen = _postgres_database()
+    url = next(gen)
+    upgrade(url)
+    engine = make_engine(url)
+    with make_sessions(engine).begin() as session:
+        seed(session, fixtures_dir())
+    engine.dispose()
+    yield url
+    for _ in gen:  # runs the generator's cleanup
+        pass
+
+
+@pytest.fixture(scope="module")
+def app(database):
+    from costmodel.api import create_app
+    application = create_app({"DATABASE_URL": database, "OPEN_READS": False,
+                              "TESTING": True})
+    yield application
+    application.extensions["costmodel"].engine.dispose()
+
+
+@pytest.fixture(scope="module")
+def tokens(app):
+    """API tokens for each role: {"viewer": ..., "editor": ..., "admin": ...}."""
+    from costmodel.store.repo import key_create
+    out = {}
+    with app.extensions["costmodel"].sessions() as session:
+        for role in ("viewer", "editor", "admin"):
+            _, out[role] = key_create(session, f"test-{role}", role)
+    return out
+
+
+@pytest.fixture
+def client(app):
+    return app.test_client()
+
+
+def auth(token: str) -> dict:
+    return {"Authorization": f"Bearer {token}"}

@@ -18,7 +18,10 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Mapping
 
+from datetime import date, datetime, timezone
+
 from flask import Flask, Response, abort, json, render_template, send_file
+from flask.json.provider import DefaultJSONProvider
 
 from .. import __version__
 from .errors import register_error_handlers
@@ -35,18 +38,32 @@ def _flag(value: Any) -> bool:
     return str(value).strip().lower() in ("1", "true", "yes", "on")
 
 
+class _JSON(DefaultJSONProvider):
+    """ISO 8601 times (RFC 3339), as the OpenAPI ``date-time`` format says; no sorting;
+    no NaN (the engine answers null where it has no value)."""
+    sort_keys = False
+
+    @staticmethod
+    def default(o: Any) -> Any:
+        if isinstance(o, datetime):
+            # stored in UTC; SQLite hands times back without their zone
+            return (o if o.tzinfo else o.replace(tzinfo=timezone.utc)).isoformat()
+        if isinstance(o, date):
+            return o.isoformat()
+        return DefaultJSONProvider.default(o)
+
+
 def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     config = dict(config or {})
+    Flask.json_provider_class = _JSON
     app = Flask(__name__, template_folder=str(Path(os.environ.get(
         "COSTMODEL_TEMPLATES", TEMPLATES))))
     app.config.update(
         DATABASE_URL=os.environ.get("DATABASE_URL"),
         OPEN_READS=_flag(os.environ.get("COSTMODEL_OPEN_READS", "0")),
         MAX_CONTENT_LENGTH=int(os.environ.get("COSTMODEL_MAX_BODY", 2 * 2**20)),
-        JSON_SORT_KEYS=False,
     )
     app.config.update(config)
-    app.json.sort_keys = False
     app.extensions["costmodel"] = Services(app.config["DATABASE_URL"])
     register_error_handlers(app)
     for bp in (pricing, catalog, scenarios, keys):

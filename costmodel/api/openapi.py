@@ -47,7 +47,8 @@ class ListQuery(BaseModel):
     offset: int = 0
 
 
-_RULE_PARAM = re.compile(r"<(?:(\w+):)?(\w+)>")
+_RULE_PARAM = re.compile(r"<(?:(\w+)(?:\([^)]*\))?:)?(\w+)>")
+MAX_ID = 2**31 - 1  # ids and offsets fit a 32-bit integer column on every backend
 
 
 def _body(model: type[BaseModel]) -> BaseModel:
@@ -77,9 +78,10 @@ def _query(model: type[BaseModel]) -> BaseModel:
             f"{_loc(e['loc'])}: {e['msg']}" for e in exc.errors()),
             errors=[{"path": _loc(e["loc"]), "message": e["msg"]}
                     for e in exc.errors()]) from None
-    if isinstance(q, ListQuery) and not (1 <= q.limit <= 200 and q.offset >= 0):
-        raise Problem(422, "Invalid query", "limit is 1 to 200 and offset at least 0",
-                      errors=[{"path": "limit", "message": "1 to 200"}])
+    if isinstance(q, ListQuery) and not (1 <= q.limit <= 200 and 0 <= q.offset <= MAX_ID):
+        raise Problem(422, "Invalid query", f"limit is 1 to 200 and offset 0 to {MAX_ID}",
+                      errors=[{"path": "limit" if not 1 <= q.limit <= 200 else "offset",
+                               "message": "out of range"}])
     return q
 
 
@@ -121,7 +123,8 @@ def route(bp: Blueprint, rule: str, method: str, *, summary: str, access: str,
 def _openapi_path(rule: str) -> tuple[str, list[dict]]:
     params = []
     for conv, name in _RULE_PARAM.findall(rule):
-        schema = {"type": "integer", "minimum": 1} if conv == "int" else {"type": "string"}
+        schema = {"type": "integer", "minimum": 1, "maximum": MAX_ID} if conv == "int" \
+            else {"type": "string"}
         params.append({"name": name, "in": "path", "required": True, "schema": schema})
     return _RULE_PARAM.sub(lambda m: "{" + m.group(2) + "}", rule), params
 
@@ -141,8 +144,8 @@ def build_spec() -> dict[str, Any]:
         path, params = _openapi_path(r.rule)
         if r.query is not None:
             for name, f in r.query.model_fields.items():
-                schema = {"type": "integer", "minimum": 0} if f.annotation is int else \
-                    {"type": "string"}
+                schema = {"type": "integer", "minimum": 0, "maximum": MAX_ID} \
+                    if f.annotation is int else {"type": "string"}
                 if name == "limit":
                     schema = {"type": "integer", "minimum": 1, "maximum": 200}
                 params.append({"name": name, "in": "query", "required": False,

@@ -18,12 +18,13 @@ from .openapi import ListQuery, route
 from .schemas import (CATALOG_MODELS, CatalogCreate, CatalogEntryOut, CatalogPage,
                       CompareRequest, ComparisonOut, CurveCreate, CurveOut, CurvePage,
                       KeyCreate, KeyCreated, KeyList, KeyOut, PriceRequest, RepriceOut, ResultOut,
-                      RevisionOut, ScenarioCreate, ScenarioOut, ScenarioPage, ScenarioRevise,
+                      RevisionOut, ScenarioCreate, ScenarioPage, ScenarioRevise,
                       WorkbookRequest)
 
 __all__ = ["pricing", "catalog", "scenarios", "keys"]
 
 XLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
+ID = "int(max=2147483647)"  # a path id: a positive 32-bit integer on every backend
 
 pricing = Blueprint("pricing", __name__, url_prefix="/api/v1")
 catalog = Blueprint("catalog", __name__, url_prefix="/api/v1")
@@ -258,7 +259,7 @@ def scenarios_create(body: ScenarioCreate, principal) -> dict:
         return _revision(rev)
 
 
-@route(scenarios, "/scenarios/<int:scenario_id>", "GET",
+@route(scenarios, f"/scenarios/<{ID}:scenario_id>", "GET",
        summary="A saved scenario's latest revision, with its result as computed then",
        access="read", response=RevisionOut, errors=(404,))
 def scenario_get(scenario_id: int, principal) -> dict:
@@ -269,7 +270,7 @@ def scenario_get(scenario_id: int, principal) -> dict:
             raise _not_found(exc) from None
 
 
-@route(scenarios, "/scenarios/<int:scenario_id>/revisions", "POST",
+@route(scenarios, f"/scenarios/<{ID}:scenario_id>/revisions", "POST",
        summary="Save an edit as the next revision (201), or find it equal to the latest (200)",
        access="write", body=ScenarioRevise, response=RevisionOut, status=201, errors=(404,))
 def scenario_revise(scenario_id: int, body: ScenarioRevise, principal) -> Response | dict:
@@ -290,7 +291,7 @@ def scenario_revise(scenario_id: int, body: ScenarioRevise, principal) -> Respon
                     status=200, mimetype="application/json")
 
 
-@route(scenarios, "/scenarios/<int:scenario_id>/revisions/<int:number>", "GET",
+@route(scenarios, f"/scenarios/<{ID}:scenario_id>/revisions/<{ID}:number>", "GET",
        summary="What was priced at revision n, with its result as computed then",
        access="read", response=RevisionOut, errors=(404,))
 def revision_get(scenario_id: int, number: int, principal) -> dict:
@@ -305,7 +306,7 @@ class RevisionQuery(ListQuery):
     revision: int | None = None
 
 
-@route(scenarios, "/scenarios/<int:scenario_id>/workbook", "GET",
+@route(scenarios, f"/scenarios/<{ID}:scenario_id>/workbook", "GET",
        summary="A saved scenario as an Excel workbook (latest revision, or ?revision=n)",
        access="read", query=RevisionQuery, content_type=XLSX, errors=(404,))
 def scenario_workbook(scenario_id: int, query: RevisionQuery, principal) -> Response:
@@ -337,7 +338,7 @@ def keys_create(body: KeyCreate, principal) -> dict:
         return {**_key(row), "token": token}
 
 
-@route(keys, "/keys/<int:key_id>", "DELETE", summary="Revoke an API key", access="admin",
+@route(keys, f"/keys/<{ID}:key_id>", "DELETE", summary="Revoke an API key", access="admin",
        response=KeyOut, errors=(404,))
 def keys_revoke(key_id: int, principal) -> dict:
     with services().sessions() as session:
