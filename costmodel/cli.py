@@ -10,16 +10,21 @@ import click
 from . import __version__
 from .chain import compare as compare_scenarios
 from .chain import price as price_scenario
+from .curves import Unreachable, matched_interactivity, select
 from .inputs import InputError
 from .model import MODEL
 from .power import DEFAULT_MAX_GAP, integrate, joules_per_token
-from .report import (comparison_table, curve_table, energy_table, format_number,
-                     result_table)
-from .sources.power_log import read_power_log
+from .report import (
+    comparison_table,
+    curve_table,
+    energy_table,
+    format_number,
+    result_table,
+)
 from .sources.catalog import KINDS, default_catalog
-from .curves import Unreachable, matched_interactivity, select
 from .sources.curve_files import curves_csv_text, read_curves, write_curves_csv
 from .sources.curve_point import find_curve
+from .sources.power_log import read_power_log
 from .sources.scenario_file import load_scenario_file, scenario_frontier
 from .units import UnitInputError, parse_quantity
 
@@ -441,7 +446,7 @@ def serve(host: str, port: int, url: str | None, no_seed: bool, workers: int,
                    + "; writes need a key: costmodel keys create --name me --role editor")
     else:
         click.echo("  every request needs a key: costmodel keys create --name me --role viewer")
-    app.extensions["costmodel"].engine.dispose()  # no connection crosses gunicorn's fork
+    app.extensions["costmodel"].dispose()  # no connection crosses gunicorn's fork
     _gunicorn(app, host, port, workers=workers, threads=threads)
 
 

@@ -260,7 +260,9 @@ class Declaration:
         Each input gets a distinct awkward sample magnitude in its declared unit, so a hidden
         conversion factor (say W where kW was meant) cannot agree by accident.
         """
-        from .evaluate import compile_node  # the numpy interpreter; imported late (cycle)
+        from .evaluate import (
+            compile_node,  # the numpy interpreter; imported late (cycle)
+        )
 
         env_q: dict[str, object] = {}
         env_m: dict[str, object] = {}

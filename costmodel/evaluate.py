@@ -12,7 +12,17 @@ from typing import Callable, Iterable, Mapping
 
 import numpy as np
 
-from .declaration import (BinOp, Choose, Compare, Declaration, Name, Neg, Node, Num, Where)
+from .declaration import (
+    BinOp,
+    Choose,
+    Compare,
+    Declaration,
+    Name,
+    Neg,
+    Node,
+    Num,
+    Where,
+)
 
 __all__ = ["compile_node", "Evaluator"]
 

@@ -14,8 +14,15 @@ import math
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal, Optional
 
-from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, StrictInt, ValidationError,
-                      WithJsonSchema)
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    StrictInt,
+    ValidationError,
+    WithJsonSchema,
+)
 
 from .model import BASES, BOUNDARIES, MODEL, TOKEN_KINDS
 from .units import BARE_NUMBER_UNITS, parse_quantity

@@ -6,8 +6,8 @@ import math
 import numpy as np
 
 from .curves import Curve, Selection
-from .power import EnergyReport, TokenEnergy
 from .model import MODEL
+from .power import EnergyReport, TokenEnergy
 from .results import HEADLINE, Comparison, Result
 
 __all__ = ["format_number", "result_table", "comparison_table", "curve_table",

@@ -36,6 +36,10 @@ ALLOCATION_RULE = ("a request's price (ISL input + OSL output tokens) is split s
                    "output token costs pricing.output_weight input tokens")
 
 
+_STEP_TEXT = {n: {"description": s.description, "expression": s.expression}
+              for n, s in MODEL.steps.items()}
+
+
 def quantity_json(value: float | None, unit: str) -> dict[str, Any]:
     """``{"value": v, "unit": u}``; a missing or non-finite value is ``null``."""
     if value is None or not math.isfinite(value):
@@ -124,9 +128,8 @@ class Result:
                 out.setdefault(step.group, {})[step.member] = self.quantity(name)
             else:
                 out[name] = self.quantity(name)
-        out["steps"] = {name: {**self.quantity(name), "description": step.description,
-                               "expression": step.expression}
-                        for name, step in MODEL.steps.items()}
+        out["steps"] = {name: {**self.quantity(name), **_STEP_TEXT[name]}
+                        for name in MODEL.steps}
         out["disclosure"] = self.disclosure()
         return out
 

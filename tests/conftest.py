@@ -105,7 +105,7 @@ def app(database):
     application = create_app({"DATABASE_URL": database, "OPEN_READS": False,
                               "TESTING": True})
     yield application
-    application.extensions["costmodel"].engine.dispose()
+    application.extensions["costmodel"].dispose()
 
 
 @pytest.fixture(scope="module")

@@ -34,7 +34,7 @@ def api(database):
         _, token = key_create(session, "schemathesis", "admin")
     loaded = schemathesis.openapi.from_wsgi("/api/v1/openapi.json", app)
     yield loaded, {"Authorization": f"Bearer {token}"}
-    app.extensions["costmodel"].engine.dispose()
+    app.extensions["costmodel"].dispose()
 
 
 @pytest.mark.parametrize("method,path", OPERATIONS, ids=[f"{m} {p}" for m, p in OPERATIONS])

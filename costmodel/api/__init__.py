@@ -14,11 +14,10 @@ gunicorn: ``gunicorn 'costmodel.api:create_app()'``.
 from __future__ import annotations
 
 import os
+from datetime import date, datetime, timezone
 from importlib import resources
 from pathlib import Path
 from typing import Any, Mapping
-
-from datetime import date, datetime, timezone
 
 from flask import Flask, Response, abort, json, render_template, send_file
 from flask.json.provider import DefaultJSONProvider

@@ -63,7 +63,7 @@ def _principal(token: str) -> Principal | None:
     if hit is not None and hit[0] > now:
         return hit[1]
     services = current_app.extensions["costmodel"]
-    with services.sessions() as session:
+    with services.sessions(write=False) as session:
         row = key_verify(session, token)
         principal = Principal(row.name, row.role) if row is not None else None
     if principal is not None:

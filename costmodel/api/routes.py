@@ -15,11 +15,29 @@ from ..store import repo
 from .auth import _verified
 from .errors import Problem
 from .openapi import ListQuery, route
-from .schemas import (CATALOG_MODELS, CatalogCreate, CatalogEntryOut, CatalogPage,
-                      CompareRequest, ComparisonOut, CurveCreate, CurveOut, CurvePage,
-                      KeyCreate, KeyCreated, KeyList, KeyOut, PriceRequest, RepriceOut, ResultOut,
-                      RevisionOut, ScenarioCreate, ScenarioPage, ScenarioRevise,
-                      WorkbookRequest)
+from .schemas import (
+    CATALOG_MODELS,
+    CatalogCreate,
+    CatalogEntryOut,
+    CatalogPage,
+    CompareRequest,
+    ComparisonOut,
+    CurveCreate,
+    CurveOut,
+    CurvePage,
+    KeyCreate,
+    KeyCreated,
+    KeyList,
+    KeyOut,
+    PriceRequest,
+    RepriceOut,
+    ResultOut,
+    RevisionOut,
+    ScenarioCreate,
+    ScenarioPage,
+    ScenarioRevise,
+    WorkbookRequest,
+)
 
 __all__ = ["pricing", "catalog", "scenarios", "keys"]
 
@@ -44,15 +62,14 @@ def _not_found(exc: repo.NotFound) -> Problem:
 
 @route(pricing, "/price", "POST", summary="Price a scenario (inline, or saved plus overrides)",
        access="read", body=PriceRequest, response=ResultOut, errors=(404,))
-def price(body: PriceRequest, principal) -> dict:
-    with services().sessions() as session:
-        return services().price(session, body)
+def price(body: PriceRequest, principal) -> Response:
+    return Response(services().price_json(body), mimetype="application/json")
 
 
 @route(pricing, "/compare", "POST", summary="Price scenarios side by side, with ratios",
        access="read", body=CompareRequest, response=ComparisonOut, errors=(404,))
 def compare(body: CompareRequest, principal) -> dict:
-    with services().sessions() as session:
+    with services().sessions(write=False) as session:
         return services().compare(session, body.scenarios, body.at_interactivity,
                                   body.matched)
 
@@ -69,7 +86,7 @@ def _xlsx(loaded: list, title: str | None, filename: str) -> Response:
 @route(pricing, "/workbook", "POST", summary="An Excel workbook with live formulas",
        access="read", body=WorkbookRequest, content_type=XLSX, errors=(404,))
 def workbook(body: WorkbookRequest, principal) -> Response:
-    with services().sessions() as session:
+    with services().sessions(write=False) as session:
         loaded = services().load_many(session, body.scenarios, body.at_interactivity,
                                       body.matched)
     return _xlsx(loaded, body.title, "costmodel.xlsx")
@@ -131,14 +148,14 @@ def _catalog_routes(path: str, kind: str) -> None:
     label = path.replace("-", " ")
 
     def list_entries(query: ListQuery, principal) -> dict:
-        with services().sessions() as session:
+        with services().sessions(write=False) as session:
             rows, total = repo.catalog_list(session, kind, q=query.q, limit=query.limit,
                                             offset=query.offset)
             return {"items": [_entry(r) for r in rows], "total": total,
                     "limit": query.limit, "offset": query.offset}
 
     def get_entry(key: str, principal) -> dict:
-        with services().sessions() as session:
+        with services().sessions(write=False) as session:
             try:
                 return _entry(repo.catalog_get(session, kind, key))
             except repo.NotFound as exc:
@@ -185,7 +202,7 @@ def _curve(row, with_csv: bool = False) -> dict:
 @route(catalog, "/curves", "GET", summary="List curves", access="read", query=CurveQuery,
        response=CurvePage)
 def curves_list(query: CurveQuery, principal) -> dict:
-    with services().sessions() as session:
+    with services().sessions(write=False) as session:
         rows, total = repo.curve_list(session, hardware=query.hardware, model=query.model,
                                       limit=query.limit, offset=query.offset)
         return {"items": [_curve(r) for r in rows], "total": total, "limit": query.limit,
@@ -195,7 +212,7 @@ def curves_list(query: CurveQuery, principal) -> dict:
 @route(catalog, "/curves/<path:curve_id>", "GET", summary="A curve with its points (CSV)",
        access="read", response=CurveOut, errors=(404,))
 def curve_get(curve_id: str, principal) -> dict:
-    with services().sessions() as session:
+    with services().sessions(write=False) as session:
         try:
             return _curve(repo.curve_get(session, curve_id), with_csv=True)
         except repo.NotFound as exc:
@@ -242,7 +259,7 @@ def _priced(session, data: dict) -> dict:
 @route(scenarios, "/scenarios", "GET", summary="List saved scenarios", access="read",
        query=ListQuery, response=ScenarioPage)
 def scenarios_list(query: ListQuery, principal) -> dict:
-    with services().sessions() as session:
+    with services().sessions(write=False) as session:
         rows, total = repo.scenario_list(session, q=query.q, limit=query.limit,
                                          offset=query.offset)
         return {"items": [_scenario(r) for r in rows], "total": total, "limit": query.limit,
@@ -263,7 +280,7 @@ def scenarios_create(body: ScenarioCreate, principal) -> dict:
        summary="A saved scenario's latest revision, with its result as computed then",
        access="read", response=RevisionOut, errors=(404,))
 def scenario_get(scenario_id: int, principal) -> dict:
-    with services().sessions() as session:
+    with services().sessions(write=False) as session:
         try:
             return _revision(repo.revision_get(session, scenario_id, None))
         except repo.NotFound as exc:
@@ -295,7 +312,7 @@ def scenario_revise(scenario_id: int, body: ScenarioRevise, principal) -> Respon
        summary="What was priced at revision n, with its result as computed then",
        access="read", response=RevisionOut, errors=(404,))
 def revision_get(scenario_id: int, number: int, principal) -> dict:
-    with services().sessions() as session:
+    with services().sessions(write=False) as session:
         try:
             return _revision(repo.revision_get(session, scenario_id, number))
         except repo.NotFound as exc:
@@ -310,7 +327,7 @@ class RevisionQuery(ListQuery):
        summary="A saved scenario as an Excel workbook (latest revision, or ?revision=n)",
        access="read", query=RevisionQuery, content_type=XLSX, errors=(404,))
 def scenario_workbook(scenario_id: int, query: RevisionQuery, principal) -> Response:
-    with services().sessions() as session:
+    with services().sessions(write=False) as session:
         req = PriceRequest(scenario_id=scenario_id, revision=query.revision)
         loaded = [services().build(session, req)]
     return _xlsx(loaded, None, f"scenario-{scenario_id}.xlsx")
@@ -326,7 +343,7 @@ def _key(row) -> dict:
 @route(keys, "/keys", "GET", summary="List API keys (never their secrets)", access="admin",
        response=KeyList)
 def keys_list(principal) -> dict:
-    with services().sessions() as session:
+    with services().sessions(write=False) as session:
         return {"items": [_key(r) for r in repo.key_list(session)]}
 
 

@@ -6,8 +6,18 @@ from typing import Annotated, Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 
-from ..inputs import (Accelerator, Electricity, Facility, Financing, Node, OperatingPoint,
-                      Power, Pricing, Rack, Workload)
+from ..inputs import (
+    Accelerator,
+    Electricity,
+    Facility,
+    Financing,
+    Node,
+    OperatingPoint,
+    Power,
+    Pricing,
+    Rack,
+    Workload,
+)
 from ..store.repo import ROLES
 
 __all__ = ["PriceRequest", "CompareRequest", "ScenarioCreate", "ScenarioRevise",

@@ -5,10 +5,12 @@ overrides and that catalog, so equal requests share one answer."""
 from __future__ import annotations
 
 import threading
+import time
 from collections import OrderedDict
 from contextlib import contextmanager
 from typing import Any, Iterator, Sequence
 
+import orjson
 from sqlalchemy import func, select, text
 from sqlalchemy.orm import Session
 
@@ -33,17 +35,25 @@ class Services:
     def __init__(self, url: str | None = None, *, cache_size: int = 4096):
         self.engine = make_engine(url)
         self._sessions = make_sessions(self.engine)
+        # SQLite: reads begin deferred and run beside the writer; PostgreSQL: the same engine
+        self.read_engine = make_engine(url, write=False) if self.engine.url.get_backend_name() \
+            == "sqlite" else self.engine
+        self._read_sessions = make_sessions(self.read_engine)
         self._lock = threading.Lock()
-        self._catalog: tuple[Any, Catalog] | None = None
-        self._curves: tuple[Any, CurveLibrary] | None = None
+        self._catalog: tuple[Any, Catalog, float] | None = None  # marker, copy, trusted until
+        self._curves: tuple[Any, CurveLibrary, float] | None = None
         self._results: OrderedDict[str, dict] = OrderedDict()
         self._cache_size = cache_size
 
     @contextmanager
-    def sessions(self) -> Iterator[Session]:
+    def sessions(self, *, write: bool = True) -> Iterator[Session]:
         """A session in a transaction: committed on success, rolled back on any error."""
-        with self._sessions.begin() as session:
+        with (self._sessions if write else self._read_sessions).begin() as session:
             yield session
+
+    def dispose(self) -> None:
+        self.engine.dispose()
+        self.read_engine.dispose()
 
     def healthy(self) -> bool:
         try:
@@ -54,21 +64,29 @@ class Services:
             return False
 
     # -- catalog and curves, reloaded only when they changed ----------------------------
-    def catalog(self, session: Session) -> tuple[Any, Catalog]:
-        marker = tuple(session.execute(select(func.count(), func.max(CatalogEntry.id))).one())
-        cached = self._catalog
-        if cached is None or cached[0] != marker:
-            cached = (marker, repo.catalog_snapshot(session))
-            self._catalog = cached
-        return cached
+    # Checking the (count, max id) marker costs a query; within MARKER_SECONDS a worker
+    # trusts its copy, and a key it does not know makes it look again at once (build()).
+    MARKER_SECONDS = 1.0
 
-    def curves(self, session: Session) -> tuple[Any, CurveLibrary]:
-        marker = tuple(session.execute(select(func.count(), func.max(CurveRecord.id))).one())
+    def catalog(self, session: Session, *, fresh: bool = False) -> tuple[Any, Catalog]:
+        cached = self._catalog
+        if cached is not None and not fresh and time.monotonic() < cached[2]:
+            return cached[0], cached[1]
+        marker = tuple(session.execute(select(func.count(), func.max(CatalogEntry.id))).one())
+        snapshot = cached[1] if cached is not None and cached[0] == marker else \
+            repo.catalog_snapshot(session)
+        self._catalog = (marker, snapshot, time.monotonic() + self.MARKER_SECONDS)
+        return marker, snapshot
+
+    def curves(self, session: Session, *, fresh: bool = False) -> tuple[Any, CurveLibrary]:
         cached = self._curves
-        if cached is None or cached[0] != marker:
-            cached = (marker, repo.curve_library(session))
-            self._curves = cached
-        return cached
+        if cached is not None and not fresh and time.monotonic() < cached[2]:
+            return cached[0], cached[1]
+        marker = tuple(session.execute(select(func.count(), func.max(CurveRecord.id))).one())
+        library = cached[1] if cached is not None and cached[0] == marker else \
+            repo.curve_library(session)
+        self._curves = (marker, library, time.monotonic() + self.MARKER_SECONDS)
+        return marker, library
 
     # -- pricing ------------------------------------------------------------------------
     def scenario_data(self, session: Session, req: PriceRequest,
@@ -84,44 +102,66 @@ class Services:
                               errors=[{"path": f"{where}revision",
                                        "message": "applies to scenario_id only"}])
             return req.scenario, "request"
+        rev = self._revision(session, req)
+        return rev.data, f"saved scenario {rev.scenario_id} revision {rev.number}"
+
+    @staticmethod
+    def _revision(session: Session, req: PriceRequest):
         try:
-            rev = repo.revision_get(session, req.scenario_id, req.revision)
+            return repo.revision_get(session, req.scenario_id, req.revision)
         except repo.NotFound as exc:
             raise Problem(404, "Not found", str(exc)) from None
-        return rev.data, f"saved scenario {rev.scenario_id} revision {rev.number}"
 
     def build(self, session: Session, req: PriceRequest, where: str = "",
               extra: Sequence[tuple[str, Any]] = ()) -> LoadedScenario:
         data, origin = self.scenario_data(session, req, where)
-        _, catalog = self.catalog(session)
-        _, curves = self.curves(session)
         overrides = [*req.overrides.items(), *extra]
         prefix = f"{where}scenario." if req.scenario is not None else f"{where}"
-        try:
-            return build_scenario(data, overrides, catalog, origin=origin,
-                                  override_label="overrides", curves=curves,
-                                  files_allowed=False)
-        except InputError as exc:
-            raise Problem.from_input(exc, prefix=prefix) from None
+        for fresh in (False, True):
+            _, catalog = self.catalog(session, fresh=fresh)
+            _, curves = self.curves(session, fresh=fresh)
+            try:
+                return build_scenario(data, overrides, catalog, origin=origin,
+                                      override_label="overrides", curves=curves,
+                                      files_allowed=False)
+            except InputError as exc:
+                stale = any("unknown catalog entry" in m or "known curve id" in m
+                            for _, m in exc.errors)
+                if fresh or not stale:  # another worker may have added it a moment ago
+                    raise Problem.from_input(exc, prefix=prefix) from None
+        raise AssertionError("unreachable")
 
-    def price(self, session: Session, req: PriceRequest) -> dict:
-        data, origin = self.scenario_data(session, req, "")
-        key = repo.content_hash({"data": data, "origin": origin,
-                                 "overrides": req.overrides,
-                                 "catalog": self.catalog(session)[0],
-                                 "curves": self.curves(session)[0]})
+    def price_json(self, req: PriceRequest) -> str:
+        """The result of a price request as JSON text.
+
+        Catalog entries and curves are only ever added, never changed, so a scenario that
+        priced once prices the same for good: inline requests are answered from a cache
+        keyed by their content, without touching the database.
+        """
+        if req.scenario is not None:
+            key = repo.content_hash({"scenario": req.scenario, "overrides": req.overrides})
+        else:
+            with self.sessions(write=False) as session:
+                rev = self._revision(session, req)
+            key = repo.content_hash({"saved": [rev.scenario_id, rev.number],
+                                     "overrides": req.overrides})
         with self._lock:
             hit = self._results.get(key)
             if hit is not None:
                 self._results.move_to_end(key)
                 return hit
-        loaded = self.build(session, req)
-        out = price_result(loaded.scenario, loaded.provenance).to_json()
+        with self.sessions(write=False) as session:
+            out = orjson.dumps(self.price(session, req)).decode()
         with self._lock:
             self._results[key] = out
             if len(self._results) > self._cache_size:
                 self._results.popitem(last=False)
         return out
+
+    def price(self, session: Session, req: PriceRequest) -> dict:
+        """The result of a price request (no cache)."""
+        loaded = self.build(session, req)
+        return price_result(loaded.scenario, loaded.provenance).to_json()
 
     def load_many(self, session: Session, reqs: Sequence[PriceRequest],
                   at_interactivity: Any = None, matched: bool = False) -> list[LoadedScenario]:

@@ -23,7 +23,10 @@ def database_url(url: str | None = None) -> str:
     return url
 
 
-def make_engine(url: str | None = None) -> Engine:
+def make_engine(url: str | None = None, *, write: bool = True) -> Engine:
+    """An engine for ``url``. On SQLite a ``write`` engine takes the write lock when a
+    transaction begins (two writers never deadlock upgrading read locks); a read engine
+    begins deferred, so reads run beside the writer (WAL). Elsewhere both are the same."""
     url = database_url(url)
     if url.startswith("sqlite"):
         engine = create_engine(url, connect_args={"timeout": 30, "check_same_thread": False})
@@ -42,8 +45,7 @@ def make_engine(url: str | None = None) -> Engine:
 
         @event.listens_for(engine, "begin")
         def _sqlite_begin(conn):  # pragma: no cover - driver hook
-            # take the write lock up front: two writers never deadlock upgrading read locks
-            conn.exec_driver_sql("BEGIN IMMEDIATE")
+            conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
         return engine
     return create_engine(url, pool_pre_ping=True)
 

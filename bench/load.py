@@ -1,0 +1,140 @@
+"""Load benchmark: gunicorn serving ``POST /api/v1/price`` beside a bare Flask app answering
+a JSON echo, same gunicorn settings, same machine, same load generator (wrk), one after the
+other. Prints both throughputs and the ratio (goal: price >= 60% of echo).
+
+    python bench/load.py [--seconds 10] [--connections 16] [--workers 2] [--threads 4]
+
+Two runs of the price endpoint: ``repeated`` sends one body again and again (a pricing tool
+asking for the same configuration: answered from the result cache), ``varied`` sends a
+different electricity price every request (every answer computed).
+Needs wrk (Debian package ``wrk``). Traffic stays on 127.0.0.1; every run is bounded.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+BODY = ('{"scenario": {"accelerator": "gb300", "operating_point": "deepseek-r1/gb300/peak", '
+        '"electricity": {"price": "%s USD/kWh"}, "power": {"boundary": "facility"}}}')
+LUA_FIXED = """wrk.method = "POST"
+wrk.headers["Content-Type"] = "application/json"
+wrk.body = '%s'
+"""
+LUA_VARIED = """wrk.method = "POST"
+wrk.headers["Content-Type"] = "application/json"
+counter = 0
+request = function()
+  counter = counter + 1
+  local price = string.format("0.%%06d", (counter * 7919 + math.random(0, 999999)) %% 1000000)
+  return wrk.format(nil, nil, nil, string.format('%s', price))
+end
+"""
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start(app: str, port: int, env: dict, workers: int, threads: int,
+          log: Path) -> subprocess.Popen:
+    gunicorn = str(Path(sys.executable).with_name("gunicorn"))
+    # the log goes to a file: a pipe nobody reads would fill and stall the workers
+    with log.open("ab") as fh:
+        proc = subprocess.Popen([gunicorn, app, "-b", f"127.0.0.1:{port}", "-w",
+                                 str(workers), "-k", "gthread", "--threads", str(threads),
+                                 "--log-level", "warning"], cwd=ROOT, env=env,
+                                stdout=fh, stderr=fh, start_new_session=True)
+    deadline = time.time() + 30
+    while time.time() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                return proc
+        except OSError:
+            time.sleep(0.2)
+    proc.kill()
+    raise RuntimeError(f"{app} did not start: {log.read_text()[-800:]}")
+
+
+def stop(proc: subprocess.Popen) -> None:
+    os.killpg(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(10)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+
+
+def wrk(url: str, script: str, seconds: int, connections: int, folder: Path) -> float:
+    lua = folder / "script.lua"
+    lua.write_text(script)
+    out = subprocess.run(["wrk", "-t2", f"-c{connections}", f"-d{seconds}s", "-s", str(lua),
+                          url], capture_output=True, text=True, timeout=seconds + 30).stdout
+    errors = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+    if errors:
+        raise RuntimeError(f"{errors.group(1)} error responses from {url}:\n{out}")
+    return float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--seconds", type=int, default=10)
+    ap.add_argument("--connections", type=int, default=16)
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--threads", type=int, default=4)
+    args = ap.parse_args()
+    if shutil.which("wrk") is None:
+        sys.exit("wrk is not installed (apt-get install wrk)")
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        db = f"sqlite:///{folder / 'bench.db'}"
+        env = {**os.environ, "DATABASE_URL": db, "COSTMODEL_OPEN_READS": "1",
+               "PYTHONPATH": str(ROOT / "bench")}
+        subprocess.run([str(Path(sys.executable).with_name("costmodel")), "db", "upgrade"],
+                       env=env, check=True, capture_output=True)
+        subprocess.run([str(Path(sys.executable).with_name("costmodel")), "db", "seed"],
+                       env=env, check=True, capture_output=True)
+        port = free_port()
+        echo = start("echo_app:create_app()", port, env, args.workers, args.threads,
+                     folder / "echo.log")
+        try:
+            baseline = wrk(f"http://127.0.0.1:{port}/echo", LUA_FIXED % (BODY % "0.1"),
+                           args.seconds, args.connections, folder)
+        finally:
+            stop(echo)
+        port = free_port()
+        service = start("costmodel.api:create_app()", port, env, args.workers, args.threads,
+                        folder / "service.log")
+        try:
+            body = (BODY % "0.1").encode()
+            req = urllib.request.Request(f"http://127.0.0.1:{port}/api/v1/price", data=body,
+                                         headers={"Content-Type": "application/json"})
+            assert b"cost_per_mtok" in urllib.request.urlopen(req, timeout=10).read()
+            url = f"http://127.0.0.1:{port}/api/v1/price"
+            repeated = wrk(url, LUA_FIXED % (BODY % "0.1"), args.seconds, args.connections,
+                           folder)
+            varied = wrk(url, LUA_VARIED % (BODY % "%s"), args.seconds, args.connections,
+                         folder)
+        finally:
+            stop(service)
+    print(f"gunicorn -w {args.workers} -k gthread --threads {args.threads}; wrk -t2 "
+          f"-c{args.connections} -d{args.seconds}s; {os.cpu_count()} cores")
+    print(f"bare Flask JSON echo        {baseline:10.0f} req/s  (baseline, same run)")
+    print(f"POST /api/v1/price repeated {repeated:10.0f} req/s  {repeated / baseline:6.0%} "
+          f"of echo (goal >= 60%)")
+    print(f"POST /api/v1/price varied   {varied:10.0f} req/s  {varied / baseline:6.0%} of echo")
+
+
+if __name__ == "__main__":
+    main()
