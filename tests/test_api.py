@@ -21,11 +21,11 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from conftest import auth
 from openpyxl import load_workbook
 
 from costmodel.api import create_app
 from costmodel.cli import main as cli_main
-from conftest import auth
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE_TCO = ROOT / "fixtures" / "scenarios" / "sample-tco.toml"
@@ -91,9 +91,9 @@ def uid(prefix: str = "t") -> str:
 GB300_PEAK = {"accelerator": "gb300", "operating_point": "deepseek-r1/gb300/peak"}
 
 
-def curve_id(hw: str, model: str = "gpt-oss-120b", isl_osl: str = "8192x1024") -> str:
-    fw = "vllm/fp8"
-    return f"{hw}/{model}/{fw}/{isl_osl}/none/agg"
+def curve_id(hw: str) -> str:
+    """The id of one of the illustrative GPT-OSS 120B sweeps."""
+    return f"{hw}/gpt-oss-120b/vllm/fp8/8192x1024/none/agg"
 
 
 def curve_scenario(hw: str, at="peak") -> dict:
@@ -421,16 +421,35 @@ def test_price_unknown_scenario_id_404(client, viewer):
     assert "2000000000" in body["detail"]
 
 
+@pytest.mark.parametrize("path,body,error_path", [
+    ("/price", {"scenario_id": 2**63}, "scenario_id"),
+    ("/price", {"scenario_id": 2**31}, "scenario_id"),
+    ("/price", {"scenario_id": 0}, "scenario_id"),
+    ("/price", {"scenario_id": "{sid}", "revision": 2**63}, "revision"),
+    ("/compare", {"scenarios": [{"scenario_id": "{sid}"}, {"scenario_id": 2**63}]},
+     "scenarios.1.scenario_id"),
+    ("/workbook", {"scenarios": [{"scenario_id": "{sid}", "revision": 2**31}]},
+     "scenarios.0.revision"),
+], ids=["price-id-2^63", "price-id-2^31", "price-id-0", "price-revision", "compare-id",
+        "workbook-revision"])
+def test_ids_out_of_range_422(client, viewer, editor, path, body, error_path):
+    # ids are positive 32-bit integers on every backend: larger ones never reach the database
+    sid = save_scenario(client, editor, GB300_PEAK)["scenario_id"]
+    text = json.dumps(body).replace('"{sid}"', str(sid))
+    resp = client.post(API + path, data=text, content_type="application/json", headers=viewer)
+    out = problem(resp, 422, "invalid-input")
+    assert out["errors"][0]["path"] == error_path
+
+
 @pytest.mark.xfail(strict=True, reason=(
-    "costmodel/api/schemas.py PriceRequest.scenario_id/revision have no upper bound "
-    "(path ids are capped at 2**31-1, bodies are not): the id reaches the database and "
-    "POST /api/v1/price {\"scenario_id\": 9223372036854775808} answers 500 "
-    "(SQLite OverflowError; PostgreSQL 'integer out of range', already at 2**31)"))
-@pytest.mark.parametrize("body", [{"scenario_id": 2**63}, {"scenario_id": 1, "revision": 2**63}],
-                         ids=["scenario_id", "revision"])
-def test_price_huge_ids_are_client_errors(client, viewer, editor, body):
-    save_scenario(client, editor, GB300_PEAK)  # so that scenario 1 exists
-    resp = client.post(f"{API}/price", json=body, headers=viewer)
+    "costmodel/api/routes.py RevisionQuery.revision has no upper bound (path ids and body "
+    "ids are capped at 2**31-1, this query parameter is not): GET "
+    "/api/v1/scenarios/{id}/workbook?revision=9223372036854775808 answers 500 (SQLite "
+    "OverflowError; PostgreSQL 'integer out of range', already from 2**31)"))
+@pytest.mark.parametrize("revision", [2**31, 2**63])
+def test_workbook_revision_out_of_range_is_a_client_error(client, viewer, editor, revision):
+    sid = save_scenario(client, editor, GB300_PEAK)["scenario_id"]
+    resp = client.get(f"{API}/scenarios/{sid}/workbook?revision={revision}", headers=viewer)
     assert resp.status_code in (404, 422), resp.get_data(as_text=True)
     problem(resp, resp.status_code)
 
@@ -1271,8 +1290,8 @@ def test_workbook_export_of_saved_and_matched(client, viewer, editor):
     ({"scenarios": [{"scenario": {"accelerator": "gb300"}}]}, 422,
      "scenarios[0].scenario.operating_point"),
     ({"scenarios": [{"scenario": curve_scenario("b200")}],
-      "at_interactivity": "400 token/s/user"}, 422, "scenarios[0].scenario.operating_point.at"
-                                                    ".interactivity"),
+      "at_interactivity": "400 token/s/user"}, 422,
+     "scenarios[0].scenario.operating_point.at.interactivity"),
 ])
 def test_workbook_export_invalid(client, viewer, body, status, path):
     out = problem(client.post(f"{API}/workbook", json=body, headers=viewer), status)

@@ -76,11 +76,14 @@ ScenarioBody = Annotated[dict[str, Any], WithJsonSchema(scenario_input_schema())
 Quantity = Annotated[Any, WithJsonSchema(_QUANTITY)]
 
 
+Id = Annotated[int, Field(ge=1, le=2**31 - 1)]  # fits a 32-bit integer column everywhere
+
+
 class PriceRequest(Strict):
     """An inline scenario, or a saved one (latest revision unless given) plus overrides."""
     scenario: Optional[ScenarioBody] = None
-    scenario_id: Optional[Annotated[int, Field(ge=1)]] = None
-    revision: Optional[Annotated[int, Field(ge=1)]] = None
+    scenario_id: Optional[Id] = None
+    revision: Optional[Id] = None
     overrides: dict[str, Any] = Field(default_factory=dict, description=(
         "dotted keys to values, e.g. {\"electricity.price\": \"0.10 USD/kWh\"}"))
 

@@ -92,18 +92,22 @@ class Services:
     def scenario_data(self, session: Session, req: PriceRequest,
                       where: str) -> tuple[dict, str]:
         """The scenario mapping a request names, and a label for its provenance."""
+        self._check(req, where)
+        if req.scenario is not None:
+            return req.scenario, "request"
+        rev = self._revision(session, req)
+        return rev.data, f"saved scenario {rev.scenario_id} revision {rev.number}"
+
+    @staticmethod
+    def _check(req: PriceRequest, where: str = "") -> None:
         if (req.scenario is None) == (req.scenario_id is None):
             raise Problem(422, "Invalid input", "give exactly one of scenario or scenario_id",
                           errors=[{"path": f"{where}scenario",
                                    "message": "give exactly one of scenario or scenario_id"}])
-        if req.scenario is not None:
-            if req.revision is not None:
-                raise Problem(422, "Invalid input", "revision applies to a saved scenario",
-                              errors=[{"path": f"{where}revision",
-                                       "message": "applies to scenario_id only"}])
-            return req.scenario, "request"
-        rev = self._revision(session, req)
-        return rev.data, f"saved scenario {rev.scenario_id} revision {rev.number}"
+        if req.scenario is not None and req.revision is not None:
+            raise Problem(422, "Invalid input", "revision applies to a saved scenario",
+                          errors=[{"path": f"{where}revision",
+                                   "message": "applies to scenario_id only"}])
 
     @staticmethod
     def _revision(session: Session, req: PriceRequest):
@@ -138,6 +142,7 @@ class Services:
         priced once prices the same for good: inline requests are answered from a cache
         keyed by their content, without touching the database.
         """
+        self._check(req)
         if req.scenario is not None:
             key = repo.content_hash({"scenario": req.scenario, "overrides": req.overrides})
         else:
