@@ -1,14 +1,26 @@
-# costmodel command-line image. The pricing service (gunicorn, healthcheck) builds on this.
+# costmodel pricing service: gunicorn on a slim Python base, as a non-root user.
+#   docker build -t costmodel .
+#   docker run -p 8000:8000 -e DATABASE_URL=postgresql://user:pass@db:5432/costmodel costmodel
+# Without DATABASE_URL the service keeps a SQLite file in /data (mount a volume there).
 FROM python:3.11-slim
 
 ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_NO_CACHE_DIR=1 \
-    COSTMODEL_FIXTURES=/app/fixtures
+    PIP_DISABLE_PIP_VERSION_CHECK=1 \
+    COSTMODEL_FIXTURES=/app/fixtures COSTMODEL_TEMPLATES=/app/templates \
+    DATABASE_URL=sqlite:////data/costmodel.db \
+    WEB_CONCURRENCY=2 GUNICORN_THREADS=4
 WORKDIR /app
 COPY pyproject.toml README.md ./
 COPY costmodel ./costmodel
 COPY fixtures ./fixtures
-RUN pip install --disable-pip-version-check . \
- && useradd --system --uid 10001 --home-dir /app costmodel
+COPY templates ./templates
+RUN pip install . \
+ && useradd --system --uid 10001 --home-dir /app --shell /usr/sbin/nologin costmodel \
+ && mkdir -p /data && chown costmodel /data
 USER costmodel
-ENTRYPOINT ["costmodel"]
-CMD ["price", "fixtures/scenarios/sample-tco.toml"]
+VOLUME ["/data"]
+EXPOSE 8000
+HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
+  CMD ["python", "-c", "import sys, urllib.request; sys.exit(0 if urllib.request.urlopen('http://127.0.0.1:8000/healthz', timeout=4).status == 200 else 1)"]
+# migrate and seed (both idempotent), then serve; keys: docker exec ... costmodel keys create
+CMD ["sh", "-c", "costmodel db upgrade && costmodel db seed && exec gunicorn 'costmodel.api:create_app()' --bind 0.0.0.0:8000 --workers \"$WEB_CONCURRENCY\" --worker-class gthread --threads \"$GUNICORN_THREADS\" --access-logfile - --forwarded-allow-ips '*'"]

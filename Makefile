@@ -15,7 +15,8 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 # The main job: price the sample TCO scenario and the published DeepSeek R1 comparisons,
-# and write sample workbooks (live formulas) to out/.
+# write sample workbooks (live formulas) to out/, then serve the pricing API on
+# http://127.0.0.1:8000 (SQLite file costmodel.db, migrated and seeded from fixtures/).
 run: $(STAMP)
 	$(BIN)/costmodel price fixtures/scenarios/sample-tco.toml
 	@echo
@@ -28,6 +29,7 @@ run: $(STAMP)
 	$(BIN)/costmodel workbook --matched fixtures/scenarios/curve-gpt-oss-120b-h100.toml \
 	    fixtures/scenarios/curve-gpt-oss-120b-b200.toml \
 	    fixtures/scenarios/curve-gpt-oss-120b-mi300x.toml -o out/matched-comparison.xlsx
+	$(BIN)/costmodel serve --host 127.0.0.1 --port 8000
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q
@@ -36,6 +38,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/sweep.py
 	$(BIN)/python bench/frontier.py
 	$(BIN)/python bench/workbook.py
+	$(BIN)/python bench/load.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache
