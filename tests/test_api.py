@@ -163,7 +163,7 @@ def open_app(database):
     """The same database, with reads open to callers without a key."""
     application = create_app({"DATABASE_URL": database, "OPEN_READS": True})
     yield application
-    application.extensions["costmodel"].engine.dispose()
+    application.extensions["costmodel"].dispose()
 
 
 def price(client, headers, scenario=None, **body):
@@ -252,11 +252,6 @@ def test_openapi_security_names_declared_schemes(spec):
                     assert PROBLEM in answer["content"], (path, method, code)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "costmodel/api/schemas.py scenario_input_schema(): quantity fields keep pydantic's bare "
-    "number defaults (node.host_power default 2400.0, electricity.price 0.0871, ...) under a "
-    "oneOf that admits only a string or {value, unit}; openapi_spec_validator rejects the "
-    "document (24 such defaults in PriceRequest, ScenarioCreate, ScenarioRevise)"))
 def test_openapi_document_validates(spec):
     validator = pytest.importorskip("openapi_spec_validator")
     validator.validate(spec)
@@ -415,13 +410,6 @@ def test_ids_out_of_range_422(client, viewer, editor, path, body, error_path):
     assert out["errors"][0]["path"] == error_path
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "costmodel/api/routes.py RevisionQuery.revision has no upper bound (path ids and body "
-    "ids are capped at 2**31-1, this query parameter is not): GET "
-    "/api/v1/scenarios/{id}/workbook?revision=2147483648 answers 500: scenario_workbook() "
-    "builds PriceRequest(revision=...) whose pydantic ValidationError is not caught (before "
-    "the Id bound, the number reached the database: SQLite OverflowError, PostgreSQL "
-    "'integer out of range')"))
 @pytest.mark.parametrize("revision", [2**31, 2**63])
 def test_workbook_revision_out_of_range_is_a_client_error(client, viewer, editor, revision):
     sid = save_scenario(client, editor, GB300_PEAK)["scenario_id"]
@@ -556,8 +544,9 @@ def test_invalid_token_401(client, headers):
 
 
 def test_right_prefix_wrong_secret_401(client, tokens):
-    prefix = tokens["admin"].rsplit("_", 1)[0]  # cm_<prefix>_<secret>: keep cm_<prefix>
-    forged = prefix + "_" + "A" * 43
+    cm, prefix, secret = tokens["admin"].split("_", 2)  # cm_<prefix>_<secret>
+    forged = f"{cm}_{prefix}_{'A' * len(secret)}"
+    assert forged != tokens["admin"]
     problem(price(client, auth(forged), GB300_PEAK), 401, "unauthorized")
     problem(client.get(f"{API}/keys", headers=auth(forged)), 401, "unauthorized")
 
@@ -666,11 +655,12 @@ def test_compare_published_matched_points(client, viewer):
     ratio = body["ratios"]["throughput_per_kw"]
     assert ratio[0] == pytest.approx(1.0)
     assert ratio[1] == pytest.approx(JALAPENO_MATCHED_PER_KW / GB300_MATCHED_PER_KW, rel=1e-9)
-    for s, per_kw in zip(body["scenarios"], (GB300_MATCHED_PER_KW, JALAPENO_MATCHED_PER_KW)):
+    for s, per_kw in zip(body["scenarios"], (GB300_MATCHED_PER_KW, JALAPENO_MATCHED_PER_KW),
+                         strict=True):
         assert value(s["throughput_per_kw"]) == pytest.approx(per_kw, rel=1e-12)
 
 
-def test_compare_saved_and_inline(client, viewer, editor):
+def test_compare_saved_with_overrides(client, viewer, editor):
     sid = save_scenario(client, editor, GB300_PEAK)["scenario_id"]
     body = ok(client.post(f"{API}/compare", json={"scenarios": [
         {"scenario_id": sid},
@@ -716,10 +706,6 @@ def test_compare_matched_needs_curves(client, viewer):
     assert body["errors"][0]["path"].startswith("scenarios[1]")
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "costmodel/api/services.py load_many(): the 'not read from a curve' error path is "
-    "'scenarios[1].operating_point', which names no field of the request; the field is "
-    "scenarios[1].scenario.operating_point (as other errors of the same request say)"))
 def test_compare_matched_needs_curves_path(client, viewer):
     body = problem(client.post(f"{API}/compare", json={"scenarios": [
         {"scenario": curve_scenario("h100")}, {"scenario": GB300_PEAK}], "matched": True},
@@ -921,10 +907,6 @@ def test_catalog_invalid_data_422(client, viewer, editor, path):
     problem(client.get(f"{API}/{path}/{key}", headers=viewer), 404)  # nothing was saved
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "costmodel/api/routes.py _validate_entry(): a system's node/rack errors lose their "
-    "section: POST /api/v1/systems with data.node.accelerators = \"two\" answers path "
-    "'data.accelerators' instead of 'data.node.accelerators'"))
 def test_catalog_system_error_path_names_the_section(client, editor):
     body = problem(client.post(f"{API}/systems", json={"key": uid("bad-"), "data": {
         "name": "x", "node": {"accelerators": "two"}}}, headers=editor), 422)
@@ -982,10 +964,6 @@ def test_curves_list_by_hardware(client, viewer):
     assert len(page["items"]) == 1 and page["total"] >= 2
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "costmodel/api/routes.py curves_list(): the OpenAPI document lists a q filter for "
-    "GET /api/v1/curves (CurveQuery inherits ListQuery) but repo.curve_list ignores it: "
-    "GET /api/v1/curves?q=<absent> answers every curve instead of none"))
 def test_curves_q_filter(client, viewer):
     body = ok(client.get(f"{API}/curves", query_string={"q": uid("absent-")}, headers=viewer))
     assert body["total"] == 0
@@ -1115,18 +1093,7 @@ def test_scenario_revise_identical_answers_the_stored_revision(client, viewer, e
     assert same["result"] == stored["result"]
 
 
-@pytest.fixture
-def sqlite_only_xfail(request, database):
-    if database.startswith("sqlite"):
-        request.applymarker(pytest.mark.xfail(strict=True, reason=(
-            "costmodel/api/routes.py scenario_revise(): the 200 answer (identical content) is "
-            "serialised by pydantic, not the app's JSON provider, so on SQLite (which returns "
-            "times without their zone) its created_at lacks the UTC offset "
-            "('2026-11-30T12:26:38.433792') while GET of the same revision says "
-            "'2026-11-30T12:26:38.433792+00:00'")))
-
-
-def test_scenario_revise_identical_times_match(client, viewer, editor, sqlite_only_xfail):
+def test_scenario_revise_identical_times_match(client, viewer, editor):
     sid = save_scenario(client, editor, GB300_PEAK)["scenario_id"]
     stored = ok(client.get(f"{API}/scenarios/{sid}", headers=viewer))
     same = ok(client.post(f"{API}/scenarios/{sid}/revisions", json={"scenario": GB300_PEAK},

@@ -3,7 +3,7 @@ those declarations (so the spec cannot drift from what the handlers accept)."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import wraps
 from typing import Any, Callable
 
@@ -34,7 +34,7 @@ class Route:
     errors: tuple[int, ...]
     content_type: str = "application/json"  # of the answer
     request_content_type: str = "application/json"
-    path_params: dict[str, str] = field(default_factory=dict)
+    view_statuses: tuple[int, ...] = ()  # other success codes the view may answer
 
 
 ROUTES: list[Route] = []
@@ -93,7 +93,8 @@ def route(bp: Blueprint, rule: str, method: str, *, summary: str, access: str,
           body: type[BaseModel] | None = None, response: type[BaseModel] | None = None,
           status: int = 200, query: type[BaseModel] | None = None,
           errors: tuple[int, ...] = (), content_type: str = "application/json",
-          request_content_type: str = "application/json") -> Callable:
+          request_content_type: str = "application/json",
+          also: tuple[int, ...] = ()) -> Callable:
     """Register a view and its contract. The view gets ``body``/``query`` models parsed and
     may return a pydantic model, a dict, or a Response."""
     def decorate(view: Callable) -> Callable:
@@ -108,14 +109,17 @@ def route(bp: Blueprint, rule: str, method: str, *, summary: str, access: str,
             out = view(**kwargs)
             if isinstance(out, Response):
                 return out
+            code = status
+            if isinstance(out, tuple):  # (body, status) where a view answers otherwise
+                out, code = out
             if isinstance(out, BaseModel):
                 out = out.model_dump(mode="json")
-            return Response(json.dumps(out), status=status, mimetype="application/json")
+            return Response(json.dumps(out), status=code, mimetype="application/json")
         bp.add_url_rule(rule, endpoint=f"{view.__name__}", view_func=wrapper,
                         methods=[method])
         ROUTES.append(Route(bp.name, (bp.url_prefix or "") + rule, method, summary, access,
                             body, response, status, query, [bp.name], errors, content_type,
-                            request_content_type))
+                            request_content_type, also))
         return wrapper
     return decorate
 
@@ -170,6 +174,9 @@ def build_spec() -> dict[str, Any]:
             ok["content"] = {r.content_type: {"schema": {"type": "string",
                                                            "format": "binary"}}}
         op["responses"][str(r.status)] = ok
+        if r.view_statuses:
+            for extra in r.view_statuses:
+                op["responses"][str(extra)] = ok
         codes = set(r.errors) | {500}
         if r.body is not None:
             codes |= {400, 413, 415, 422}

@@ -2,9 +2,10 @@
 from __future__ import annotations
 
 from io import BytesIO
+from typing import Optional
 
 from flask import Blueprint, Response, current_app, request
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from .. import __version__
 from ..chain import price as price_result
@@ -25,6 +26,7 @@ from .schemas import (
     CurveCreate,
     CurveOut,
     CurvePage,
+    Id,
     KeyCreate,
     KeyCreated,
     KeyList,
@@ -118,6 +120,13 @@ def _entry(row) -> dict:
             "origin": row.origin, "created_at": row.created_at}
 
 
+def _invalid(exc: ValidationError, prefix: str) -> Problem:
+    errors = [{"path": prefix + ".".join(map(str, e["loc"])), "message": e["msg"]}
+              for e in exc.errors()]
+    return Problem(422, "Invalid input", "; ".join(f"{e['path']}: {e['message']}"
+                                                   for e in errors), errors=errors)
+
+
 def _validate_entry(kind: str, data: dict) -> tuple[dict, dict]:
     """Check a new catalog entry the way a scenario using it would be checked."""
     plain, provenance = split_sources(data)
@@ -126,8 +135,11 @@ def _validate_entry(kind: str, data: dict) -> tuple[dict, dict]:
             extra = set(plain) - {"name", "node", "rack", "note"}
             if extra:
                 raise InputError([(f"data.{sorted(extra)[0]}", "unknown key")])
-            Node.model_validate(plain.get("node", {}))
-            Rack.model_validate(plain.get("rack", {}))
+            for part, model in (("node", Node), ("rack", Rack)):
+                try:
+                    model.model_validate(plain.get(part, {}))
+                except ValidationError as exc:
+                    raise _invalid(exc, f"data.{part}.") from None
         else:
             body = dict(plain)
             workload = body.pop("workload", None) if kind == "operating_point" else None
@@ -135,10 +147,7 @@ def _validate_entry(kind: str, data: dict) -> tuple[dict, dict]:
             if workload is not None and not isinstance(workload, dict):
                 raise InputError([("data.workload", "must be a table")])
     except ValidationError as exc:
-        raise Problem(422, "Invalid input", "; ".join(
-            f"data.{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()),
-            errors=[{"path": "data." + ".".join(map(str, e["loc"])), "message": e["msg"]}
-                    for e in exc.errors()]) from None
+        raise _invalid(exc, "data.") from None
     except InputError as exc:
         raise Problem.from_input(exc) from None
     return plain, provenance
@@ -203,8 +212,9 @@ def _curve(row, with_csv: bool = False) -> dict:
        response=CurvePage)
 def curves_list(query: CurveQuery, principal) -> dict:
     with services().sessions(write=False) as session:
-        rows, total = repo.curve_list(session, hardware=query.hardware, model=query.model,
-                                      limit=query.limit, offset=query.offset)
+        rows, total = repo.curve_list(session, q=query.q, hardware=query.hardware,
+                                      model=query.model, limit=query.limit,
+                                      offset=query.offset)
         return {"items": [_curve(r) for r in rows], "total": total, "limit": query.limit,
                 "offset": query.offset}
 
@@ -289,8 +299,9 @@ def scenario_get(scenario_id: int, principal) -> dict:
 
 @route(scenarios, f"/scenarios/<{ID}:scenario_id>/revisions", "POST",
        summary="Save an edit as the next revision (201), or find it equal to the latest (200)",
-       access="write", body=ScenarioRevise, response=RevisionOut, status=201, errors=(404,))
-def scenario_revise(scenario_id: int, body: ScenarioRevise, principal) -> Response | dict:
+       access="write", body=ScenarioRevise, response=RevisionOut, status=201, errors=(404,),
+       also=(200,))
+def scenario_revise(scenario_id: int, body: ScenarioRevise, principal) -> dict | tuple:
     with services().sessions() as session:
         try:
             repo.scenario_get(session, scenario_id)
@@ -301,11 +312,7 @@ def scenario_revise(scenario_id: int, body: ScenarioRevise, principal) -> Respon
                                             engine_version=__version__,
                                             created_by=principal.name)
         out = _revision(rev)
-    if created:
-        return out
-    from flask import json
-    return Response(json.dumps(RevisionOut.model_validate(out).model_dump(mode="json")),
-                    status=200, mimetype="application/json")
+    return out if created else (out, 200)  # equal to the latest: nothing new was written
 
 
 @route(scenarios, f"/scenarios/<{ID}:scenario_id>/revisions/<{ID}:number>", "GET",
@@ -319,8 +326,8 @@ def revision_get(scenario_id: int, number: int, principal) -> dict:
             raise _not_found(exc) from None
 
 
-class RevisionQuery(ListQuery):
-    revision: int | None = None
+class RevisionQuery(BaseModel):
+    revision: Optional[Id] = None
 
 
 @route(scenarios, f"/scenarios/<{ID}:scenario_id>/workbook", "GET",

@@ -67,9 +67,21 @@ def scenario_input_schema() -> dict[str, Any]:
                                      schema]}
         else:
             props[name] = schema
-    return {"type": "object", "properties": props, "additionalProperties": False,
-            "required": ["accelerator", "operating_point"],
-            "description": "A scenario: the same structure and names as a scenario file."}
+    return {"type": "object", "properties": _without_defaults(props),
+            "additionalProperties": False, "required": ["accelerator", "operating_point"],
+            "description": "A scenario: the same structure and names as a scenario file. "
+                           "Missing tables and keys take the documented defaults, which the "
+                           "result's disclosure lists."}
+
+
+def _without_defaults(schema: Any) -> Any:
+    """Drop pydantic's ``default`` values: they are canonical magnitudes (2400.0 for
+    "2400 W"), which a quantity's own schema rightly does not accept as input."""
+    if isinstance(schema, dict):
+        return {k: _without_defaults(v) for k, v in schema.items() if k != "default"}
+    if isinstance(schema, list):
+        return [_without_defaults(v) for v in schema]
+    return schema
 
 
 ScenarioBody = Annotated[dict[str, Any], WithJsonSchema(scenario_input_schema())]

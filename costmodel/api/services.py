@@ -20,7 +20,7 @@ from ..curves import matched_interactivity
 from ..inputs import InputError
 from ..sources.catalog import Catalog
 from ..sources.curve_point import CurveLibrary
-from ..sources.scenario_file import LoadedScenario, build_scenario
+from ..sources.scenario_file import LoadedScenario, build_scenario, known_key
 from ..store import repo
 from ..store.db import make_engine, make_sessions
 from ..store.models import CatalogEntry, CurveRecord
@@ -119,6 +119,11 @@ class Services:
     def build(self, session: Session, req: PriceRequest, where: str = "",
               extra: Sequence[tuple[str, Any]] = ()) -> LoadedScenario:
         data, origin = self.scenario_data(session, req, where)
+        unknown = [k for k in req.overrides if not known_key(k)]
+        if unknown:
+            raise Problem(422, "Invalid input", f"unknown key in overrides: {unknown[0]}",
+                          errors=[{"path": f"{where}overrides.{k}", "message": "unknown key"}
+                                  for k in unknown])
         overrides = [*req.overrides.items(), *extra]
         prefix = f"{where}scenario." if req.scenario is not None else f"{where}"
         for fresh in (False, True):
@@ -180,10 +185,12 @@ class Services:
         missing = [i for i, x in enumerate(loaded) if x.curve is None]
         if missing:
             option = "matched" if matched else "at_interactivity"
+            paths = [f"scenarios[{i}].scenario.operating_point" if reqs[i].scenario is not None
+                     else f"scenarios[{i}].scenario_id" for i in missing]
             raise Problem(422, "Invalid input", f"{option} needs every operating point read "
                                                 f"from a curve",
-                          errors=[{"path": f"scenarios[{i}].operating_point",
-                                   "message": "not read from a curve"} for i in missing])
+                          errors=[{"path": p, "message": "not read from a curve"}
+                                  for p in paths])
         if matched:
             target = matched_interactivity([x.curve.curve.frontier(x.curve.kind)
                                             for x in loaded])

@@ -20,7 +20,7 @@ from .curve_point import CurveLibrary, CurveReading, find_curve, resolve_curve_p
 from .power_trace_point import TRACE_KEYS, resolve_power_trace
 
 __all__ = ["LoadedScenario", "load_scenario_file", "read_scenario_file", "build_scenario",
-           "parse_override", "apply_overrides", "scenario_frontier"]
+           "parse_override", "apply_overrides", "scenario_frontier", "known_key"]
 
 
 @dataclass
@@ -134,7 +134,8 @@ _PRE_VALIDATION_KEYS = ("operating_point.curve_id", "operating_point.at",
                         *(f"power.{k}" for k in TRACE_KEYS))
 
 
-def _known_key(key: str) -> bool:
+def known_key(key: str) -> bool:
+    """Whether a dotted key names a scenario input (for --set and API overrides)."""
     if any(key == k or key.startswith(k + ".") for k in _PRE_VALIDATION_KEYS):
         return True
     model: Any = Scenario
@@ -163,7 +164,7 @@ def apply_overrides(data: dict[str, Any], overrides: Iterable[tuple[str, Any]],
     data = _copy_tree(data)
     errors = []
     for key, value in overrides:
-        if not _known_key(key):
+        if not known_key(key):
             errors.append((key, f"unknown key in {label}"))
             continue
         node = data

@@ -98,9 +98,12 @@ def catalog_snapshot(session: Session) -> Catalog:
 
 # ---- curves ---------------------------------------------------------------------------------
 
-def curve_list(session: Session, *, hardware: str | None = None, model: str | None = None,
-               limit: int = 50, offset: int = 0) -> tuple[list[CurveRecord], int]:
+def curve_list(session: Session, *, q: str | None = None, hardware: str | None = None,
+               model: str | None = None, limit: int = 50,
+               offset: int = 0) -> tuple[list[CurveRecord], int]:
     stmt = select(CurveRecord).order_by(CurveRecord.curve_id)
+    if q:
+        stmt = stmt.where(CurveRecord.curve_id.contains(q, autoescape=True))
     if hardware:
         stmt = stmt.where(CurveRecord.hardware == hardware)
     if model:
