@@ -68,28 +68,41 @@ class Services:
     # trusts its copy, and a key it does not know makes it look again at once (build()).
     MARKER_SECONDS = 1.0
 
-    def catalog(self, session: Session, *, fresh: bool = False) -> tuple[Any, Catalog]:
+    def catalog(self, session: Session | None, *, fresh: bool = False) -> tuple[Any, Catalog]:
+        """(marker, catalog); ``session=None`` opens one only if the copy must be checked."""
         cached = self._catalog
         if cached is not None and not fresh and time.monotonic() < cached[2]:
             return cached[0], cached[1]
-        marker = tuple(session.execute(select(func.count(), func.max(CatalogEntry.id))).one())
-        snapshot = cached[1] if cached is not None and cached[0] == marker else \
-            repo.catalog_snapshot(session)
+        with self._session_or(session) as s:
+            marker = tuple(s.execute(select(func.count(), func.max(CatalogEntry.id))).one())
+            snapshot = cached[1] if cached is not None and cached[0] == marker else \
+                repo.catalog_snapshot(s)
         self._catalog = (marker, snapshot, time.monotonic() + self.MARKER_SECONDS)
         return marker, snapshot
 
-    def curves(self, session: Session, *, fresh: bool = False) -> tuple[Any, CurveLibrary]:
+    def curves(self, session: Session | None, *,
+               fresh: bool = False) -> tuple[Any, CurveLibrary]:
+        """(marker, curves); ``session=None`` opens one only if the copy must be checked."""
         cached = self._curves
         if cached is not None and not fresh and time.monotonic() < cached[2]:
             return cached[0], cached[1]
-        marker = tuple(session.execute(select(func.count(), func.max(CurveRecord.id))).one())
-        library = cached[1] if cached is not None and cached[0] == marker else \
-            repo.curve_library(session)
+        with self._session_or(session) as s:
+            marker = tuple(s.execute(select(func.count(), func.max(CurveRecord.id))).one())
+            library = cached[1] if cached is not None and cached[0] == marker else \
+                repo.curve_library(s)
         self._curves = (marker, library, time.monotonic() + self.MARKER_SECONDS)
         return marker, library
 
+    @contextmanager
+    def _session_or(self, session: Session | None) -> Iterator[Session]:
+        if session is not None:
+            yield session
+        else:
+            with self.sessions(write=False) as own:
+                yield own
+
     # -- pricing ------------------------------------------------------------------------
-    def scenario_data(self, session: Session, req: PriceRequest,
+    def scenario_data(self, session: Session | None, req: PriceRequest,
                       where: str) -> tuple[dict, str]:
         """The scenario mapping a request names, and a label for its provenance."""
         self._check(req, where)
@@ -116,7 +129,7 @@ class Services:
         except repo.NotFound as exc:
             raise Problem(404, "Not found", str(exc)) from None
 
-    def build(self, session: Session, req: PriceRequest, where: str = "",
+    def build(self, session: Session | None, req: PriceRequest, where: str = "",
               extra: Sequence[tuple[str, Any]] = ()) -> LoadedScenario:
         data, origin = self.scenario_data(session, req, where)
         unknown = [k for k in req.overrides if not known_key(k)]
@@ -160,15 +173,18 @@ class Services:
             if hit is not None:
                 self._results.move_to_end(key)
                 return hit
-        with self.sessions(write=False) as session:
-            out = orjson.dumps(self.price(session, req)).decode()
+        if req.scenario is not None:  # inline: the database only if the catalog is stale
+            out = orjson.dumps(self.price(None, req)).decode()
+        else:
+            with self.sessions(write=False) as session:
+                out = orjson.dumps(self.price(session, req)).decode()
         with self._lock:
             self._results[key] = out
             if len(self._results) > self._cache_size:
                 self._results.popitem(last=False)
         return out
 
-    def price(self, session: Session, req: PriceRequest) -> dict:
+    def price(self, session: Session | None, req: PriceRequest) -> dict:
         """The result of a price request (no cache)."""
         loaded = self.build(session, req)
         return price_result(loaded.scenario, loaded.provenance).to_json()
