@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Annotated, Any, Literal, Optional
 
 from pydantic import (
@@ -214,17 +215,17 @@ class Scenario(Section):
     description: Optional[str] = None
     system: Optional[str] = None  # the system preset node and rack came from, if any
     accelerator: Accelerator
-    node: Node = Node()
-    rack: Rack = Rack()
-    facility: Facility = Facility()
-    financing: Financing = Financing()
-    electricity: Electricity = Electricity()
+    node: Node = Field(default_factory=Node)
+    rack: Rack = Field(default_factory=Rack)
+    facility: Facility = Field(default_factory=Facility)
+    financing: Financing = Field(default_factory=Financing)
+    electricity: Electricity = Field(default_factory=Electricity)
     utilisation: Fraction(positive=True) = 1.0
     idle_power: Fraction() = 0.3
     operating_point: OperatingPoint
-    workload: Workload = Workload()
-    power: Power = Power()
-    pricing: Pricing = Pricing()
+    workload: Workload = Field(default_factory=Workload)
+    power: Power = Field(default_factory=Power)
+    pricing: Pricing = Field(default_factory=Pricing)
 
     # -- what the declared calculation reads -------------------------------------------
     def to_inputs(self) -> dict[str, float | int]:
@@ -233,21 +234,18 @@ class Scenario(Section):
         Absent optional inputs are NaN: steps that read them give no value.
         """
         out: dict[str, float | int] = {}
-        for inp in MODEL.inputs.values():
-            value = self.get(inp.key)
-            if value is None and inp.key == "operating_point.normalised_by":
+        for name, get in _INPUT_GETTERS:
+            value = get(self)
+            if value is None and name == "operating_point_normalised_by":
                 value = self.accelerator.rated_power  # the published convention
-            out[inp.name] = math.nan if value is None else float(value)
-        for enum in MODEL.enums.values():
-            out[enum.name] = enum.levels.index(self.get(enum.key))
+            out[name] = math.nan if value is None else float(value)
+        for name, get, levels in _ENUM_GETTERS:
+            out[name] = levels.index(get(self))
         return out
 
     def get(self, key: str) -> Any:
         """The value at a dotted key, e.g. ``"electricity.price"`` (canonical units)."""
-        obj: Any = self
-        for part in key.split("."):
-            obj = getattr(obj, part)
-        return obj
+        return attrgetter(key)(self)
 
     def to_data(self) -> dict[str, Any]:
         """This scenario as a plain mapping that :func:`validate_scenario` accepts again:
@@ -271,12 +269,11 @@ class Scenario(Section):
         used: list[str] = []
 
         def walk(model: BaseModel, prefix: str, whole: bool) -> None:
-            for name in type(model).model_fields:
-                value = getattr(model, name)
-                explicit = name in model.model_fields_set and not whole
-                if isinstance(value, BaseModel):
-                    walk(value, f"{prefix}{name}.", whole or not explicit)
-                elif not explicit and value is not None and name not in _NOT_INPUTS:
+            given = () if whole else model.model_fields_set
+            for name, is_section in _FIELDS[type(model)]:
+                if is_section:
+                    walk(getattr(model, name), f"{prefix}{name}.", whole or name not in given)
+                elif name not in given and getattr(model, name) is not None:
                     used.append(prefix + name)
         walk(self, "", False)
         return used
@@ -298,6 +295,17 @@ def default_source(key: str) -> str:
 # Descriptive fields whose defaults are labels, not assumptions about cost.
 _NOT_INPUTS = {"name", "description", "chosen", "label", "vendor", "note", "curve",
                "read_status", "system"}
+
+
+_INPUT_GETTERS = [(i.name, attrgetter(i.key)) for i in MODEL.inputs.values()]
+_ENUM_GETTERS = [(e.name, attrgetter(e.key), e.levels) for e in MODEL.enums.values()]
+# per model: (field, is a section) for the fields defaults_used() reports on
+_FIELDS = {m: [(n, isinstance(f.default_factory, type) and issubclass(f.default_factory,
+                                                                       BaseModel)
+                or n in ("accelerator", "operating_point"))
+               for n, f in m.model_fields.items() if n not in _NOT_INPUTS]
+           for m in (Scenario, Accelerator, Node, Rack, Facility, Financing, Electricity,
+                     OperatingPoint, Workload, Power, Pricing)}
 
 
 def _quantity_meta(info) -> QuantityField | None:
