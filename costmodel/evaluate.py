@@ -2,12 +2,14 @@
 
 Inputs arrive as plain float64 magnitudes in each input's declared unit (enums as integer
 level indices); one scenario is a batch of one, a sweep is a batch of a million, and both run
-the same compiled closures. Units were checked once when the declaration was built, so nothing
-here touches pint.
+closures compiled once from the same trees: on numpy arrays, or for a batch of one on plain
+floats, which skips numpy's per-call overhead and gives the same IEEE results. Units were
+checked once when the declaration was built, so nothing here touches pint.
 """
 from __future__ import annotations
 
 import operator
+from dataclasses import dataclass
 from typing import Callable, Iterable, Mapping
 
 import numpy as np
@@ -24,24 +26,48 @@ from .declaration import (
     Where,
 )
 
-__all__ = ["compile_node", "Evaluator"]
+__all__ = ["compile_node", "Evaluator", "NUMPY", "SCALAR"]
 
 Env = Mapping[str, object]
-_BIN: dict[str, Callable] = {"+": np.add, "-": np.subtract, "*": np.multiply,
-                             "/": np.divide, "**": np.power}
 _CMP: dict[str, Callable] = {"==": operator.eq, "!=": operator.ne, "<": operator.lt,
                              "<=": operator.le, ">": operator.gt, ">=": operator.ge}
 
 
-_SCALAR_BIN: dict[str, Callable] = {"+": operator.add, "-": operator.sub, "*": operator.mul,
-                                    "/": operator.truediv, "**": operator.pow}
+def _numpy_where(c, t, e):
+    return lambda env: np.where(c(env), t(env), e(env))
 
 
-def compile_scalar(node: Node, decl: Declaration) -> Callable[[Env], float]:
-    """Like :func:`compile_node` for plain Python floats: the batch of one without numpy's
-    per-call overhead. ``where`` and ``choose`` evaluate only the branch taken, so a
-    division by zero in an untaken branch never happens; elsewhere it raises
-    ZeroDivisionError, and the caller falls back to the numpy closures."""
+def _numpy_choose(selector, options):
+    def choose(env):
+        index = env[selector]
+        if np.ndim(index) == 0:  # the common case: one level for the whole batch
+            return options[int(index)](env)
+        return np.choose(index, np.broadcast_arrays(*[o(env) for o in options]))
+    return choose
+
+
+@dataclass(frozen=True)
+class _Ops:
+    """What an interpreter does with each construct; the tree walk is shared."""
+    binary: dict[str, Callable]
+    neg: Callable
+    where: Callable  # (condition, if_true, if_false closures) -> closure
+    choose: Callable  # (selector name, option closures) -> closure
+
+
+# Arrays: numpy ufuncs; where() computes both branches and picks per element.
+NUMPY = _Ops({"+": np.add, "-": np.subtract, "*": np.multiply, "/": np.divide,
+              "**": np.power}, np.negative, _numpy_where, _numpy_choose)
+# A batch of one in plain floats: only the branch taken is computed, so a division by zero
+# in an untaken branch never happens; elsewhere it raises and the caller uses NUMPY.
+SCALAR = _Ops({"+": operator.add, "-": operator.sub, "*": operator.mul,
+               "/": operator.truediv, "**": operator.pow}, operator.neg,
+              lambda c, t, e: (lambda env: t(env) if c(env) else e(env)),
+              lambda sel, opts: (lambda env: opts[int(env[sel])](env)))
+
+
+def compile_node(node: Node, decl: Declaration, ops: _Ops = NUMPY) -> Callable[[Env], object]:
+    """Turn an expression tree into a closure ``env -> value``, once."""
     if isinstance(node, Name):
         key = node.id
         return lambda env: env[key]
@@ -49,57 +75,18 @@ def compile_scalar(node: Node, decl: Declaration) -> Callable[[Env], float]:
         value = float(node.value)
         return lambda env: value
     if isinstance(node, Neg):
-        inner = compile_scalar(node.operand, decl)
-        return lambda env: -inner(env)
-    if isinstance(node, BinOp):
-        f = _SCALAR_BIN[node.op]
-        a, b = compile_scalar(node.left, decl), compile_scalar(node.right, decl)
-        return lambda env: f(a(env), b(env))
-    if isinstance(node, Compare):
-        f, a, b = _CMP[node.op], compile_scalar(node.left, decl), compile_scalar(node.right, decl)
+        neg, inner = ops.neg, compile_node(node.operand, decl, ops)
+        return lambda env: neg(inner(env))
+    if isinstance(node, (BinOp, Compare)):
+        f = ops.binary[node.op] if isinstance(node, BinOp) else _CMP[node.op]
+        a, b = compile_node(node.left, decl, ops), compile_node(node.right, decl, ops)
         return lambda env: f(a(env), b(env))
     if isinstance(node, Where):
-        c = compile_scalar(node.condition, decl)
-        t, e = compile_scalar(node.if_true, decl), compile_scalar(node.if_false, decl)
-        return lambda env: t(env) if c(env) else e(env)
+        return ops.where(compile_node(node.condition, decl, ops),
+                         compile_node(node.if_true, decl, ops),
+                         compile_node(node.if_false, decl, ops))
     if isinstance(node, Choose):
-        selector = node.selector
-        options = [compile_scalar(o, decl) for o in node.options]
-        return lambda env: options[int(env[selector])](env)
-    raise TypeError(node)
-
-
-def compile_node(node: Node, decl: Declaration) -> Callable[[Env], object]:
-    """Turn an expression tree into a closure ``env -> array``, once."""
-    if isinstance(node, Name):
-        key = node.id
-        return lambda env: env[key]
-    if isinstance(node, Num):
-        value = float(node.value)
-        return lambda env: value
-    if isinstance(node, Neg):
-        inner = compile_node(node.operand, decl)
-        return lambda env: np.negative(inner(env))
-    if isinstance(node, BinOp):
-        f, a, b = _BIN[node.op], compile_node(node.left, decl), compile_node(node.right, decl)
-        return lambda env: f(a(env), b(env))
-    if isinstance(node, Compare):
-        f, a, b = _CMP[node.op], compile_node(node.left, decl), compile_node(node.right, decl)
-        return lambda env: f(a(env), b(env))
-    if isinstance(node, Where):
-        c = compile_node(node.condition, decl)
-        t, e = compile_node(node.if_true, decl), compile_node(node.if_false, decl)
-        return lambda env: np.where(c(env), t(env), e(env))
-    if isinstance(node, Choose):
-        selector = node.selector
-        options = [compile_node(o, decl) for o in node.options]
-
-        def choose(env):
-            index = env[selector]
-            if np.ndim(index) == 0:  # the common case: one level for the whole batch
-                return options[int(index)](env)
-            return np.choose(index, np.broadcast_arrays(*[o(env) for o in options]))
-        return choose
+        return ops.choose(node.selector, [compile_node(o, decl, ops) for o in node.options])
     raise TypeError(node)
 
 
@@ -132,7 +119,7 @@ class Evaluator:
         names = list(decl.steps) if outputs is None else decl.dependencies(outputs)
         self.outputs = list(decl.steps) if outputs is None else list(outputs)
         self.steps = {n: compile_node(decl.steps[n].tree, decl) for n in names}
-        self.scalar_steps = {n: compile_scalar(decl.steps[n].tree, decl) for n in names}
+        self.scalar_steps = {n: compile_node(decl.steps[n].tree, decl, SCALAR) for n in names}
         self.required = sorted(decl.inputs_read(names))
         self.constants = {c.name: c.value for c in decl.constants.values()}
 
@@ -146,7 +133,7 @@ class Evaluator:
         missing = [n for n in self.required if n not in inputs]
         if missing:
             raise KeyError(f"missing inputs: {', '.join(missing)}")
-        if all(type(v) in (float, int) for v in inputs.values()):  # one scenario
+        if all(isinstance(v, (float, int, np.number)) for v in inputs.values()):  # one
             env = _LazyEnv(self.scalar_steps, self.constants)
             env.update(inputs)
             try:

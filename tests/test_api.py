@@ -26,6 +26,7 @@ from openpyxl import load_workbook
 
 from costmodel.api import create_app
 from costmodel.cli import main as cli_main
+from costmodel.workbook.names import named_cells
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE_TCO = ROOT / "fixtures" / "scenarios" / "sample-tco.toml"
@@ -133,14 +134,6 @@ def iso_time(text: str) -> datetime:
     t = datetime.fromisoformat(text)
     assert t.tzinfo is not None, f"{text!r} has no UTC offset"
     return t
-
-
-def defined_cells(wb, name: str) -> list:
-    sheet, ref = next(iter(wb.defined_names[name].destinations))
-    cells = wb[sheet][ref.replace("$", "")]
-    if not isinstance(cells, tuple):
-        return [cells]
-    return [c for row in cells for c in (row if isinstance(row, tuple) else (row,))]
 
 
 @pytest.fixture(scope="module")
@@ -1180,7 +1173,7 @@ def test_scenario_workbook(client, viewer, editor):
         assert "attachment" in resp.headers["Content-Disposition"]
         wb = load_workbook(io.BytesIO(resp.data))
         assert "electricity_price" in wb.defined_names
-        assert defined_cells(wb, "electricity_price")[0].value == pytest.approx(price_kwh)
+        assert named_cells(wb, "electricity_price")[0].value == pytest.approx(price_kwh)
     problem(client.get(f"{API}/scenarios/{sid}/workbook?revision=9", headers=viewer), 404)
     problem(client.get(f"{API}/scenarios/{sid}/workbook?revision=x", headers=viewer), 422)
     problem(client.get(f"{API}/scenarios/2000000000/workbook", headers=viewer), 404)
@@ -1209,7 +1202,7 @@ def test_workbook_export(exported):
     assert exported[:2] == b"PK"
     wb = load_workbook(io.BytesIO(exported))
     assert {"Inputs", "Calculations", "Results"} <= set(wb.sheetnames)
-    prices = [c.value for c in defined_cells(wb, "electricity_price")]
+    prices = [c.value for c in named_cells(wb, "electricity_price")]
     assert prices == [pytest.approx(EIA_PRICE)] * 2
 
 
@@ -1254,7 +1247,7 @@ def test_workbook_reprice_unchanged(client, viewer, exported):
 
 def test_workbook_reprice_edited(client, viewer, exported):
     wb = load_workbook(io.BytesIO(exported))
-    defined_cells(wb, "electricity_price")[0].value = 0.12  # the GB300 column only
+    named_cells(wb, "electricity_price")[0].value = 0.12  # the GB300 column only
     buf = io.BytesIO()
     wb.save(buf)
     body = ok(client.post(f"{API}/workbook/reprice", data=buf.getvalue(), content_type=XLSX,

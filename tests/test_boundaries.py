@@ -4,7 +4,6 @@ from __future__ import annotations
 import itertools
 
 import pytest
-
 from conftest import price_data
 
 BASE = {

@@ -8,11 +8,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from conftest import ROOT
 
 from costmodel.cli import main
 from costmodel.inputs import InputError
 from costmodel.sources.curve_files import curves_csv_text, read_curve_text, read_curves
-from conftest import ROOT
 
 INFX = ROOT.parent / "shared" / "fixtures-upstream" / "inferencex"
 AGG = next(INFX.glob("agg_*.json"))

@@ -4,11 +4,18 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
-from costmodel.curves import (Curve, CurveKey, Frontier, Unreachable, matched_interactivity,
-                              pareto_indices, select)
-from costmodel.inputs import InputError
 from conftest import ROOT, price_data
+
+from costmodel.curves import (
+    Curve,
+    CurveKey,
+    Frontier,
+    Unreachable,
+    matched_interactivity,
+    pareto_indices,
+    select,
+)
+from costmodel.inputs import InputError
 
 KEY = CurveKey("hw", "m")
 

@@ -106,3 +106,20 @@ def test_pruned_evaluator_matches_full():
 def test_missing_input_is_named():
     with pytest.raises(KeyError, match="electricity_price"):
         Evaluator(MODEL, outputs=["cost_per_mtok_energy"])({"utilisation": 1.0})
+
+
+def test_scalar_and_numpy_interpreters_agree():
+    # the batch of one runs on plain floats; it must give numpy's answer to the last bit
+    from costmodel.evaluate import NUMPY, SCALAR, compile_node
+    rng = np.random.default_rng(5)
+    inputs = _inputs(300, rng)
+    constants = {c.name: c.value for c in MODEL.constants.values()}
+    for k in range(0, 300, 7):
+        env_s = {**constants, **{n: float(v[k]) for n, v in inputs.items()}}
+        env_n = {**constants, **{n: np.float64(v[k]) for n, v in inputs.items()}}
+        for name, step in MODEL.steps.items():
+            s = compile_node(step.tree, MODEL, SCALAR)(env_s)
+            with np.errstate(divide="ignore", invalid="ignore"):  # numpy computes both branches
+                n = compile_node(step.tree, MODEL, NUMPY)(env_n)
+            env_s[name], env_n[name] = s, n
+            assert s == pytest.approx(float(n), rel=1e-15, nan_ok=True), name

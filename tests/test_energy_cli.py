@@ -5,10 +5,10 @@ import json
 
 import pytest
 from click.testing import CliRunner
+from conftest import ROOT, price_data
 
 from costmodel.cli import main
 from costmodel.inputs import InputError
-from conftest import ROOT, price_data
 
 DATA = ROOT / "tests" / "data" / "power"
 

@@ -102,9 +102,10 @@ def test_rated_to_measured_shift(published, model, system, rated, measured):
     ("kimi-k2.5", "gb300", 182.46, 56),     # 6,744 / 120
 ])
 def test_matched_interactivity_ratios(published, model, system, interactivity, ratio):
+    from conftest import PUBLISHED
+
     from costmodel.chain import compare
     from costmodel.sources.scenario_file import load_scenario_file
-    from conftest import PUBLISHED
     files = [PUBLISHED / f"{model}_{s}_matched.toml" for s in (system, "jalapeno")]
     loaded = [load_scenario_file(f) for f in files]
     c = compare([(x.scenario, x.provenance) for x in loaded])

@@ -6,7 +6,6 @@ the conventions in the README; none is taken from the engine's output.
 from __future__ import annotations
 
 import pytest
-
 from conftest import price_data
 
 CASE = {

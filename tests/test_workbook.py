@@ -8,14 +8,15 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from conftest import CURVE_SCENARIOS, SCENARIOS, matched_extra, price_file, workbook_systems
 from openpyxl import load_workbook
 
 from costmodel.inputs import InputError
 from costmodel.model import MODEL
 from costmodel.workbook.excel_formula import to_formula
 from costmodel.workbook.export import build_workbook, save_workbook, suffixed
+from costmodel.workbook.names import named_cells
 from costmodel.workbook.reader import MAX_BYTES, read_workbook
-from conftest import CURVE_SCENARIOS, SCENARIOS, matched_extra, price_file, workbook_systems
 
 SAMPLE = SCENARIOS / "sample-tco.toml"
 
@@ -32,33 +33,25 @@ def three(tmp_path_factory) -> Path:
     return save_workbook(build_workbook(systems), tmp_path_factory.mktemp("wb") / "three.xlsx")
 
 
-def _cells(wb, name):
-    sheet, ref = next(iter(wb.defined_names[name].destinations))
-    cells = wb[sheet][ref.replace("$", "")]
-    if not isinstance(cells, tuple):
-        return [cells]
-    return [c for row in cells for c in (row if isinstance(row, tuple) else (row,))]
-
-
 def test_sheets_and_names(single, three):
     wb = load_workbook(single)
     assert wb.sheetnames[:4] == ["Cover", "Inputs", "Calculations", "Results"]
     assert "Curves" not in wb.sheetnames  # no curve in the sample
     for name in [*MODEL.inputs, *MODEL.enums, *MODEL.constants, *MODEL.steps]:
         assert name in wb.defined_names, name
-    assert _cells(wb, "electricity_price")[0].value == pytest.approx(0.0871)
-    assert _cells(wb, "facility_pue")[0].value == 1.2
-    assert _cells(wb, "power_boundary")[0].value == "facility"
+    assert named_cells(wb, "electricity_price")[0].value == pytest.approx(0.0871)
+    assert named_cells(wb, "facility_pue")[0].value == 1.2
+    assert named_cells(wb, "power_boundary")[0].value == "facility"
     wb3 = load_workbook(three)
     assert "Curves" in wb3.sheetnames
-    assert len(_cells(wb3, "cost_per_mtok_total")) == 3  # one row across the systems
-    assert len(_cells(wb3, suffixed("cost_per_mtok_total", 2))) == 1
+    assert len(named_cells(wb3, "cost_per_mtok_total")) == 3  # one row across the systems
+    assert len(named_cells(wb3, suffixed("cost_per_mtok_total", 2))) == 1
 
 
 def test_calculations_are_the_declaration_and_consistent_along_rows(three):
     wb = load_workbook(three)
     for step in MODEL.steps.values():
-        cells = _cells(wb, step.name)
+        cells = named_cells(wb, step.name)
         formulas = {c.value for c in cells}
         assert formulas == {"=" + to_formula(step.tree)}, step.name  # the same in every column
 
@@ -77,16 +70,16 @@ def test_no_literal_numbers_in_formulas(three):
 def test_inputs_are_styled_and_validated(single):
     wb = load_workbook(single)
     ws = wb["Inputs"]
-    cell = _cells(wb, "electricity_price")[0]
+    cell = named_cells(wb, "electricity_price")[0]
     assert cell.font.color.rgb.endswith("0000FF")
     lists = [dv for dv in ws.data_validations.dataValidation if dv.type == "list"]
-    boundary = _cells(wb, "power_boundary")[0].coordinate
+    boundary = named_cells(wb, "power_boundary")[0].coordinate
     assert any(boundary in str(dv.sqref) and dv.formula1 == "power_boundary_levels"
                for dv in lists)
     fractions = [dv for dv in ws.data_validations.dataValidation
                  if dv.type == "decimal" and dv.operator == "between"]
-    assert any(_cells(wb, "utilisation")[0].coordinate in str(dv.sqref) for dv in fractions)
-    levels = _cells(wb, "power_boundary_levels")
+    assert any(named_cells(wb, "utilisation")[0].coordinate in str(dv.sqref) for dv in fractions)
+    levels = named_cells(wb, "power_boundary_levels")
     assert [c.value for c in levels] == ["chip", "node", "rack", "facility"]
 
 
@@ -124,7 +117,7 @@ def test_round_trip_without_edits_reprices_to_the_engine(three):
 def _edit(path: Path, out: Path, edits: dict[str, list]) -> Path:
     wb = load_workbook(path)
     for name, values in edits.items():
-        for cell, v in zip(_cells(wb, name), values, strict=True):
+        for cell, v in zip(named_cells(wb, name), values, strict=True):
             if v is not None:
                 cell.value = v
     wb.save(out)
@@ -151,7 +144,7 @@ def test_edited_workbook_reprices_like_the_engine(single, tmp_path):
 
 def test_edited_formula_is_reported(single, tmp_path):
     wb = load_workbook(single)
-    _cells(wb, "load_factor")[0].value = "=utilisation"
+    named_cells(wb, "load_factor")[0].value = "=utilisation"
     wb.save(tmp_path / "f.xlsx")
     imported = read_workbook(tmp_path / "f.xlsx")
     assert any("load_factor" in w and "was edited" in w for w in imported.warnings)
@@ -190,7 +183,7 @@ def test_structure_problems_are_rejected(single, tmp_path):
     with pytest.raises(InputError, match="defined name 'facility_pue' is missing"):
         read_workbook(tmp_path / "noname.xlsx")
     wb = load_workbook(single)
-    c = _cells(wb, "accelerator_rated_power")[0]
+    c = named_cells(wb, "accelerator_rated_power")[0]
     wb["Inputs"].cell(c.row, 3).value = "kW"
     wb.save(tmp_path / "unit.xlsx")
     with pytest.raises(InputError, match="unit of accelerator_rated_power was changed from 'W'"):

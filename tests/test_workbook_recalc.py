@@ -11,12 +11,13 @@ import os
 from pathlib import Path
 
 import pytest
+from conftest import CURVE_SCENARIOS, SCENARIOS, matched_extra, workbook_systems
 from openpyxl import load_workbook
 
 from costmodel.model import MODEL
 from costmodel.workbook.export import build_workbook, save_workbook
+from costmodel.workbook.names import named_cells
 from costmodel.workbook.recalc import recalculate, soffice
-from conftest import CURVE_SCENARIOS, SCENARIOS, matched_extra, workbook_systems
 
 pytestmark = pytest.mark.libreoffice
 
@@ -38,20 +39,12 @@ EDITS = {  # name in the workbook -> (new value, the same change as a --set over
 }
 
 
-def _cells(wb, name):
-    sheet, ref = next(iter(wb.defined_names[name].destinations))
-    cells = wb[sheet][ref.replace("$", "")]
-    if not isinstance(cells, tuple):
-        return [cells]
-    return [c for row in cells for c in (row if isinstance(row, tuple) else (row,))]
-
-
 def _assert_matches_engine(recalculated: Path, results) -> int:
     """Every calculated cell equals the engine's value to 1e-9; returns cells checked."""
     wb = load_workbook(recalculated, data_only=True)
     checked = 0
     for name in MODEL.steps:
-        for cell, result in zip(_cells(wb, name), results, strict=True):
+        for cell, result in zip(named_cells(wb, name), results, strict=True):
             want = result.values[name]
             if math.isnan(want):  # the engine has no value: the spreadsheet shows an error
                 assert isinstance(cell.value, str) and cell.value.startswith("#"), \
@@ -98,7 +91,7 @@ def test_changed_inputs_recompute_like_the_engine(exported, tmp_path, case):
     path, files, extra, systems = exported[case]
     wb = load_workbook(path)
     for name, (value, _) in EDITS.items():
-        for cell in _cells(wb, name):
+        for cell in named_cells(wb, name):
             cell.value = value
     edited = tmp_path / f"{case}-edited.xlsx"
     wb.save(edited)
@@ -114,13 +107,13 @@ def test_boundary_switch_is_live(exported, tmp_path):
     path, files, _, _ = exported["single"]
     for boundary in ("chip", "rack"):
         wb = load_workbook(path)
-        _cells(wb, "power_boundary")[0].value = boundary
+        named_cells(wb, "power_boundary")[0].value = boundary
         wb.save(tmp_path / f"{boundary}.xlsx")
         out = load_workbook(recalculate(tmp_path / f"{boundary}.xlsx", tmp_path / boundary),
                             data_only=True)
         want, _ = workbook_systems(files, overrides=[f"power.boundary={boundary}"])
-        got = _cells(out, "power_per_accelerator")[0].value
+        got = named_cells(out, "power_per_accelerator")[0].value
         assert got == pytest.approx(want[0].result.values["power_per_accelerator"], rel=1e-9)
     # chip boundary of a GB300: its 1,400 W rated package power
-    assert _cells(load_workbook(recalculate(tmp_path / "chip.xlsx", tmp_path / "c2"),
+    assert named_cells(load_workbook(recalculate(tmp_path / "chip.xlsx", tmp_path / "c2"),
                                 data_only=True), "power_per_accelerator")[0].value == 1400

@@ -70,28 +70,23 @@ class Services:
 
     def catalog(self, session: Session | None, *, fresh: bool = False) -> tuple[Any, Catalog]:
         """(marker, catalog); ``session=None`` opens one only if the copy must be checked."""
-        cached = self._catalog
-        if cached is not None and not fresh and time.monotonic() < cached[2]:
-            return cached[0], cached[1]
-        with self._session_or(session) as s:
-            marker = tuple(s.execute(select(func.count(), func.max(CatalogEntry.id))).one())
-            snapshot = cached[1] if cached is not None and cached[0] == marker else \
-                repo.catalog_snapshot(s)
-        self._catalog = (marker, snapshot, time.monotonic() + self.MARKER_SECONDS)
-        return marker, snapshot
+        return self._snapshot("_catalog", CatalogEntry, repo.catalog_snapshot, session, fresh)
 
     def curves(self, session: Session | None, *,
                fresh: bool = False) -> tuple[Any, CurveLibrary]:
         """(marker, curves); ``session=None`` opens one only if the copy must be checked."""
-        cached = self._curves
+        return self._snapshot("_curves", CurveRecord, repo.curve_library, session, fresh)
+
+    def _snapshot(self, slot: str, table: Any, load: Any, session: Session | None,
+                  fresh: bool) -> tuple[Any, Any]:
+        cached = getattr(self, slot)
         if cached is not None and not fresh and time.monotonic() < cached[2]:
             return cached[0], cached[1]
         with self._session_or(session) as s:
-            marker = tuple(s.execute(select(func.count(), func.max(CurveRecord.id))).one())
-            library = cached[1] if cached is not None and cached[0] == marker else \
-                repo.curve_library(s)
-        self._curves = (marker, library, time.monotonic() + self.MARKER_SECONDS)
-        return marker, library
+            marker = tuple(s.execute(select(func.count(), func.max(table.id))).one())
+            copy = cached[1] if cached is not None and cached[0] == marker else load(s)
+        setattr(self, slot, (marker, copy, time.monotonic() + self.MARKER_SECONDS))
+        return marker, copy
 
     @contextmanager
     def _session_or(self, session: Session | None) -> Iterator[Session]:

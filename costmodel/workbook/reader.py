@@ -27,6 +27,7 @@ from ..model import MODEL
 from ..results import Result
 from .excel_formula import to_formula
 from .export import COUNT_INPUTS, META_FORMAT
+from .names import name_target, named_cells
 
 __all__ = ["read_workbook", "WorkbookImport", "InputChange", "MAX_BYTES", "check_package"]
 
@@ -165,24 +166,19 @@ def _meta(wb: Workbook) -> list[dict]:
 
 
 def _read_name(wb: Workbook, name: str, n: int) -> list[Any]:
-    dn = wb.defined_names.get(name)
-    if dn is None:
-        raise _fail(f"defined name {name!r} is missing", "workbook names")
-    dests = list(dn.destinations)
-    if len(dests) != 1 or dests[0][0] not in wb.sheetnames:
-        raise _fail(f"defined name {name!r} does not point at the Inputs sheet",
+    target = name_target(wb, name)
+    if target is None:
+        missing = wb.defined_names.get(name) is None
+        raise _fail(f"defined name {name!r} is missing" if missing else
+                    f"defined name {name!r} does not point at the Inputs sheet",
                     "workbook names")
-    sheet, ref = dests[0]
-    ws = wb[sheet]
-    cells = ws[ref.replace("$", "")]
-    if not isinstance(cells, tuple):
-        cells = ((cells,),)
-    flat = [c for row in cells for c in (row if isinstance(row, tuple) else (row,))]
+    sheet = target[0]
+    flat = named_cells(wb, name)
     if len(flat) != n:
         raise _fail(f"defined name {name!r} covers {len(flat)} cells for {n} systems",
                     "workbook names")
     if name in MODEL.inputs:
-        unit_cell = ws.cell(flat[0].row, 3)
+        unit_cell = wb[sheet].cell(flat[0].row, 3)
         declared = MODEL.inputs[name].unit
         if (unit_cell.value or "") != declared:
             raise _fail(f"the unit of {name} was changed from {declared!r} to "
@@ -265,22 +261,16 @@ def _shown(name: str, v: float | int) -> Any:
 
 def _formula_warnings(wb: Workbook, n: int) -> list[str]:
     """Calculations edited by hand are not priced: say so."""
-    if "Calculations" not in wb.sheetnames:
-        return []
-    ws = wb["Calculations"]
-    out = []
+    out: list[str] = []
     for step in MODEL.steps.values():
-        dn = wb.defined_names.get(step.name)
-        if dn is None:
+        try:
+            cells = named_cells(wb, step.name)
+        except KeyError:
             out.append(f"step {step.name}: its defined name is missing; priced from the "
                        f"engine's declaration")
             continue
-        _, ref = next(iter(dn.destinations))
         expected = "=" + to_formula(step.tree)
-        cells = ws[ref.replace("$", "")]
-        flat = [c for row in (cells if isinstance(cells, tuple) else ((cells,),))
-                for c in (row if isinstance(row, tuple) else (row,))]
-        for c in flat:
+        for c in cells:
             if c.value != expected:
                 out.append(f"Calculations!{c.coordinate} ({step.name}) was edited; the engine "
                            f"prices from its declaration: {step.expression}")
