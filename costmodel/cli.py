@@ -19,7 +19,9 @@ from .report import (
     curve_table,
     energy_table,
     format_number,
+    quotes_table,
     result_table,
+    term_report,
 )
 from .sources.catalog import KINDS, default_catalog
 from .sources.curve_files import curves_csv_text, read_curves, write_curves_csv
@@ -312,6 +314,150 @@ def curves_show(curve: str, curve_id: str | None, kind: str, at_interactivity: s
         except ValueError as exc:
             _fail(f"--plot: {exc}")
         click.echo(f"plot written to {plot}")
+
+
+# ---- quotes -----------------------------------------------------------------------------------
+
+@main.group()
+def quotes() -> None:
+    """Vendor quotes against our own cost at the quote's operating point."""
+
+
+def _priced_for(quote, files: tuple[str, ...], overrides: tuple[str, ...]) -> list:
+    """Our scenarios priced for a quote: read at its interactivity where read off a curve."""
+    from .quotes import compare_quote
+    interactivity = (quote.operating_point.effective_interactivity
+                     if quote.operating_point is not None else None)
+    out = []
+    for f in files:
+        loaded = _load_all((f,), overrides, None, False)[0]
+        if loaded.curve is not None and interactivity is not None:
+            at = {"interactivity": {"value": interactivity, "unit": "token/s/user"}}
+            try:
+                loaded = load_scenario_file(f, overrides, extra=[("operating_point.at", at)])
+            except InputError as exc:
+                _fail(f"{f} at {quote.name}'s {interactivity:g} token/s/user: {exc}")
+        out.append((loaded, compare_quote(quote, price_scenario(loaded.scenario,
+                                                                loaded.provenance))))
+    return out
+
+
+@quotes.command("compare")
+@click.argument("quotes_file")
+@click.option("--scenario", "scenarios", multiple=True, required=True, metavar="FILE",
+              help="Our own scenario to price each quote against. Repeatable.")
+@click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE", help=SET_HELP)
+@click.option("--workbook", metavar="OUT.xlsx", help="Also write a workbook with a Quotes "
+                                                     "sheet (live margins).")
+@click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
+def quotes_compare(quotes_file: str, scenarios: tuple[str, ...], overrides: tuple[str, ...],
+                   workbook: str | None, as_json: bool) -> None:
+    """Rank the quotes in QUOTES_FILE by price per million tokens at their operating point,
+    beside our own cost, implied margin, break-even utilisation and the term in money."""
+    from .quotes import rank
+    from .sources.quote_file import read_quotes
+    try:
+        quote_list = read_quotes(quotes_file)
+    except InputError as exc:
+        _fail(str(exc))
+    pairs = {q.name: _priced_for(q, scenarios, overrides) for q in quote_list}
+    by_scenario = [rank([pairs[q.name][i][1] for q in quote_list])
+                   for i in range(len(scenarios))]
+    if as_json:
+        _emit_json({"scenarios": [{"scenario": ranked[0].scenario,
+                                   "ranked": [c.to_json() for c in ranked]}
+                                  for ranked in by_scenario]})
+    else:
+        click.echo(quotes_table(by_scenario))
+    if workbook:
+        _quotes_workbook(workbook, quote_list, pairs, len(scenarios))
+
+
+def _quotes_workbook(path: str, quote_list: list, pairs: dict, n: int) -> None:
+    from .workbook.export import WorkbookSystem, build_workbook, save_workbook
+    first = pairs[quote_list[0].name]  # scenarios as read for the first quote
+    systems = [WorkbookSystem(price_scenario(x.scenario, x.provenance), x.curve)
+               for x, _ in first]
+    rows = [(q, [pairs[q.name][i][1] for i in range(n)]) for q in quote_list]
+    try:
+        save_workbook(build_workbook(systems, quotes=rows), path)
+    except OSError as exc:
+        _fail(f"cannot write {path}: {exc.strerror or exc}")
+    click.echo(f"workbook written to {path}")
+
+
+@quotes.command("term")
+@click.argument("quotes_file")
+@click.option("--quote", "quote_name", required=True, help="The quote (its name).")
+@click.option("--scenario", required=True, metavar="FILE", help="Our own scenario.")
+@click.option("--improvement", metavar="FRACTION", help='Expected yearly fall of the market '
+              'price per token, e.g. "30 %".')
+@click.option("--successor", metavar="FILE", help="A successor system's scenario: its cost "
+                                                  "becomes the market price once available.")
+@click.option("--available-in", metavar="TIME", help='When the successor is available, e.g. '
+                                                     '"18 month".')
+@click.option("--tolerance", default="10 %", show_default=True, metavar="FRACTION",
+              help="Largest acceptable premium over staying flexible.")
+@click.option("--terms", default="6,12,18,24,36,48", show_default=True,
+              help="Term lengths to price, in months.")
+@click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE", help=SET_HELP)
+@click.option("--json", "as_json", is_flag=True, help="Print the table as JSON.")
+def quotes_term(quotes_file: str, quote_name: str, scenario: str, improvement: str | None,
+                successor: str | None, available_in: str | None, tolerance: str, terms: str,
+                overrides: tuple[str, ...], as_json: bool) -> None:
+    """What each term length costs against waiting or switching, and the longest term within
+    the tolerance."""
+    from .quotes import term_table
+    from .sources.quote_file import read_quotes
+    try:
+        quote = next((q for q in read_quotes(quotes_file) if q.name == quote_name), None)
+        if quote is None:
+            _fail(f"--quote: no quote named {quote_name!r} in {quotes_file}")
+        g = parse_quantity(improvement, "dimensionless") if improvement else None
+        tol = parse_quantity(tolerance, "dimensionless")
+        months = [float(t) for t in terms.split(",")]
+        if any(m <= 0 for m in months):
+            raise ValueError
+    except InputError as exc:
+        _fail(str(exc))
+    except UnitInputError as exc:
+        _fail(f"--improvement/--tolerance: {exc}")
+    except ValueError:
+        _fail(f"--terms: expected positive month counts such as 6,12,24, got {terms!r}")
+    if g is None and successor is None:
+        _fail("give --improvement, or --successor with --available-in")
+    (_, comparison), = _priced_for(quote, (scenario,), overrides)
+    successor_price = successor_month = None
+    if successor is not None:
+        if available_in is None:
+            _fail("--successor needs --available-in")
+        try:
+            successor_month = parse_quantity(available_in, "month")
+        except UnitInputError as exc:
+            _fail(f"--available-in: {exc}")
+        (_, succ), = _priced_for(quote, (successor,), overrides)
+        successor_price = succ.own_cost_per_mtok
+    rows, longest = term_table(comparison.price_per_mtok, comparison.volume,
+                               _annual_rate(scenario, overrides), months,
+                               yearly_improvement=g, successor_price=successor_price,
+                               successor_month=successor_month, tolerance=tol)
+    if as_json:
+        _emit_json({"quote": quote.name, "price_per_mtok": {"value": comparison.price_per_mtok,
+                                                            "unit": "USD/Mtok"},
+                    "volume": {"value": comparison.volume, "unit": "Mtok/month"},
+                    "tolerance": tol, "longest_term_within_tolerance":
+                        None if longest is None else {"value": longest, "unit": "month"},
+                    "terms": [{"months": r.months, "locked_pv": r.locked_pv,
+                               "flexible_pv": r.flexible_pv, "premium": r.premium,
+                               "premium_share": r.premium_share,
+                               "within_tolerance": r.within_tolerance} for r in rows]})
+        return
+    click.echo(term_report(quote, comparison, rows, longest, tol, g, successor_price,
+                           successor_month))
+
+
+def _annual_rate(scenario: str, overrides: tuple[str, ...]) -> float:
+    return _load_all((scenario,), overrides, None, False)[0].scenario.financing.cost_of_capital
 
 
 # ---- the service ------------------------------------------------------------------------------

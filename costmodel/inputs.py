@@ -362,14 +362,15 @@ def validate_scenario(data: Any) -> Scenario:
     try:
         scenario = Scenario.model_validate(data)
     except ValidationError as exc:
-        raise InputError([(_loc(e["loc"]), _message(e)) for e in exc.errors()]) from None
+        raise InputError([(error_path(e["loc"]), error_message(e))
+                          for e in exc.errors()]) from None
     errors = _cross_checks(scenario)
     if errors:
         raise InputError(errors)
     return scenario
 
 
-def _loc(loc: tuple) -> str:
+def error_path(loc: tuple) -> str:
     """``("node", "accelerators")`` -> ``node.accelerators``; list indices as ``[i]``."""
     path = ""
     for p in loc:
@@ -377,7 +378,7 @@ def _loc(loc: tuple) -> str:
     return path
 
 
-def _message(err: dict) -> str:
+def error_message(err: dict) -> str:
     kind, msg = err["type"], err["msg"]
     if kind == "extra_forbidden":
         return "unknown key"

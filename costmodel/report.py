@@ -11,7 +11,7 @@ from .power import EnergyReport, TokenEnergy
 from .results import HEADLINE, Comparison, Result
 
 __all__ = ["format_number", "result_table", "comparison_table", "curve_table",
-           "energy_table"]
+           "energy_table", "quotes_table", "term_report"]
 
 
 def format_number(v: float | None) -> str:
@@ -162,4 +162,57 @@ def energy_table(report: EnergyReport, tokens: TokenEnergy | None) -> str:
     out.append(f"verdict: {report.verdict.upper()}")
     out += [f"  reason: {r}" for r in report.reasons]
     out += [f"  warning: {w}" for w in report.warnings]
+    return "\n".join(out)
+
+
+def _money(v: float) -> str:
+    return f"{v:,.0f}"
+
+
+def quotes_table(by_scenario: list) -> str:
+    """Quotes ranked per scenario: price per Mtok at the operating point beside our cost."""
+    out: list[str] = []
+    for ranked in by_scenario:
+        first = ranked[0]
+        out.append(f"against {first.scenario} (per million {first.token_kind} tokens; "
+                   f"cheapest first)")
+        rows = [["#", "quote", "form", "price", "own cost", "implied margin",
+                 "break-even util.", "term", "quote PV", "own PV", "saving PV"],
+                ["", "", "", "USD/Mtok", "USD/Mtok", "", "", "month", "USD", "USD", "USD"]]
+        for i, c in enumerate(ranked, 1):
+            be = c.break_even_utilisation
+            rows.append([str(i), c.quote.name, c.quote.form, format_number(c.price_per_mtok),
+                         format_number(c.own_cost_per_mtok), f"{c.implied_margin:.1%}",
+                         "-" if be is None else f"{be:.1%}", format_number(c.quote.term),
+                         _money(c.quote_pv), _money(c.own_pv), _money(c.saving_pv)])
+        out += ["  " + r for r in _rows(rows, set(range(3, 11)))]
+        for c in ranked:
+            out.append(f"  {c.quote.name}: volume {format_number(c.volume)} Mtok/month "
+                       f"({c.volume_basis})")
+            out += [f"    flag: {f}" for f in c.flags]
+        out.append("")
+    return "\n".join(out).rstrip()
+
+
+def term_report(quote, comparison, rows, longest, tolerance, improvement, successor_price,
+                successor_month) -> str:
+    """Each term length's premium over staying flexible."""
+    how = []
+    if improvement is not None:
+        how.append(f"market price falls {improvement:.0%} a year")
+    if successor_price is not None:
+        how.append(f"a successor at {format_number(successor_price)} USD/Mtok from month "
+                   f"{format_number(successor_month)}")
+    table = [["term", "locked PV", "flexible PV", "premium", "premium share", "within"],
+             ["month", "USD", "USD", "USD", "", f"{tolerance:.0%}"]]
+    for r in rows:
+        table.append([format_number(r.months), _money(r.locked_pv), _money(r.flexible_pv),
+                      _money(r.premium), f"{r.premium_share:.1%}",
+                      "yes" if r.within_tolerance else "no"])
+    out = [f"{quote.name}: {format_number(comparison.price_per_mtok)} USD/Mtok locked, "
+           f"{format_number(comparison.volume)} Mtok/month ({comparison.volume_basis})",
+           f"flexible buyer: {'; '.join(how)}", "", *_rows(table, set(range(1, 6))), ""]
+    out.append(f"longest term within {tolerance:.0%}: "
+               + (f"{format_number(longest)} months" if longest is not None else
+                  "none of those priced"))
     return "\n".join(out)

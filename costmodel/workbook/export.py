@@ -100,8 +100,12 @@ class _Names:
 
 
 def build_workbook(systems: Sequence[WorkbookSystem], *, title: str | None = None,
-                   generated: datetime | None = None) -> Workbook:
-    """The workbook for one or more priced systems (see the module docstring)."""
+                   generated: datetime | None = None,
+                   quotes: Sequence[tuple[Any, Sequence[Any]]] = ()) -> Workbook:
+    """The workbook for one or more priced systems (see the module docstring).
+
+    ``quotes``: (quote, its comparison with each system) pairs for a Quotes sheet.
+    """
     if not systems:
         raise ValueError("nothing to export")
     generated = generated or datetime.now(timezone.utc)
@@ -125,6 +129,9 @@ def build_workbook(systems: Sequence[WorkbookSystem], *, title: str | None = Non
     _results(results, systems, names)
     if curve_sheet is not None:
         _curves(curve_sheet, systems)
+    if quotes:
+        _quotes(wb.create_sheet("Quotes", index=wb.sheetnames.index("Sources")), systems,
+                quotes)
     _sources(sources, systems)
     _cover(cover, systems, title, generated)
     _meta(meta, systems, generated)
@@ -431,6 +438,52 @@ def _curves(ws: Worksheet, systems: Sequence[WorkbookSystem]) -> None:
         row = max(points_end, head + samples) + 4
         row = max(row, head + 20)  # leave room for the chart
     _widths(ws, {"A": 14, "B": 18, "C": 20, "D": 12, "I": 18, "J": 22, "K": 18, "L": 18})
+
+
+def _quotes(ws: Worksheet, systems: Sequence[WorkbookSystem],
+            quotes: Sequence[tuple[Any, Sequence[Any]]]) -> None:
+    """Each quote's price per million tokens (an input) and, per system, the margin it
+    implies on our cost: live, so a changed input or price moves every margin."""
+    n = len(systems)
+    text(ws.cell(1, 1), "Quotes: price per million tokens at the operating point, and the "
+                        "margin it implies on our own cost").font = styles.TITLE
+    text(ws.cell(2, 1), "Implied margin = 1 - our cost per Mtok / the quote's price. A quote "
+                        "with no operating point in writing is flagged.").font = \
+        styles.NOTE_FONT
+    _system_header(ws, 4, systems, ["quote", "vendor, form: quoted price", "quoted price"],
+                   ["flags"])
+    for row, (quote, comparisons) in enumerate(quotes, 5):
+        text(ws.cell(row, 1), quote.name)
+        if quote.form == "per_mtok":
+            # blended over the request (ISL input + OSL output tokens) per counted token
+            text(ws.cell(row, 2), f"{quote.vendor}, per_mtok: USD/Mtok")
+            ws.cell(row, 3, comparisons[0].price_per_mtok)
+            price = f"$C{row}"
+        else:
+            text(ws.cell(row, 2), f"{quote.vendor}, {quote.form}: USD per accelerator-hour")
+            ws.cell(row, 3, _hourly(quote))
+            price = None
+        styles.input_cell(ws.cell(row, 3))
+        for i in range(n):
+            cost, tokens = (("cost_per_mtok_total", "tokens_per_hour") if n == 1 else
+                            (suffixed("cost_per_mtok_total", i + 1),
+                             suffixed("tokens_per_hour", i + 1)))
+            per_mtok = price or f"($C{row}/{tokens}*tokens_per_mtok)"
+            cell = ws.cell(row, FIRST_COL + i, f"=1-{cost}/{per_mtok}")
+            cell.number_format = "0.0%"
+            styles.result_cell(cell)
+        flags = sorted({f for c in comparisons for f in c.flags})
+        text(ws.cell(row, FIRST_COL + n), "; ".join(flags) or "none").alignment = styles.WRAP
+    _widths(ws, {"A": 24, "B": 48, "C": 16, **{get_column_letter(FIRST_COL + i): 18
+                                              for i in range(n)}})
+
+
+def _hourly(quote: Any) -> float:
+    """A capacity quote's price per accelerator-hour [USD/h]."""
+    from ..quotes import HOURS_PER_MONTH
+    if quote.form == "per_accelerator_hour":
+        return quote.hourly_price
+    return quote.monthly_price / quote.accelerators / HOURS_PER_MONTH
 
 
 def _sources(ws: Worksheet, systems: Sequence[WorkbookSystem]) -> None:

@@ -1,0 +1,296 @@
+"""Vendor quotes against our own cost, at the quote's operating point, and the price of a term.
+
+A quote is only comparable at a stated operating point: a price per million tokens at peak
+throughput and the same system at a latency target can differ 100x in cost behind it. A quote
+that states no interactivity is accepted, and flagged.
+
+Forms of quote (all prices in USD):
+
+- ``per_mtok``: a price per million input tokens and per million output tokens;
+- ``per_accelerator_hour``: capacity by the accelerator-hour (assumed all-in);
+- ``reserved_monthly``: capacity reserved by the month for a number of accelerators.
+
+Everything is compared per million tokens of the scenario's token kind (mixed = input +
+output), using the request shape (ISL/OSL) the quote states, else the scenario's. Capacity
+quotes are turned into a price per million tokens with *our* throughput and utilisation at
+that operating point: the vendor's accelerator is taken to perform like the scenario's.
+
+Conventions: a month is 730 hours (8,760 / 12); payments fall at the end of each month and
+are discounted at the monthly rate equivalent to the annual cost of capital,
+``(1 + r)^(1/12) - 1``.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Literal, Optional, Sequence
+
+from pydantic import Field, ValidationError
+
+from .inputs import Count, InputError, Qty, Section, error_message, error_path
+from .results import Result
+from .units import HOURS_PER_YEAR, MONTHS_PER_YEAR
+
+__all__ = ["Quote", "QuoteComparison", "compare_quote", "rank", "present_value",
+           "term_table", "TermRow", "validate_quote", "HOURS_PER_MONTH"]
+
+HOURS_PER_MONTH = HOURS_PER_YEAR / MONTHS_PER_YEAR  # 730
+FORMS = ("per_mtok", "per_accelerator_hour", "reserved_monthly")
+NO_POINT = ("no operating point in writing: a price at peak throughput and at a latency "
+            "target can differ 100x in the cost behind it")
+
+
+class QuoteOperatingPoint(Section):
+    """What the quote guarantees: interactivity (or TBT) and the workload it applies to."""
+    interactivity: Optional[Qty("token/s/user", positive=True)] = None
+    tbt: Optional[Qty("ms", positive=True)] = None
+    isl: Optional[Qty("token", positive=True)] = None
+    osl: Optional[Qty("token", positive=True)] = None
+    model: Optional[str] = None
+    precision: Optional[str] = None
+
+    @property
+    def effective_interactivity(self) -> float | None:
+        """[token/s/user], as written or implied by the TBT."""
+        if self.interactivity is not None:
+            return self.interactivity
+        return None if self.tbt is None else 1000.0 / self.tbt
+
+
+class Quote(Section):
+    name: str
+    vendor: str
+    date: Optional[str] = None
+    form: Literal[FORMS]  # type: ignore[valid-type]
+    price_input: Optional[Qty("USD/Mtok")] = None
+    price_output: Optional[Qty("USD/Mtok")] = None
+    hourly_price: Optional[Qty("USD/h")] = None
+    monthly_price: Optional[Qty("USD/month")] = None
+    accelerators: Optional[Count] = None
+    term: Qty("month", positive=True) = 12.0
+    commitment: Optional[Qty("USD")] = Field(None, description="minimum spend over the term")
+    volume: Optional[Qty("Mtok/month", positive=True)] = None
+    operating_point: Optional[QuoteOperatingPoint] = None
+    source: Optional[str] = None
+    note: Optional[str] = None
+
+
+def validate_quote(data: object, where: str = "quote") -> Quote:
+    """A quote from plain data; :class:`InputError` with field paths otherwise."""
+    if not isinstance(data, dict):
+        raise InputError([(where, "a quote must be a table/object")])
+    try:
+        quote = Quote.model_validate(data)
+    except ValidationError as exc:
+        raise InputError([(f"{where}.{error_path(e['loc'])}", error_message(e))
+                          for e in exc.errors()]) from None
+    needs = {"per_mtok": ("price_input", "price_output"),
+             "per_accelerator_hour": ("hourly_price",),
+             "reserved_monthly": ("monthly_price", "accelerators")}[quote.form]
+    missing = [k for k in needs if getattr(quote, k) is None]
+    if missing:
+        raise InputError([(f"{where}.{k}", f"required for form {quote.form}") for k in missing])
+    return quote
+
+
+def present_value(monthly: float, months: float, annual_rate: float) -> float:
+    """Present value [USD] of ``monthly`` [USD] paid at the end of each of ``months`` months,
+    discounted at the monthly equivalent of ``annual_rate`` (a fraction per year)."""
+    i = (1.0 + annual_rate) ** (1.0 / MONTHS_PER_YEAR) - 1.0
+    n = months
+    if i == 0:
+        return monthly * n
+    return monthly * (1.0 - (1.0 + i) ** -n) / i
+
+
+@dataclass
+class QuoteComparison:
+    """A quote against our own cost for the same workload, per million tokens of the
+    scenario's token kind [USD/Mtok], and over the quote's term [USD]."""
+    quote: Quote
+    scenario: str
+    token_kind: str
+    price_per_mtok: float
+    own_cost_per_mtok: float
+    implied_margin: float  # 1 - own cost / quote price: the vendor's margin on our costs
+    break_even_utilisation: float | None  # where our cost per Mtok equals the quote
+    volume: float  # [Mtok/month] used for the totals
+    volume_basis: str
+    quote_total: float  # [USD] over the term (commitment applied)
+    own_total: float  # [USD] over the term
+    quote_pv: float  # [USD] at the cost of capital
+    own_pv: float
+    flags: list[str] = field(default_factory=list)
+
+    @property
+    def saving_pv(self) -> float:
+        """[USD] present value saved by buying from the quote instead of owning (negative:
+        owning is cheaper)."""
+        return self.own_pv - self.quote_pv
+
+    def to_json(self) -> dict:
+        q = lambda v, u: {"value": v, "unit": u}  # noqa: E731
+        return {"quote": self.quote.name, "vendor": self.quote.vendor,
+                "date": self.quote.date, "form": self.quote.form,
+                "scenario": self.scenario, "token_kind": self.token_kind,
+                "price_per_mtok": q(self.price_per_mtok, "USD/Mtok"),
+                "own_cost_per_mtok": q(self.own_cost_per_mtok, "USD/Mtok"),
+                "implied_margin": self.implied_margin,
+                "break_even_utilisation": self.break_even_utilisation,
+                "volume": q(self.volume, "Mtok/month"), "volume_basis": self.volume_basis,
+                "term": q(self.quote.term, "month"),
+                "quote_total": q(self.quote_total, "USD"), "own_total": q(self.own_total, "USD"),
+                "quote_pv": q(self.quote_pv, "USD"), "own_pv": q(self.own_pv, "USD"),
+                "saving_pv": q(self.saving_pv, "USD"), "flags": self.flags}
+
+
+def compare_quote(quote: Quote, own: Result) -> QuoteComparison:
+    """Compare ``quote`` with the priced scenario ``own`` (already at the quote's operating
+    point when it came from a curve; see :func:`operating_point_flags`)."""
+    s = own.scenario
+    v = own.values
+    kind = s.operating_point.token_kind
+    op = quote.operating_point
+    isl = op.isl if op is not None and op.isl is not None else s.workload.isl
+    osl = op.osl if op is not None and op.osl is not None else s.workload.osl
+    counted = {"mixed": isl + osl, "output": osl, "input": isl}[kind]  # tokens a request
+    tokens_per_hour = v["tokens_per_hour"]  # [token/h] at our utilisation
+    if quote.form == "per_mtok":
+        per_request = isl * quote.price_input + osl * quote.price_output  # [USD x 1e6]
+        price = per_request / counted  # [USD/Mtok of the counted kind]
+        accel_hourly = None
+    else:
+        accel_hourly = (quote.hourly_price if quote.form == "per_accelerator_hour"
+                        else quote.monthly_price / quote.accelerators / HOURS_PER_MONTH)
+        price = accel_hourly / tokens_per_hour * 1e6
+    own_cost = v["cost_per_mtok_total"]
+    flags = operating_point_flags(quote, own)
+    # volume: as quoted, else what the quoted capacity (or one accelerator) serves
+    accelerators = quote.accelerators or 1
+    if quote.volume is not None:
+        volume, basis = quote.volume, "as quoted"
+    else:
+        volume = tokens_per_hour * HOURS_PER_MONTH / 1e6 * accelerators
+        basis = (f"capacity of {accelerators} accelerator{'s' if accelerators > 1 else ''} "
+                 f"at the scenario's utilisation")
+    months = quote.term
+    if quote.form == "per_mtok":
+        quote_monthly = price * volume
+    elif quote.form == "per_accelerator_hour":
+        quote_monthly = accel_hourly * HOURS_PER_MONTH * accelerators
+    else:
+        quote_monthly = quote.monthly_price
+    quote_total = quote_monthly * months
+    if quote.commitment is not None and quote.commitment > quote_total:
+        flags.append(f"the commitment ({quote.commitment:,.0f} USD) exceeds the use priced "
+                     f"({quote_total:,.0f} USD): take-or-pay sets the total")
+        quote_monthly = quote.commitment / months
+        quote_total = quote.commitment
+    own_monthly = own_cost * volume
+    rate = s.financing.cost_of_capital
+    return QuoteComparison(
+        quote=quote, scenario=own.name, token_kind=kind, price_per_mtok=price,
+        own_cost_per_mtok=own_cost, implied_margin=1.0 - own_cost / price,
+        break_even_utilisation=(break_even_utilisation(own, price)
+                                if quote.form == "per_mtok" else None),
+        volume=volume, volume_basis=basis, quote_total=quote_total,
+        own_total=own_monthly * months, quote_pv=present_value(quote_monthly, months, rate),
+        own_pv=present_value(own_monthly, months, rate), flags=flags)
+
+
+def operating_point_flags(quote: Quote, own: Result) -> list[str]:
+    """Why a comparison may not be like for like."""
+    flags = []
+    op = quote.operating_point
+    quoted = op.effective_interactivity if op is not None else None
+    ours = own.scenario.operating_point.effective_interactivity
+    if quoted is None:
+        flags.append(NO_POINT)
+    elif ours is None:
+        flags.append(f"the quote guarantees {quoted:.4g} token/s/user but the scenario states "
+                     f"no interactivity: its cost may be at another operating point")
+    elif not math.isclose(quoted, ours, rel_tol=0.01):
+        flags.append(f"operating points differ: the quote guarantees {quoted:.4g} "
+                     f"token/s/user, the scenario runs at {ours:.4g}")
+    if op is not None and op.model and own.scenario.workload.model and \
+            op.model.lower() not in own.scenario.workload.model.lower():
+        flags.append(f"models differ: quote {op.model!r}, scenario "
+                     f"{own.scenario.workload.model!r}")
+    return flags
+
+
+def break_even_utilisation(own: Result, price: float) -> float | None:
+    """Utilisation at which our cost per Mtok equals ``price`` [USD/Mtok], or None if no
+    utilisation up to 1 gets there.
+
+    Our cost per Mtok at utilisation u is (E (u + (1 - u) idle) + F) / (u T) with E the
+    energy cost per hour at full load, F the other hourly costs (capital, maintenance,
+    hosting) and T the Mtok served per hour at full utilisation; solving for the price P:
+    u = (E idle + F) / (P T - E (1 - idle)).
+    """
+    v, s = own.values, own.scenario
+    energy_full = v["energy_cost_per_hour"] / v["load_factor"]  # [USD/h] at u = 1
+    fixed = v["capex_per_hour"] + v["opex_per_hour"]  # [USD/h]
+    mtok_full = v["throughput"] * 3600.0 / 1e6  # [Mtok/h] at u = 1
+    idle = s.idle_power
+    denominator = price * mtok_full - energy_full * (1.0 - idle)
+    if denominator <= 0:
+        return None
+    u = (energy_full * idle + fixed) / denominator
+    return u if 0 < u <= 1 else None
+
+
+def rank(comparisons: Sequence[QuoteComparison]) -> list[QuoteComparison]:
+    """Cheapest first: by price per million tokens at the operating point, then by flags
+    (a quote with no operating point in writing ranks after an equal one that has it)."""
+    return sorted(comparisons, key=lambda c: (c.price_per_mtok, len(c.flags)))
+
+
+@dataclass(frozen=True)
+class TermRow:
+    """One term length against staying flexible [USD, present values]."""
+    months: float
+    locked_pv: float  # paying the quoted price for the whole term
+    flexible_pv: float  # paying the market price month by month
+    premium: float  # locked - flexible [USD]
+    premium_share: float  # premium / flexible
+    within_tolerance: bool
+
+
+def term_table(price: float, volume: float, annual_rate: float, terms: Sequence[float], *,
+               yearly_improvement: float | None = None,
+               successor_price: float | None = None, successor_month: float | None = None,
+               tolerance: float = 0.10) -> tuple[list[TermRow], float | None]:
+    """What each term length costs against waiting or switching, and the longest term whose
+    premium over staying flexible is within ``tolerance`` (a fraction).
+
+    ``price`` [USD/Mtok] is locked for the term; ``volume`` [Mtok/month]. The market price
+    the flexible buyer pays in month t (0-based) either falls by ``yearly_improvement`` a year,
+    ``price x (1 - g)^(t/12)``, or drops to ``successor_price`` from ``successor_month`` on
+    (a named successor system becoming available), whichever are given (both: the lower).
+    """
+    if yearly_improvement is None and successor_price is None:
+        raise ValueError("give a yearly improvement or a successor price and month")
+    if successor_price is not None and successor_month is None:
+        raise ValueError("a successor needs the month it becomes available")
+    i = (1.0 + annual_rate) ** (1.0 / MONTHS_PER_YEAR) - 1.0
+
+    def market(t: int) -> float:
+        p = price
+        if yearly_improvement is not None:
+            p = price * (1.0 - yearly_improvement) ** (t / MONTHS_PER_YEAR)
+        if successor_price is not None and t >= successor_month:
+            p = min(p, successor_price)
+        return p
+
+    rows = []
+    for months in terms:
+        n = int(round(months))
+        discount = [(1.0 + i) ** -(t + 1) for t in range(n)]
+        locked = sum(price * volume * d for d in discount)
+        flexible = sum(market(t) * volume * d for t, d in enumerate(discount))
+        premium = locked - flexible
+        share = premium / flexible if flexible else math.inf
+        rows.append(TermRow(months, locked, flexible, premium, share, share <= tolerance))
+    longest = max((r.months for r in rows if r.within_tolerance), default=None)
+    return rows, longest
