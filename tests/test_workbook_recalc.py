@@ -117,3 +117,20 @@ def test_boundary_switch_is_live(exported, tmp_path):
     # chip boundary of a GB300: its 1,400 W rated package power
     assert named_cells(load_workbook(recalculate(tmp_path / "chip.xlsx", tmp_path / "c2"),
                                 data_only=True), "power_per_accelerator")[0].value == 1400
+
+
+def test_quotes_sheet_margins_are_live(tmp_path):
+    from costmodel.quotes import compare_quote
+    from costmodel.sources.quote_file import read_quotes
+    from conftest import PUBLISHED, ROOT
+    files = [PUBLISHED / "deepseek-r1_gb300_matched.toml",
+             PUBLISHED / "deepseek-r1_jalapeno_matched.toml"]
+    systems, _ = workbook_systems(files)
+    quotes = read_quotes(ROOT / "fixtures" / "quotes" / "example-quotes.toml")
+    rows = [(q, [compare_quote(q, s.result) for s in systems]) for q in quotes]
+    path = save_workbook(build_workbook(systems, quotes=rows), tmp_path / "q.xlsx")
+    out = load_workbook(recalculate(path, tmp_path / "out"), data_only=True)["Quotes"]
+    for r, (_, comparisons) in enumerate(rows, 5):
+        for i, c in enumerate(comparisons):
+            # implied margin = 1 - our cost / the quote's price per Mtok, as the engine says
+            assert out.cell(r, 4 + i).value == pytest.approx(c.implied_margin, rel=1e-9)

@@ -32,6 +32,8 @@ from .schemas import (
     KeyList,
     KeyOut,
     PriceRequest,
+    QuotesCompareOut,
+    QuotesCompareRequest,
     RepriceOut,
     ResultOut,
     RevisionOut,
@@ -83,6 +85,14 @@ def _xlsx(loaded: list, title: str | None, filename: str) -> Response:
     build_workbook(systems, title=title).save(buf)
     return Response(buf.getvalue(), mimetype=XLSX, headers={
         "Content-Disposition": f'attachment; filename="{filename}"'})
+
+
+@route(pricing, "/quotes/compare", "POST",
+       summary="Rank vendor quotes against our cost at each quote's operating point",
+       access="read", body=QuotesCompareRequest, response=QuotesCompareOut, errors=(404,))
+def quotes_compare(body: QuotesCompareRequest, principal) -> dict:
+    with services().sessions(write=False) as session:
+        return services().quotes_compare(session, body.quotes, body.scenarios)
 
 
 @route(pricing, "/workbook", "POST", summary="An Excel workbook with live formulas",

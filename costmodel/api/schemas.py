@@ -114,6 +114,12 @@ class WorkbookRequest(Strict):
     title: Optional[Annotated[str, Field(max_length=200)]] = None
 
 
+class QuotesCompareRequest(Strict):
+    """Vendor quotes (the quote file's [[quote]] tables as JSON) against our scenarios."""
+    quotes: Annotated[list[dict[str, Any]], Field(min_length=1, max_length=50)]
+    scenarios: Annotated[list[PriceRequest], Field(min_length=1, max_length=12)]
+
+
 class ScenarioCreate(Strict):
     name: Annotated[str, Field(min_length=1, max_length=200)]
     scenario: ScenarioBody
@@ -249,6 +255,30 @@ class RepriceOut(BaseModel):
     results: list[ResultOut]
     changes: list[dict[str, Any]]
     warnings: list[str]
+
+
+class QuoteComparisonOut(Out):
+    quote: str
+    vendor: str
+    form: str
+    scenario: str
+    price_per_mtok: QuantityOut
+    own_cost_per_mtok: QuantityOut
+    implied_margin: float
+    break_even_utilisation: Optional[float]
+    quote_pv: QuantityOut
+    own_pv: QuantityOut
+    saving_pv: QuantityOut
+    flags: list[str]
+
+
+class QuotesForScenario(BaseModel):
+    scenario: str
+    ranked: list[QuoteComparisonOut]
+
+
+class QuotesCompareOut(BaseModel):
+    scenarios: list[QuotesForScenario]
 
 
 class Health(BaseModel):

@@ -18,6 +18,7 @@ from ..chain import compare as compare_results
 from ..chain import price as price_result
 from ..curves import matched_interactivity
 from ..inputs import InputError
+from ..quotes import compare_quote, rank, validate_quote
 from ..sources.catalog import Catalog
 from ..sources.curve_point import CurveLibrary
 from ..sources.scenario_file import LoadedScenario, build_scenario, known_key
@@ -221,3 +222,32 @@ class Services:
                 matched: bool) -> dict:
         loaded = self.load_many(session, reqs, at_interactivity, matched)
         return compare_results([(x.scenario, x.provenance) for x in loaded]).to_json()
+
+    def quotes_compare(self, session: Session, quotes: Sequence[dict],
+                       reqs: Sequence[PriceRequest]) -> dict:
+        """Each quote against each scenario, read at the quote's interactivity where the
+        scenario's operating point comes from a curve; quotes ranked per scenario."""
+        parsed = []
+        for i, data in enumerate(quotes):
+            try:
+                parsed.append(validate_quote(data, f"quotes[{i}]"))
+            except InputError as exc:
+                raise Problem.from_input(exc) from None
+        base = [self.build(session, r, f"scenarios[{j}].") for j, r in enumerate(reqs)]
+        out = []
+        for j, (req, loaded) in enumerate(zip(reqs, base, strict=True)):
+            comparisons = []
+            for quote in parsed:
+                x = quote.operating_point.effective_interactivity \
+                    if quote.operating_point is not None else None
+                here = loaded
+                if loaded.curve is not None and x is not None:
+                    at = {"interactivity": {"value": x, "unit": "token/s/user"}}
+                    here = self.build(session, req, f"scenarios[{j}].",
+                                      extra=[("operating_point.at", at)])
+                comparisons.append(compare_quote(quote, price_result(here.scenario,
+                                                                     here.provenance)))
+            ranked = rank(comparisons)
+            out.append({"scenario": ranked[0].scenario,
+                        "ranked": [c.to_json() for c in ranked]})
+        return {"scenarios": out}

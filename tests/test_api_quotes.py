@@ -1,0 +1,57 @@
+"""POST /api/v1/quotes/compare on each backend."""
+from __future__ import annotations
+
+import tomllib
+
+import pytest
+
+from conftest import ROOT, auth
+
+API = "/api/v1"
+QUOTES = tomllib.loads((ROOT / "fixtures" / "quotes" / "example-quotes.toml").read_text())["quote"]
+GB300 = {"scenario": {"accelerator": "gb300", "operating_point": "deepseek-r1/gb300/matched"}}
+
+
+def test_quotes_ranked_against_a_published_point(client, tokens):
+    r = client.post(f"{API}/quotes/compare", json={"quotes": QUOTES, "scenarios": [GB300]},
+                    headers=auth(tokens["viewer"]))
+    assert r.status_code == 200, r.json
+    ranked = r.json["scenarios"][0]["ranked"]
+    assert [c["quote"] for c in ranked] == ["vendor-a-tokens", "vendor-b-reserved",
+                                            "vendor-c-no-point"]
+    # blended over an 8k/1k request: (8,192 x 0.55 + 1,024 x 2.19) / 9,216 USD/Mtok
+    assert ranked[0]["price_per_mtok"]["value"] == pytest.approx((8192 * 0.55 + 1024 * 2.19)
+                                                                 / 9216)
+    # 14,000 USD / 8 accelerators / 730 h over 118 x 1.4 x 3,600 tokens an hour
+    assert ranked[1]["price_per_mtok"]["value"] == pytest.approx(
+        14000 / 8 / 730 / (118 * 1.4 * 3600) * 1e6)
+    assert any("no operating point in writing" in f for f in ranked[2]["flags"])
+
+
+def test_a_curve_scenario_is_read_at_each_quotes_interactivity(client, tokens):
+    curve = {"scenario": {"accelerator": "b200", "operating_point": {
+        "curve": "b200/gpt-oss-120b/vllm/fp8/8192x1024/none/agg", "at": "peak"}}}
+    quote = {"name": "q", "vendor": "V", "form": "per_accelerator_hour",
+             "hourly_price": "3 USD/h", "operating_point": {"interactivity": "120 token/s/user"}}
+    r = client.post(f"{API}/quotes/compare", json={"quotes": [quote], "scenarios": [curve]},
+                    headers=auth(tokens["viewer"]))
+    assert r.status_code == 200, r.json
+    c = r.json["scenarios"][0]["ranked"][0]
+    # at 120 token/s/user the illustrative B200 curve has a measured point of 6,500 token/s
+    assert c["price_per_mtok"]["value"] == pytest.approx(3 / (6500 * 3600) * 1e6)
+    assert c["flags"] == []
+
+
+@pytest.mark.parametrize("body,path", [
+    ({"quotes": [{"name": "x"}], "scenarios": [GB300]}, "quotes[0].vendor"),
+    ({"quotes": [{**QUOTES[0], "price_input": "1 W"}], "scenarios": [GB300]},
+     "quotes[0].price_input"),
+    ({"quotes": QUOTES, "scenarios": [{"scenario": {"accelerator": "gb301",
+                                                    "operating_point": "x"}}]},
+     "scenarios[0].scenario.accelerator"),
+])
+def test_bad_quotes_are_problems_with_paths(client, tokens, body, path):
+    r = client.post(f"{API}/quotes/compare", json=body, headers=auth(tokens["viewer"]))
+    assert r.status_code == 422
+    assert r.headers["Content-Type"] == "application/problem+json"
+    assert r.json["errors"][0]["path"] == path
