@@ -38,6 +38,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/sweep.py
 	$(BIN)/python bench/frontier.py
 	$(BIN)/python bench/workbook.py
+	$(BIN)/python bench/montecarlo.py
 	$(BIN)/python bench/load.py
 
 clean:

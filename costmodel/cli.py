@@ -613,5 +613,9 @@ def _gunicorn(app, host: str, port: int, *, workers: int, threads: int) -> None:
     _Server().run()
 
 
+from .commands.sensitivity import sensitivity  # noqa: E402  (its own module; registered here)
+
+main.add_command(sensitivity)
+
 if __name__ == "__main__":  # pragma: no cover
     main()

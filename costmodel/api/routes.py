@@ -26,11 +26,13 @@ from .schemas import (
     CurveCreate,
     CurveOut,
     CurvePage,
+    GridRequest,
     Id,
     KeyCreate,
     KeyCreated,
     KeyList,
     KeyOut,
+    MonteCarloRequest,
     PriceRequest,
     QuotesCompareOut,
     QuotesCompareRequest,
@@ -40,6 +42,8 @@ from .schemas import (
     ScenarioCreate,
     ScenarioPage,
     ScenarioRevise,
+    SensitivityOut,
+    TornadoRequest,
     WorkbookRequest,
 )
 
@@ -93,6 +97,45 @@ def _xlsx(loaded: list, title: str | None, filename: str) -> Response:
 def quotes_compare(body: QuotesCompareRequest, principal) -> dict:
     with services().sessions(write=False) as session:
         return services().quotes_compare(session, body.quotes, body.scenarios)
+
+
+def _analysis(body, run, prefix: str = "") -> dict:
+    """Run a sensitivity analysis on the request's scenario; input errors are problems whose
+    paths are the request's (``prefix`` + the input key)."""
+    from ..sensitivity import SensitivityError
+    with services().sessions(write=False) as session:
+        loaded = services().build(session, body.scenario, "scenario.")
+    try:
+        result = run(loaded.scenario)
+    except (SensitivityError, InputError) as exc:
+        raise Problem.from_input(exc, prefix=prefix) from None
+    return {"scenario": loaded.scenario.name, **result.to_json()}
+
+
+@route(pricing, "/sensitivity/tornado", "POST", summary="Tornado: each input moved alone",
+       access="read", body=TornadoRequest, response=SensitivityOut, errors=(404,))
+def sensitivity_tornado(body: TornadoRequest, principal) -> dict:
+    from ..sensitivity import parse_range, tornado
+    return _analysis(body, lambda s: tornado(
+        s, inputs=body.inputs, output=body.output, default_swing=body.swing,
+        ranges=dict(parse_range(f"{k}={v}") for k, v in body.ranges.items())))
+
+
+@route(pricing, "/sensitivity/grid", "POST", summary="The output over two inputs",
+       access="read", body=GridRequest, response=SensitivityOut, errors=(404,))
+def sensitivity_grid(body: GridRequest, principal) -> dict:
+    from ..sensitivity import grid
+    return _analysis(body, lambda s: grid(s, body.x, body.y, output=body.output))
+
+
+@route(pricing, "/sensitivity/montecarlo", "POST",
+       summary="Monte Carlo: P10/P50/P90, mean and histogram of the output", access="read",
+       body=MonteCarloRequest, response=SensitivityOut, errors=(404,))
+def sensitivity_montecarlo(body: MonteCarloRequest, principal) -> dict:
+    from ..sensitivity import monte_carlo
+    return _analysis(body, lambda s: monte_carlo(
+        s, dict(body.distributions), draws=body.draws, seed=body.seed, output=body.output,
+        bins=body.bins, truncate=body.truncate), prefix="distributions.")
 
 
 @route(pricing, "/workbook", "POST", summary="An Excel workbook with live formulas",

@@ -120,6 +120,49 @@ class QuotesCompareRequest(Strict):
     scenarios: Annotated[list[PriceRequest], Field(min_length=1, max_length=12)]
 
 
+Output = Annotated[str, Field(min_length=1, max_length=100,
+                              description="a step of the calculation, e.g. cost_per_mtok_total")]
+
+
+class TornadoRequest(Strict):
+    """Each input moved alone (default -/+ 20 %, or across a range), ranked by the swing."""
+    scenario: PriceRequest
+    output: Output = "cost_per_mtok_total"
+    swing: Annotated[float, Field(gt=0, lt=1)] = 0.2
+    inputs: Optional[Annotated[list[Annotated[str, Field(max_length=100)]],
+                               Field(max_length=60)]] = None
+    ranges: dict[str, Annotated[str, Field(max_length=200)]] = Field(
+        default_factory=dict, description='key -> "LOW..HIGH", e.g. "0.05..0.15 USD/kWh"')
+
+
+class GridRequest(Strict):
+    """The output over two inputs: "key=LOW..HIGH:N" or "key=V1,V2,... unit"."""
+    scenario: PriceRequest
+    output: Output = "cost_per_mtok_total"
+    x: Annotated[str, Field(min_length=1, max_length=400)]
+    y: Annotated[str, Field(min_length=1, max_length=400)]
+
+
+class MonteCarloRequest(Strict):
+    """Inputs as distributions: uniform(low, high), triangular(low, mode, high),
+    normal(mean, sd), lognormal(median, gsd)."""
+    scenario: PriceRequest
+    output: Output = "cost_per_mtok_total"
+    distributions: Annotated[dict[str, Annotated[str, Field(max_length=200)]],
+                             Field(min_length=1, max_length=40)]
+    draws: Annotated[int, Field(ge=1, le=2_000_000)] = 100_000
+    seed: Optional[Annotated[int, Field(ge=0, le=2**63 - 1)]] = None
+    bins: Annotated[int, Field(ge=1, le=500)] = 50
+    truncate: bool = False
+
+
+class SensitivityOut(Out):
+    scenario: str
+    output: str
+    unit: str
+    base: QuantityOut
+
+
 class ScenarioCreate(Strict):
     name: Annotated[str, Field(min_length=1, max_length=200)]
     scenario: ScenarioBody

@@ -101,10 +101,12 @@ class _Names:
 
 def build_workbook(systems: Sequence[WorkbookSystem], *, title: str | None = None,
                    generated: datetime | None = None,
-                   quotes: Sequence[tuple[Any, Sequence[Any]]] = ()) -> Workbook:
+                   quotes: Sequence[tuple[Any, Sequence[Any]]] = (),
+                   sensitivity: Sequence[Any] = ()) -> Workbook:
     """The workbook for one or more priced systems (see the module docstring).
 
-    ``quotes``: (quote, its comparison with each system) pairs for a Quotes sheet.
+    ``quotes``: (quote, its comparison with each system) pairs for a Quotes sheet;
+    ``sensitivity``: tornado, grid and Monte Carlo results for a Sensitivity sheet.
     """
     if not systems:
         raise ValueError("nothing to export")
@@ -132,6 +134,10 @@ def build_workbook(systems: Sequence[WorkbookSystem], *, title: str | None = Non
     if quotes:
         _quotes(wb.create_sheet("Quotes", index=wb.sheetnames.index("Sources")), systems,
                 quotes)
+    if sensitivity:
+        from .sensitivity_sheet import write_sensitivity
+        write_sensitivity(wb.create_sheet("Sensitivity", index=wb.sheetnames.index("Sources")),
+                          sensitivity)
     _sources(sources, systems)
     _cover(cover, systems, title, generated)
     _meta(meta, systems, generated)

@@ -1,0 +1,302 @@
+"""``costmodel sensitivity tornado|grid|montecarlo FILE ...``: what moves the cost, and by how
+much, over the declared calculation (see :mod:`costmodel.sensitivity`)."""
+from __future__ import annotations
+
+import json
+import math
+import sys
+from typing import Any, NoReturn
+
+import click
+
+from ..inputs import InputError
+from ..report import format_number
+from ..sensitivity import (
+    CHUNK_SIZE,
+    DEFAULT_OUTPUT,
+    Grid,
+    MonteCarlo,
+    Tornado,
+    grid,
+    monte_carlo,
+    parse_axis,
+    parse_distribution,
+    parse_range,
+    tornado,
+)
+from ..sources.scenario_file import load_scenario_file
+from ..units import UnitInputError, parse_quantity
+
+__all__ = ["sensitivity"]
+
+SET_HELP = ('Override an input of the base scenario: dotted.key=VALUE, e.g. '
+            'electricity.price="0.10 USD/kWh". Repeatable.')
+OUTPUT_HELP = "The step to analyse (see `costmodel steps`), e.g. cost_per_mtok_energy."
+BAR_WIDTH = 24
+
+
+def _fail(message: str) -> NoReturn:
+    click.echo(f"costmodel: error: {message}", err=True)
+    sys.exit(2)
+
+
+def _emit_json(data: Any) -> None:
+    click.echo(json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False))
+
+
+def _load(file: str, overrides: tuple[str, ...]):
+    try:
+        return load_scenario_file(file, overrides)
+    except InputError as exc:
+        _fail(str(exc))
+
+
+def _workbook(path: str | None, loaded, result) -> None:
+    """The scenario's workbook with a Sensitivity sheet holding ``result``."""
+    if path is None:
+        return
+    from ..chain import price
+    from ..workbook.export import WorkbookSystem, build_workbook, save_workbook
+    if not path.lower().endswith(".xlsx"):
+        _fail("--workbook must end in .xlsx")
+    system = WorkbookSystem(price(loaded.scenario, loaded.provenance), loaded.curve)
+    try:
+        save_workbook(build_workbook([system], sensitivity=[result]), path)
+    except OSError as exc:
+        _fail(f"cannot write {path}: {exc.strerror or exc}")
+    click.echo(f"workbook written to {path}", err=True)
+
+
+def _q(value: float, unit: str) -> str:
+    text = format_number(value)
+    return text if unit == "dimensionless" else f"{text} {unit}"
+
+
+def _unit(unit: str) -> str:
+    return "" if unit == "dimensionless" else f" [{unit}]"
+
+
+def _table(rows: list[list[str]], right: set[int]) -> list[str]:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    return ["  ".join(c.rjust(w) if i in right else c.ljust(w)
+                      for i, (c, w) in enumerate(zip(r, widths, strict=True))).rstrip()
+            for r in rows]
+
+
+def _bar(value: float, biggest: float) -> str:
+    if not (math.isfinite(value) and math.isfinite(biggest)) or biggest <= 0:
+        return ""
+    return "#" * max(1 if value > 0 else 0, round(value / biggest * BAR_WIDTH))
+
+
+def _common(f):
+    f = click.option("--json", "as_json", is_flag=True, help="Print the analysis as JSON.")(f)
+    f = click.option("--output", "output", default=DEFAULT_OUTPUT, show_default=True,
+                     metavar="STEP", help=OUTPUT_HELP)(f)
+    f = click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE", help=SET_HELP)(f)
+    f = click.option("--workbook", metavar="OUT.xlsx",
+                     help="Also write the scenario's workbook with a Sensitivity sheet.")(f)
+    return click.argument("file")(f)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+def sensitivity() -> None:
+    """Sensitivity and uncertainty of a scenario's cost: tornado, grid, Monte Carlo.
+
+    Inputs are named by their dotted scenario key (electricity.price, utilisation,
+    operating_point.throughput_per_kw, ...); values are quantities in any unit of the input's
+    dimension.
+    """
+
+
+# ---- tornado ----------------------------------------------------------------------------------
+
+@sensitivity.command("tornado")
+@_common
+@click.option("--swing", default="0.2", show_default=True, metavar="FRACTION",
+              help='Default move of each input, as a fraction or a percentage ("20 %").')
+@click.option("--range", "ranges", multiple=True, metavar="KEY=LOW..HIGH",
+              help="Move this input across LOW..HIGH instead, e.g. "
+                   "'electricity.price=0.05..0.15 USD/kWh'. Repeatable.")
+@click.option("--input", "inputs", multiple=True, metavar="KEY",
+              help="Vary only these inputs (default: every numeric input the output reads "
+                   "that is set and nonzero; counts only when named). Repeatable.")
+def tornado_command(file: str, workbook: str | None, overrides: tuple[str, ...], output: str,
+                    as_json: bool,
+                    swing: str, ranges: tuple[str, ...], inputs: tuple[str, ...]) -> None:
+    """Move each input alone (default: base -/+ 20%) and rank them by the output's swing."""
+    try:
+        fraction = parse_quantity(swing, "dimensionless")
+    except UnitInputError as exc:
+        _fail(f"--swing: {exc}")
+    loaded = _load(file, overrides)
+    scenario = loaded.scenario
+    try:
+        given = dict(parse_range(r) for r in ranges)
+        result = tornado(scenario, inputs=list(inputs) or None, ranges=given, output=output,
+                         default_swing=fraction)
+    except InputError as exc:
+        _fail(str(exc))
+    if as_json:
+        _emit_json({"scenario": scenario.name, **result.to_json()})
+    else:
+        click.echo(tornado_text(result, scenario.name))
+    _workbook(workbook, loaded, result)
+
+
+def tornado_text(t: Tornado, name: str) -> str:
+    u = t.unit
+    lines = [f"{name}: {t.output} = {_q(t.base, u)} at the base",
+             f"each input alone to base -/+ {t.swing:.0%} (or across its --range), the others "
+             f"at the base; ranked by swing", ""]
+    biggest = max((b.swing for b in t.bars if math.isfinite(b.swing)), default=0.0)
+    rows = [["input", "low", "high", f"at low [{u}]", f"at high [{u}]", f"swing [{u}]", ""]]
+    notes = []
+    for b in t.bars:
+        key = b.key
+        if b.note:
+            notes.append(f"  {b.key}: {b.note}")
+            key += " *"
+        rows.append([key, _q(b.low, b.unit), _q(b.high, b.unit), format_number(b.output_low),
+                     format_number(b.output_high), format_number(b.swing),
+                     _bar(b.swing, biggest)])
+    lines += _table(rows, {1, 2, 3, 4, 5})
+    if notes:
+        lines += ["", "* notes:", *notes]
+    return "\n".join(lines)
+
+
+# ---- grid -------------------------------------------------------------------------------------
+
+@sensitivity.command("grid")
+@_common
+@click.option("--x", "x", required=True, metavar="KEY=VALUES",
+              help="Columns: 'key=V1,V2,...' (bare numbers take the last value's unit) or "
+                   "'key=LOW..HIGH:N' (N evenly spaced values, default 5).")
+@click.option("--y", "y", required=True, metavar="KEY=VALUES", help="Rows, as --x.")
+def grid_command(file: str, workbook: str | None, overrides: tuple[str, ...], output: str,
+                 as_json: bool, x: str,
+                 y: str) -> None:
+    """The output over every pair of values of two inputs (e.g. electricity price x
+    utilisation)."""
+    loaded = _load(file, overrides)
+    scenario = loaded.scenario
+    try:
+        result = grid(scenario, parse_axis(x), parse_axis(y), output=output)
+    except InputError as exc:
+        _fail(str(exc))
+    if as_json:
+        _emit_json({"scenario": scenario.name, **result.to_json()})
+    else:
+        click.echo(grid_text(result, scenario.name))
+    _workbook(workbook, loaded, result)
+
+
+def grid_text(g: Grid, name: str) -> str:
+    lines = [f"{name}: {g.output} [{g.unit}] (base {_q(g.base, g.unit)})",
+             f"rows: {g.y.key}{_unit(g.y.unit)}; columns: {g.x.key}{_unit(g.x.unit)}", ""]
+    rows = [[f"{g.y.key} \\ {g.x.key}", *(format_number(v) for v in g.x.values)]]
+    for yv, row in zip(g.y.values, g.values, strict=True):
+        rows.append([format_number(yv), *(format_number(v) for v in row)])
+    lines += _table(rows, set(range(1, len(rows[0]))))
+    return "\n".join(lines)
+
+
+# ---- Monte Carlo ------------------------------------------------------------------------------
+
+def _whole(raw: str | None, option: str, minimum: int) -> int | None:
+    if raw is None:
+        return None
+    try:
+        number = float(raw.replace("_", ""))
+    except ValueError:
+        _fail(f"{option}: must be a whole number, got {raw!r}")
+    if not math.isfinite(number) or number != int(number) or number < minimum:
+        _fail(f"{option}: must be a whole number >= {minimum}, got {raw!r}")
+    return int(number)
+
+
+@sensitivity.command("montecarlo")
+@_common
+@click.option("--dist", "dists", multiple=True, required=True, metavar="KEY=DISTRIBUTION",
+              help="An input's distribution: uniform(low, high), triangular(low, mode, high), "
+                   "normal(mean, sd) or lognormal(median, gsd) (gsd: geometric standard "
+                   "deviation, a number > 1), e.g. "
+                   "'electricity.price=uniform(0.05 USD/kWh, 0.15 USD/kWh)'. Repeatable.")
+@click.option("--draws", default="1000000", show_default=True, metavar="N",
+              help="Number of draws (1e6 is accepted).")
+@click.option("--seed", metavar="S", help="Random seed (default: chosen and reported).")
+@click.option("--bins", default="50", show_default=True, metavar="N",
+              help="Histogram bins.")
+@click.option("--truncate", is_flag=True,
+              help="Accept distributions that reach outside an input's valid range (a normal "
+                   "price that can go negative): such draws are drawn again.")
+def montecarlo_command(file: str, workbook: str | None, overrides: tuple[str, ...], output: str,
+                       as_json: bool,
+                       dists: tuple[str, ...], draws: str, seed: str | None, bins: str,
+                       truncate: bool) -> None:
+    """Draw inputs from distributions and report P10/P50/P90, the mean and a histogram of the
+    output. The same --seed gives the same numbers."""
+    n = _whole(draws, "--draws", 1)
+    chosen_seed = _whole(seed, "--seed", 0)
+    n_bins = _whole(bins, "--bins", 1)
+    loaded = _load(file, overrides)
+    scenario = loaded.scenario
+    try:
+        distributions: dict[str, Any] = {}
+        for text in dists:
+            key, dist = parse_distribution(text)
+            if key in distributions:
+                _fail(f"{key}: given more than one --dist")
+            distributions[key] = dist
+        show = n > CHUNK_SIZE or _stderr_is_terminal()
+        if show:
+            with click.progressbar(length=n, label="drawing", show_percent=True,
+                                   file=sys.stderr) as bar:
+                def progress(done: int, total: int) -> None:
+                    bar.update(done - bar.pos)
+                result = monte_carlo(scenario, distributions, draws=n, seed=chosen_seed,
+                                     output=output, bins=n_bins, truncate=truncate,
+                                     progress=progress)
+        else:
+            result = monte_carlo(scenario, distributions, draws=n, seed=chosen_seed,
+                                 output=output, bins=n_bins, truncate=truncate)
+    except InputError as exc:
+        _fail(str(exc))
+    if as_json:
+        _emit_json({"scenario": scenario.name, **result.to_json()})
+    else:
+        click.echo(montecarlo_text(result, scenario.name))
+    _workbook(workbook, loaded, result)
+
+
+def _stderr_is_terminal() -> bool:
+    try:
+        return sys.stderr.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def montecarlo_text(m: MonteCarlo, name: str) -> str:
+    u = m.unit
+    lines = [f"{name}: {m.output} [{u}], {m.draws:,} draws, seed {m.seed}"]
+    rows = [[f"  {key}", d["text"], f"{m.redrawn.get(key, 0):,} redrawn"]
+            for key, d in m.distributions.items()]
+    lines += _table(rows, set())
+    if m.truncate:
+        lines.append("  (--truncate: draws outside an input's valid range were drawn again)")
+    lines.append("")
+    stats = [["base", format_number(m.base)], ["P10", format_number(m.p10)],
+             ["P50", format_number(m.p50)], ["P90", format_number(m.p90)],
+             ["mean", format_number(m.mean)], ["std", format_number(m.std)],
+             ["min", format_number(m.min)], ["max", format_number(m.max)]]
+    lines += [f"{line}  {u}" for line in _table(stats, {1})]
+    if m.nonfinite:
+        lines.append(f"{m.nonfinite:,} draws gave no finite value and are left out")
+    lines += ["", f"histogram [{u}], {len(m.counts)} bins"]
+    biggest = float(max(m.counts)) if len(m.counts) else 0.0
+    rows = [[format_number(float(lo)), "..", format_number(float(hi)), f"{int(c):,}",
+             _bar(float(c), biggest)]
+            for lo, hi, c in zip(m.edges[:-1], m.edges[1:], m.counts, strict=True)]
+    lines += [f"  {line}" for line in _table(rows, {0, 2, 3})]
+    return "\n".join(lines)
