@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import sys
+from datetime import date
 from pathlib import Path
 
 import click
@@ -394,8 +395,8 @@ def _quotes_workbook(path: str, quote_list: list, pairs: dict, n: int) -> None:
               'price per token, e.g. "30 %".')
 @click.option("--successor", metavar="FILE", help="A successor system's scenario: its cost "
                                                   "becomes the market price once available.")
-@click.option("--available-in", metavar="TIME", help='When the successor is available, e.g. '
-                                                     '"18 month".')
+@click.option("--available-in", metavar="TIME|DATE", help='When the successor is available: '
+              'a time from the quote\'s date ("18 month") or a date ("2027-06").')
 @click.option("--tolerance", default="10 %", show_default=True, metavar="FRACTION",
               help="Largest acceptable premium over staying flexible.")
 @click.option("--terms", default="6,12,18,24,36,48", show_default=True,
@@ -407,7 +408,7 @@ def quotes_term(quotes_file: str, quote_name: str, scenario: str, improvement: s
                 overrides: tuple[str, ...], as_json: bool) -> None:
     """What each term length costs against waiting or switching, and the longest term within
     the tolerance."""
-    from .quotes import term_table
+    from .quotes import months_until, term_json, term_table
     from .sources.quote_file import read_quotes
     try:
         quote = next((q for q in read_quotes(quotes_file) if q.name == quote_name), None)
@@ -432,7 +433,7 @@ def quotes_term(quotes_file: str, quote_name: str, scenario: str, improvement: s
         if available_in is None:
             _fail("--successor needs --available-in")
         try:
-            successor_month = parse_quantity(available_in, "month")
+            successor_month = months_until(available_in, _quote_start(quote))
         except UnitInputError as exc:
             _fail(f"--available-in: {exc}")
         (_, succ), = _priced_for(quote, (successor,), overrides)
@@ -442,18 +443,18 @@ def quotes_term(quotes_file: str, quote_name: str, scenario: str, improvement: s
                                yearly_improvement=g, successor_price=successor_price,
                                successor_month=successor_month, tolerance=tol)
     if as_json:
-        _emit_json({"quote": quote.name, "price_per_mtok": {"value": comparison.price_per_mtok,
-                                                            "unit": "USD/Mtok"},
-                    "volume": {"value": comparison.volume, "unit": "Mtok/month"},
-                    "tolerance": tol, "longest_term_within_tolerance":
-                        None if longest is None else {"value": longest, "unit": "month"},
-                    "terms": [{"months": r.months, "locked_pv": r.locked_pv,
-                               "flexible_pv": r.flexible_pv, "premium": r.premium,
-                               "premium_share": r.premium_share,
-                               "within_tolerance": r.within_tolerance} for r in rows]})
+        _emit_json(term_json(quote, comparison, rows, longest, tol))
         return
     click.echo(term_report(quote, comparison, rows, longest, tol, g, successor_price,
                            successor_month))
+
+
+def _quote_start(quote) -> date:
+    """Where a term starts: the quote's date when it has one, else today."""
+    try:
+        return date.fromisoformat(quote.date) if quote.date else date.today()
+    except ValueError:
+        _fail(f"quote {quote.name}: date {quote.date!r} is not an ISO date (YYYY-MM-DD)")
 
 
 def _annual_rate(scenario: str, overrides: tuple[str, ...]) -> float:

@@ -22,17 +22,20 @@ are discounted at the monthly rate equivalent to the annual cost of capital,
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
+from datetime import date
 from typing import Literal, Optional, Sequence
 
 from pydantic import Field, ValidationError
 
 from .inputs import Count, InputError, Qty, Section, error_message, error_path
 from .results import Result
-from .units import HOURS_PER_YEAR, MONTHS_PER_YEAR
+from .units import HOURS_PER_YEAR, MONTHS_PER_YEAR, UnitInputError, parse_quantity
 
 __all__ = ["Quote", "QuoteComparison", "compare_quote", "rank", "present_value",
-           "term_table", "TermRow", "validate_quote", "HOURS_PER_MONTH"]
+           "term_table", "TermRow", "validate_quote", "HOURS_PER_MONTH", "months_until",
+           "term_json"]
 
 HOURS_PER_MONTH = HOURS_PER_YEAR / MONTHS_PER_YEAR  # 730
 FORMS = ("per_mtok", "per_accelerator_hour", "reserved_monthly")
@@ -294,3 +297,38 @@ def term_table(price: float, volume: float, annual_rate: float, terms: Sequence[
         rows.append(TermRow(months, locked, flexible, premium, share, share <= tolerance))
     longest = max((r.months for r in rows if r.within_tolerance), default=None)
     return rows, longest
+
+
+_ISO_DATE = re.compile(r"(\d{4})-(\d{2})(?:-(\d{2}))?$")
+
+
+def months_until(when: str, start: date) -> float:
+    """Months from ``start`` until ``when``: a duration ("12 month", "1.5 year") or an ISO
+    date ("2027-06" or "2027-06-15"); a date before ``start`` is an error."""
+    m = _ISO_DATE.match(when.strip())
+    if m is None:
+        return parse_quantity(when, "month")
+    try:
+        target = date(int(m.group(1)), int(m.group(2)), int(m.group(3) or 1))
+    except ValueError as exc:
+        raise UnitInputError(f"not a date: {when!r} ({exc})") from None
+    months = (target - start).days / (365.0 / MONTHS_PER_YEAR)  # a month is 1/12 of 365 days
+    if months < 0:
+        raise UnitInputError(f"{when} is before {start.isoformat()}")
+    return months
+
+
+def term_json(quote: Quote, comparison: QuoteComparison, rows: Sequence[TermRow],
+              longest: float | None, tolerance: float) -> dict:
+    """A term analysis as JSON, quantities with their units."""
+    usd = lambda v: {"value": v, "unit": "USD"}  # noqa: E731
+    return {"quote": quote.name, "scenario": comparison.scenario,
+            "price_per_mtok": {"value": comparison.price_per_mtok, "unit": "USD/Mtok"},
+            "volume": {"value": comparison.volume, "unit": "Mtok/month"},
+            "tolerance": tolerance,
+            "longest_term_within_tolerance":
+                None if longest is None else {"value": longest, "unit": "month"},
+            "terms": [{"term": {"value": r.months, "unit": "month"},
+                       "locked_pv": usd(r.locked_pv), "flexible_pv": usd(r.flexible_pv),
+                       "premium": usd(r.premium), "premium_share": r.premium_share,
+                       "within_tolerance": r.within_tolerance} for r in rows]}

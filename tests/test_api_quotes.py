@@ -55,3 +55,32 @@ def test_bad_quotes_are_problems_with_paths(client, tokens, body, path):
     assert r.status_code == 422
     assert r.headers["Content-Type"] == "application/problem+json"
     assert r.json["errors"][0]["path"] == path
+
+
+def test_term_against_a_successor(client, tokens):
+    # a capacity quote locked at its price; the successor (Jalapeño at 169 token/s/user) is
+    # available 12 months after the quote's date
+    quote = {**QUOTES[1], "date": "2026-11-20"}
+    body = {"quote": quote, "scenario": GB300, "terms": [6, 12, 18],
+            "successor": {"scenario": {"accelerator": "jalapeno",
+                                       "operating_point": "deepseek-r1/jalapeno/matched"}},
+            "available": "2027-11-20", "tolerance": 0.1}
+    r = client.post(f"{API}/quotes/term", json=body, headers=auth(tokens["viewer"]))
+    assert r.status_code == 200, r.json
+    d = r.json
+    assert [t["term"]["value"] for t in d["terms"]] == [6, 12, 18]
+    # up to month 12 the market pays the quoted price: no premium for 6 and 12 months
+    assert d["terms"][0]["premium"]["value"] == pytest.approx(0, abs=1e-6)
+    assert d["terms"][1]["premium"]["value"] == pytest.approx(0, abs=1e-6)
+    assert d["terms"][2]["premium"]["value"] > 0
+    assert d["longest_term_within_tolerance"] == {"value": 12, "unit": "month"}
+
+
+def test_term_needs_a_market(client, tokens):
+    r = client.post(f"{API}/quotes/term", json={"quote": QUOTES[0], "scenario": GB300},
+                    headers=auth(tokens["viewer"]))
+    assert r.status_code == 422 and r.json["errors"][0]["path"] == "improvement"
+    r = client.post(f"{API}/quotes/term", json={"quote": QUOTES[0], "scenario": GB300,
+                                                 "successor": GB300, "available": "2020-01"},
+                    headers=auth(tokens["viewer"]))
+    assert r.status_code == 422 and r.json["errors"][0]["path"] == "available"

@@ -212,11 +212,26 @@ def test_cli_term(tmp_path):
                                   "--terms", "6,12,24", "--json"])
     assert r.exit_code == 0, r.output
     d = json.loads(r.stdout)
-    assert [t["months"] for t in d["terms"]] == [6, 12, 24]
-    assert d["terms"][0]["locked_pv"] < d["terms"][2]["locked_pv"]
+    assert [t["term"]["value"] for t in d["terms"]] == [6, 12, 24]
+    assert d["terms"][0]["locked_pv"]["value"] < d["terms"][2]["locked_pv"]["value"]
     r = CliRunner().invoke(main, ["quotes", "term", str(QUOTES), "--quote", "nope",
                                   "--scenario", str(GB300), "--improvement", "30 %"])
     assert r.exit_code == 2 and "no quote named 'nope'" in r.stderr
     r = CliRunner().invoke(main, ["quotes", "term", str(QUOTES), "--quote", "vendor-b-reserved",
                                   "--scenario", str(GB300)])
     assert r.exit_code == 2 and "--improvement" in r.stderr
+
+
+def test_months_until_a_date_or_a_duration():
+    from datetime import date
+
+    from costmodel.quotes import months_until
+    from costmodel.units import UnitInputError
+    assert months_until("18 month", date(2026, 11, 20)) == 18
+    assert months_until("1.5 year", date(2026, 11, 20)) == pytest.approx(18)
+    # 365 days later is 12 months (a month is 365/12 days)
+    assert months_until("2027-11-20", date(2026, 11, 20)) == pytest.approx(12)
+    with pytest.raises(UnitInputError, match="before"):
+        months_until("2026-01", date(2026, 11, 20))
+    with pytest.raises(UnitInputError, match="not a date"):
+        months_until("2026-13", date(2026, 11, 20))

@@ -36,6 +36,8 @@ from .schemas import (
     PriceRequest,
     QuotesCompareOut,
     QuotesCompareRequest,
+    QuoteTermOut,
+    QuoteTermRequest,
     RepriceOut,
     ResultOut,
     RevisionOut,
@@ -97,6 +99,14 @@ def _xlsx(loaded: list, title: str | None, filename: str) -> Response:
 def quotes_compare(body: QuotesCompareRequest, principal) -> dict:
     with services().sessions(write=False) as session:
         return services().quotes_compare(session, body.quotes, body.scenarios)
+
+
+@route(pricing, "/quotes/term", "POST",
+       summary="What each term length of a quote costs against waiting or switching",
+       access="read", body=QuoteTermRequest, response=QuoteTermOut, errors=(404,))
+def quotes_term(body: QuoteTermRequest, principal) -> dict:
+    with services().sessions(write=False) as session:
+        return services().quotes_term(session, body)
 
 
 def _analysis(body, run, prefix: str = "") -> dict:

@@ -163,6 +163,20 @@ class SensitivityOut(Out):
     base: QuantityOut
 
 
+class QuoteTermRequest(Strict):
+    """What each term length of a quote costs against staying flexible."""
+    quote: dict[str, Any]
+    scenario: PriceRequest
+    improvement: Optional[Annotated[float, Field(ge=0, lt=1)]] = Field(
+        None, description="yearly fall of the market price per token, a fraction")
+    successor: Optional[PriceRequest] = None
+    available: Optional[Annotated[str, Field(max_length=40)]] = Field(
+        None, description='when the successor is available: "12 month" or "2027-06"')
+    tolerance: Annotated[float, Field(ge=0, le=10)] = 0.10
+    terms: Annotated[list[Annotated[float, Field(gt=0, le=600)]],
+                     Field(min_length=1, max_length=40)] = [6, 12, 18, 24, 36, 48]
+
+
 class ScenarioCreate(Strict):
     name: Annotated[str, Field(min_length=1, max_length=200)]
     scenario: ScenarioBody
@@ -313,6 +327,16 @@ class QuoteComparisonOut(Out):
     own_pv: QuantityOut
     saving_pv: QuantityOut
     flags: list[str]
+
+
+class QuoteTermOut(Out):
+    quote: str
+    scenario: str
+    price_per_mtok: QuantityOut
+    volume: QuantityOut
+    tolerance: float
+    longest_term_within_tolerance: Optional[QuantityOut]
+    terms: list[dict[str, Any]]
 
 
 class QuotesForScenario(BaseModel):

@@ -18,7 +18,7 @@ from ..chain import compare as compare_results
 from ..chain import price as price_result
 from ..curves import matched_interactivity
 from ..inputs import InputError
-from ..quotes import compare_quote, rank, validate_quote
+from ..quotes import compare_quote, months_until, rank, term_json, term_table, validate_quote
 from ..sources.catalog import Catalog
 from ..sources.curve_point import CurveLibrary
 from ..sources.scenario_file import LoadedScenario, build_scenario, known_key
@@ -223,6 +223,51 @@ class Services:
         loaded = self.load_many(session, reqs, at_interactivity, matched)
         return compare_results([(x.scenario, x.provenance) for x in loaded]).to_json()
 
+    def _compare_one(self, session: Session, quote, req: PriceRequest, where: str):
+        """A quote against one scenario, read at the quote's interactivity where the
+        scenario's operating point comes from a curve."""
+        loaded = self.build(session, req, where)
+        x = quote.operating_point.effective_interactivity \
+            if quote.operating_point is not None else None
+        if loaded.curve is not None and x is not None:
+            at = {"interactivity": {"value": x, "unit": "token/s/user"}}
+            loaded = self.build(session, req, where, extra=[("operating_point.at", at)])
+        return loaded, compare_quote(quote, price_result(loaded.scenario, loaded.provenance))
+
+    def quotes_term(self, session: Session, body: Any) -> dict:
+        from datetime import date
+        try:
+            quote = validate_quote(body.quote, "quote")
+            start = date.fromisoformat(quote.date) if quote.date else date.today()
+        except InputError as exc:
+            raise Problem.from_input(exc) from None
+        except ValueError:
+            raise Problem(422, "Invalid input", "quote.date is not an ISO date",
+                          errors=[{"path": "quote.date", "message": "not YYYY-MM-DD"}]) \
+                from None
+        if body.improvement is None and body.successor is None:
+            raise Problem(422, "Invalid input", "give improvement, or successor and available",
+                          errors=[{"path": "improvement", "message": "or a successor"}])
+        loaded, comparison = self._compare_one(session, quote, body.scenario, "scenario.")
+        successor_price = successor_month = None
+        if body.successor is not None:
+            if body.available is None:
+                raise Problem(422, "Invalid input", "a successor needs available",
+                              errors=[{"path": "available", "message": "required"}])
+            try:
+                successor_month = months_until(body.available, start)
+            except UnitInputError as exc:
+                raise Problem(422, "Invalid input", f"available: {exc}",
+                              errors=[{"path": "available", "message": str(exc)}]) from None
+            _, succ = self._compare_one(session, quote, body.successor, "successor.")
+            successor_price = succ.own_cost_per_mtok
+        rows, longest = term_table(comparison.price_per_mtok, comparison.volume,
+                                   loaded.scenario.financing.cost_of_capital, body.terms,
+                                   yearly_improvement=body.improvement,
+                                   successor_price=successor_price,
+                                   successor_month=successor_month, tolerance=body.tolerance)
+        return term_json(quote, comparison, rows, longest, body.tolerance)
+
     def quotes_compare(self, session: Session, quotes: Sequence[dict],
                        reqs: Sequence[PriceRequest]) -> dict:
         """Each quote against each scenario, read at the quote's interactivity where the
@@ -233,21 +278,10 @@ class Services:
                 parsed.append(validate_quote(data, f"quotes[{i}]"))
             except InputError as exc:
                 raise Problem.from_input(exc) from None
-        base = [self.build(session, r, f"scenarios[{j}].") for j, r in enumerate(reqs)]
         out = []
-        for j, (req, loaded) in enumerate(zip(reqs, base, strict=True)):
-            comparisons = []
-            for quote in parsed:
-                x = quote.operating_point.effective_interactivity \
-                    if quote.operating_point is not None else None
-                here = loaded
-                if loaded.curve is not None and x is not None:
-                    at = {"interactivity": {"value": x, "unit": "token/s/user"}}
-                    here = self.build(session, req, f"scenarios[{j}].",
-                                      extra=[("operating_point.at", at)])
-                comparisons.append(compare_quote(quote, price_result(here.scenario,
-                                                                     here.provenance)))
-            ranked = rank(comparisons)
+        for j, req in enumerate(reqs):
+            ranked = rank([self._compare_one(session, q, req, f"scenarios[{j}].")[1]
+                           for q in parsed])
             out.append({"scenario": ranked[0].scenario,
                         "ranked": [c.to_json() for c in ranked]})
         return {"scenarios": out}
