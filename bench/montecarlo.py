@@ -15,6 +15,7 @@ import argparse
 import math
 from pathlib import Path
 
+import formula
 import numpy as np
 from timing import best_time
 
@@ -34,25 +35,8 @@ DISTRIBUTIONS = {
 
 
 def hand_written(x: dict) -> np.ndarray:
-    """cost per Mtok [USD/Mtok] for sample-tco's choices (facility boundary, rated basis,
-    owned hardware, per-kW throughput), written directly from the README's conventions."""
-    na, nr = x["node_accelerators"], x["rack_nodes"]
-    per_rack = na * nr
-    throughput = x["operating_point_throughput_per_kw"] * x["operating_point_normalised_by"] / 1e3
-    node = (na * x["accelerator_rated_power"] + x["node_host_power"]) / x["node_psu_efficiency"]
-    rack = (nr * node + x["rack_switch_power"] + x["rack_other_power"]) \
-        / x["rack_power_delivery_efficiency"] / per_rack
-    power = rack * x["facility_pue"]
-    u = x["utilisation"]
-    energy = power * (u + (1 - u) * x["idle_power"]) * x["electricity_price"] / 1e3
-    r, life = x["financing_cost_of_capital"], x["financing_life"]
-    g = (1 + r) ** life
-    crf = np.where(r == 0, 1 / life, r * g / (g - 1))
-    capex = x["accelerator_price"] + x["node_price"] / na + x["rack_price"] / per_rack
-    capital = (capex - x["financing_salvage"] * capex / g) * crf / 8760
-    maintenance = x["financing_maintenance"] * capex / 8760
-    hosting = x["facility_hosting"] * rack / 1e3 * 12 / 8760
-    return (energy + capital + maintenance + hosting) / (u * throughput * 3600) * 1e6
+    """cost per Mtok [USD/Mtok] for sample-tco's choices: rated basis at the facility."""
+    return formula.hand_written(x, chip="accelerator_rated_power")
 
 
 def plain_pipeline(base: dict, n: int, seed: int, bins: int = 50):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 
 import numpy as np
+from formula import hand_written
 from timing import best_time
 
 from costmodel.evaluate import Evaluator
@@ -45,31 +46,6 @@ def sweep_inputs(n: int, seed: int = 1) -> dict:
     x.update(power_boundary=3, power_basis=1, operating_point_token_kind=0,
              operating_point_throughput_basis=1, accelerator_cost_basis=0)
     return x
-
-
-def hand_written(x: dict) -> np.ndarray:
-    """cost per Mtok [USD/Mtok], written directly from the README's conventions."""
-    na, nr = x["node_accelerators"], x["rack_nodes"]
-    per_rack = na * nr
-    throughput = x["operating_point_throughput_per_kw"] * x["operating_point_normalised_by"] / 1e3
-
-    def rack_power(chip):
-        node = (na * chip + x["node_host_power"]) / x["node_psu_efficiency"]
-        rack = (nr * node + x["rack_switch_power"] + x["rack_other_power"]) \
-            / x["rack_power_delivery_efficiency"]
-        return rack / per_rack
-
-    power = rack_power(x["accelerator_measured_power"]) * x["facility_pue"]
-    u = x["utilisation"]
-    energy = power * (u + (1 - u) * x["idle_power"]) * x["electricity_price"] / 1e3
-    r, life = x["financing_cost_of_capital"], x["financing_life"]
-    g = (1 + r) ** life
-    crf = np.where(r == 0, 1 / life, r * g / (g - 1))
-    capex = x["accelerator_price"] + x["node_price"] / na + x["rack_price"] / per_rack
-    capital = (capex - x["financing_salvage"] * capex / g) * crf / 8760
-    maintenance = x["financing_maintenance"] * capex / 8760
-    hosting = x["facility_hosting"] * rack_power(x["accelerator_rated_power"]) / 1e3 * 12 / 8760
-    return (energy + capital + maintenance + hosting) / (u * throughput * 3600) * 1e6
 
 
 def main() -> None:

@@ -1,7 +1,6 @@
 """The ``costmodel`` command."""
 from __future__ import annotations
 
-import json
 import sys
 from datetime import date
 from pathlib import Path
@@ -11,6 +10,8 @@ import click
 from . import __version__
 from .chain import compare as compare_scenarios
 from .chain import price as price_scenario
+from .commands.common import emit_json as _emit_json
+from .commands.common import fail as _fail
 from .curves import Unreachable, matched_interactivity, select
 from .inputs import InputError
 from .model import MODEL
@@ -33,15 +34,6 @@ from .units import UnitInputError, parse_quantity
 
 SET_HELP = ('Override an input: dotted.key=VALUE, e.g. electricity.price="0.10 USD/kWh" or '
             "power.boundary=facility. Repeatable.")
-
-
-def _fail(message: str) -> None:
-    click.echo(f"costmodel: error: {message}", err=True)
-    sys.exit(2)
-
-
-def _emit_json(data) -> None:
-    click.echo(json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False))
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})

@@ -10,7 +10,7 @@ from .model import MODEL
 from .power import EnergyReport, TokenEnergy
 from .results import HEADLINE, Comparison, Result
 
-__all__ = ["format_number", "result_table", "comparison_table", "curve_table",
+__all__ = ["columns", "format_number", "result_table", "comparison_table", "curve_table",
            "energy_table", "quotes_table", "term_report"]
 
 
@@ -31,7 +31,8 @@ def _label(name: str) -> str:
     return name.replace("_", " ")
 
 
-def _rows(pairs: list[list[str]], right: set[int]) -> list[str]:
+def columns(pairs: list[list[str]], right: set[int]) -> list[str]:
+    """Rows of cells as aligned text columns; ``right`` holds the right-aligned ones."""
     widths = [max(len(r[i]) for r in pairs) for i in range(len(pairs[0]))]
     return ["  ".join(c.rjust(w) if i in right else c.ljust(w)
                       for i, (c, w) in enumerate(zip(r, widths, strict=True))).rstrip()
@@ -82,7 +83,7 @@ def disclosure_lines(r: Result) -> list[str]:
 
 def result_table(r: Result) -> str:
     rows = [[_label(n), format_number(r.value(n)), MODEL.steps[n].unit] for n in HEADLINE]
-    out = [f"{r.name} ({r.scenario.accelerator.name})", *("  " + x for x in _rows(rows, {1})),
+    out = [f"{r.name} ({r.scenario.accelerator.name})", *("  " + x for x in columns(rows, {1})),
            "", "disclosure", *("  " + x for x in disclosure_lines(r))]
     return "\n".join(out)
 
@@ -97,7 +98,7 @@ def comparison_table(c: Comparison) -> str:
         rows.append([_label(n), MODEL.steps[n].unit,
                      *(format_number(r.value(n)) for r in c.results),
                      *(f"{format_number(x)}x" if x is not None else "-" for x in ratios)])
-    out = _rows(rows, set(range(2, len(header))))
+    out = columns(rows, set(range(2, len(header))))
     for i, r in enumerate(c.results, 1):
         out += ["", f"[{i}] {r.name}:", *("  " + x for x in disclosure_lines(r))]
     return "\n".join(out)
@@ -124,7 +125,7 @@ def curve_table(c: Curve, kind: str, origin: str, sel: Selection | None = None) 
                      format_number(c.e2e_latency[i]), format_number(c.power[i])])
     out = [f"curve {c.key.id}", f"  from {origin}; {c.source}",
            f"  {len(c)} points, {len(on_frontier)} on the Pareto frontier (*)", "",
-           *_rows(rows, set(range(1, len(header))))]
+           *columns(rows, set(range(1, len(header))))]
     out += [f"note: {n}" for n in c.notes]
     if sel is not None:
         out += ["", f"reading: {sel.description}",
@@ -150,7 +151,7 @@ def energy_table(report: EnergyReport, tokens: TokenEnergy | None) -> str:
     out = [f"power trace {report.source}",
            f"  window {_clock(report.start)} to {_clock(report.end)} "
            f"({format_number(report.duration)} s), gap limit {format_number(report.max_gap)} s",
-           "", *_rows(rows, {1, 2, 3, 4, 5}), "",
+           "", *columns(rows, {1, 2, 3, 4, 5}), "",
            f"total energy          {format_number(report.total_energy)} J",
            f"mean power per GPU    {format_number(report.mean_average_power)} W",
            f"peak power            {format_number(report.peak_power)} W"]
@@ -185,7 +186,7 @@ def quotes_table(by_scenario: list) -> str:
                          format_number(c.own_cost_per_mtok), f"{c.implied_margin:.1%}",
                          "-" if be is None else f"{be:.1%}", format_number(c.quote.term),
                          _money(c.quote_pv), _money(c.own_pv), _money(c.saving_pv)])
-        out += ["  " + r for r in _rows(rows, set(range(3, 11)))]
+        out += ["  " + r for r in columns(rows, set(range(3, 11)))]
         for c in ranked:
             out.append(f"  {c.quote.name}: volume {format_number(c.volume)} Mtok/month "
                        f"({c.volume_basis})")
@@ -211,7 +212,7 @@ def term_report(quote, comparison, rows, longest, tolerance, improvement, succes
                       "yes" if r.within_tolerance else "no"])
     out = [f"{quote.name}: {format_number(comparison.price_per_mtok)} USD/Mtok locked, "
            f"{format_number(comparison.volume)} Mtok/month ({comparison.volume_basis})",
-           f"flexible buyer: {'; '.join(how)}", "", *_rows(table, set(range(1, 6))), ""]
+           f"flexible buyer: {'; '.join(how)}", "", *columns(table, set(range(1, 6))), ""]
     out.append(f"longest term within {tolerance:.0%}: "
                + (f"{format_number(longest)} months" if longest is not None else
                   "none of those priced"))

@@ -2,15 +2,14 @@
 much, over the declared calculation (see :mod:`costmodel.sensitivity`)."""
 from __future__ import annotations
 
-import json
 import math
 import sys
-from typing import Any, NoReturn
+from typing import Any
 
 import click
 
 from ..inputs import InputError
-from ..report import format_number
+from ..report import columns, format_number
 from ..sensitivity import (
     CHUNK_SIZE,
     DEFAULT_OUTPUT,
@@ -26,6 +25,7 @@ from ..sensitivity import (
 )
 from ..sources.scenario_file import load_scenario_file
 from ..units import UnitInputError, parse_quantity
+from .common import emit_json, fail
 
 __all__ = ["sensitivity"]
 
@@ -35,20 +35,11 @@ OUTPUT_HELP = "The step to analyse (see `costmodel steps`), e.g. cost_per_mtok_e
 BAR_WIDTH = 24
 
 
-def _fail(message: str) -> NoReturn:
-    click.echo(f"costmodel: error: {message}", err=True)
-    sys.exit(2)
-
-
-def _emit_json(data: Any) -> None:
-    click.echo(json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False))
-
-
 def _load(file: str, overrides: tuple[str, ...]):
     try:
         return load_scenario_file(file, overrides)
     except InputError as exc:
-        _fail(str(exc))
+        fail(str(exc))
 
 
 def _workbook(path: str | None, loaded, result) -> None:
@@ -58,12 +49,12 @@ def _workbook(path: str | None, loaded, result) -> None:
     from ..chain import price
     from ..workbook.export import WorkbookSystem, build_workbook, save_workbook
     if not path.lower().endswith(".xlsx"):
-        _fail("--workbook must end in .xlsx")
+        fail("--workbook must end in .xlsx")
     system = WorkbookSystem(price(loaded.scenario, loaded.provenance), loaded.curve)
     try:
         save_workbook(build_workbook([system], sensitivity=[result]), path)
     except OSError as exc:
-        _fail(f"cannot write {path}: {exc.strerror or exc}")
+        fail(f"cannot write {path}: {exc.strerror or exc}")
     click.echo(f"workbook written to {path}", err=True)
 
 
@@ -74,13 +65,6 @@ def _q(value: float, unit: str) -> str:
 
 def _unit(unit: str) -> str:
     return "" if unit == "dimensionless" else f" [{unit}]"
-
-
-def _table(rows: list[list[str]], right: set[int]) -> list[str]:
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    return ["  ".join(c.rjust(w) if i in right else c.ljust(w)
-                      for i, (c, w) in enumerate(zip(r, widths, strict=True))).rstrip()
-            for r in rows]
 
 
 def _bar(value: float, biggest: float) -> str:
@@ -128,7 +112,7 @@ def tornado_command(file: str, workbook: str | None, overrides: tuple[str, ...],
     try:
         fraction = parse_quantity(swing, "dimensionless")
     except UnitInputError as exc:
-        _fail(f"--swing: {exc}")
+        fail(f"--swing: {exc}")
     loaded = _load(file, overrides)
     scenario = loaded.scenario
     try:
@@ -136,9 +120,9 @@ def tornado_command(file: str, workbook: str | None, overrides: tuple[str, ...],
         result = tornado(scenario, inputs=list(inputs) or None, ranges=given, output=output,
                          default_swing=fraction)
     except InputError as exc:
-        _fail(str(exc))
+        fail(str(exc))
     if as_json:
-        _emit_json({"scenario": scenario.name, **result.to_json()})
+        emit_json({"scenario": scenario.name, **result.to_json()})
     else:
         click.echo(tornado_text(result, scenario.name))
     _workbook(workbook, loaded, result)
@@ -160,7 +144,7 @@ def tornado_text(t: Tornado, name: str) -> str:
         rows.append([key, _q(b.low, b.unit), _q(b.high, b.unit), format_number(b.output_low),
                      format_number(b.output_high), format_number(b.swing),
                      _bar(b.swing, biggest)])
-    lines += _table(rows, {1, 2, 3, 4, 5})
+    lines += columns(rows, {1, 2, 3, 4, 5})
     if notes:
         lines += ["", "* notes:", *notes]
     return "\n".join(lines)
@@ -184,9 +168,9 @@ def grid_command(file: str, workbook: str | None, overrides: tuple[str, ...], ou
     try:
         result = grid(scenario, parse_axis(x), parse_axis(y), output=output)
     except InputError as exc:
-        _fail(str(exc))
+        fail(str(exc))
     if as_json:
-        _emit_json({"scenario": scenario.name, **result.to_json()})
+        emit_json({"scenario": scenario.name, **result.to_json()})
     else:
         click.echo(grid_text(result, scenario.name))
     _workbook(workbook, loaded, result)
@@ -198,7 +182,7 @@ def grid_text(g: Grid, name: str) -> str:
     rows = [[f"{g.y.key} \\ {g.x.key}", *(format_number(v) for v in g.x.values)]]
     for yv, row in zip(g.y.values, g.values, strict=True):
         rows.append([format_number(yv), *(format_number(v) for v in row)])
-    lines += _table(rows, set(range(1, len(rows[0]))))
+    lines += columns(rows, set(range(1, len(rows[0]))))
     return "\n".join(lines)
 
 
@@ -210,9 +194,9 @@ def _whole(raw: str | None, option: str, minimum: int) -> int | None:
     try:
         number = float(raw.replace("_", ""))
     except ValueError:
-        _fail(f"{option}: must be a whole number, got {raw!r}")
+        fail(f"{option}: must be a whole number, got {raw!r}")
     if not math.isfinite(number) or number != int(number) or number < minimum:
-        _fail(f"{option}: must be a whole number >= {minimum}, got {raw!r}")
+        fail(f"{option}: must be a whole number >= {minimum}, got {raw!r}")
     return int(number)
 
 
@@ -247,7 +231,7 @@ def montecarlo_command(file: str, workbook: str | None, overrides: tuple[str, ..
         for text in dists:
             key, dist = parse_distribution(text)
             if key in distributions:
-                _fail(f"{key}: given more than one --dist")
+                fail(f"{key}: given more than one --dist")
             distributions[key] = dist
         show = n > CHUNK_SIZE or _stderr_is_terminal()
         if show:
@@ -262,9 +246,9 @@ def montecarlo_command(file: str, workbook: str | None, overrides: tuple[str, ..
             result = monte_carlo(scenario, distributions, draws=n, seed=chosen_seed,
                                  output=output, bins=n_bins, truncate=truncate)
     except InputError as exc:
-        _fail(str(exc))
+        fail(str(exc))
     if as_json:
-        _emit_json({"scenario": scenario.name, **result.to_json()})
+        emit_json({"scenario": scenario.name, **result.to_json()})
     else:
         click.echo(montecarlo_text(result, scenario.name))
     _workbook(workbook, loaded, result)
@@ -282,7 +266,7 @@ def montecarlo_text(m: MonteCarlo, name: str) -> str:
     lines = [f"{name}: {m.output} [{u}], {m.draws:,} draws, seed {m.seed}"]
     rows = [[f"  {key}", d["text"], f"{m.redrawn.get(key, 0):,} redrawn"]
             for key, d in m.distributions.items()]
-    lines += _table(rows, set())
+    lines += columns(rows, set())
     if m.truncate:
         lines.append("  (--truncate: draws outside an input's valid range were drawn again)")
     lines.append("")
@@ -290,7 +274,7 @@ def montecarlo_text(m: MonteCarlo, name: str) -> str:
              ["P50", format_number(m.p50)], ["P90", format_number(m.p90)],
              ["mean", format_number(m.mean)], ["std", format_number(m.std)],
              ["min", format_number(m.min)], ["max", format_number(m.max)]]
-    lines += [f"{line}  {u}" for line in _table(stats, {1})]
+    lines += [f"{line}  {u}" for line in columns(stats, {1})]
     if m.nonfinite:
         lines.append(f"{m.nonfinite:,} draws gave no finite value and are left out")
     lines += ["", f"histogram [{u}], {len(m.counts)} bins"]
@@ -298,5 +282,5 @@ def montecarlo_text(m: MonteCarlo, name: str) -> str:
     rows = [[format_number(float(lo)), "..", format_number(float(hi)), f"{int(c):,}",
              _bar(float(c), biggest)]
             for lo, hi, c in zip(m.edges[:-1], m.edges[1:], m.counts, strict=True)]
-    lines += [f"  {line}" for line in _table(rows, {0, 2, 3})]
+    lines += [f"  {line}" for line in columns(rows, {0, 2, 3})]
     return "\n".join(lines)
