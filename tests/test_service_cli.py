@@ -1,0 +1,85 @@
+"""The service's commands: db upgrade/seed, keys, and serve answering on loopback."""
+from __future__ import annotations
+
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from costmodel.cli import main
+
+
+def test_db_and_keys_commands(tmp_path):
+    url = f"sqlite:///{tmp_path / 'c.db'}"
+    run = CliRunner().invoke
+    r = run(main, ["db", "upgrade", "--url", url])
+    assert r.exit_code == 0 and "up to date" in r.output
+    r = run(main, ["db", "seed", "--url", url])
+    # fixtures/: 10 accelerators, 12 published points, 1 electricity price, 3 systems, 8 curves
+    assert r.output.strip() == ("seeded: 10 accelerator, 12 operating_point, 1 electricity, "
+                                "3 system, 8 curve")
+    r = run(main, ["db", "seed", "--url", url])  # idempotent
+    assert r.output.strip() == ("seeded: 0 accelerator, 0 operating_point, 0 electricity, "
+                                "0 system, 0 curve")
+    r = run(main, ["keys", "create", "--name", "bot", "--role", "editor", "--url", url])
+    assert r.exit_code == 0
+    token = re.search(r"(cm_\w+_\S+)", r.output).group(1)
+    r = run(main, ["keys", "list", "--url", url])
+    assert "editor" in r.output and "active" in r.output and token not in r.output
+    r = run(main, ["keys", "revoke", "1", "--url", url])
+    assert r.exit_code == 0
+    assert "revoked" in run(main, ["keys", "list", "--url", url]).output
+    r = run(main, ["keys", "revoke", "99", "--url", url])
+    assert r.exit_code == 2 and "no key 99" in r.stderr
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_serve_on_loopback_answers_reads_without_a_key(tmp_path):
+    port = _free_port()
+    exe = Path(sys.executable).with_name("costmodel")
+    env = {**os.environ, "DATABASE_URL": f"sqlite:///{tmp_path / 's.db'}"}
+    log = (tmp_path / "serve.log").open("w")
+    proc = subprocess.Popen([str(exe), "serve", "--port", str(port)], env=env, stdout=log,
+                            stderr=subprocess.STDOUT, cwd=tmp_path)
+    try:
+        deadline = time.time() + 60
+        while True:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=2) as r:
+                    assert r.status == 200
+                    break
+            except (urllib.error.URLError, ConnectionError):
+                assert time.time() < deadline, (tmp_path / "serve.log").read_text()
+                time.sleep(0.5)
+        body = (b'{"scenario": {"accelerator": "gb300", '
+                b'"operating_point": "deepseek-r1/gb300/peak"}}')
+        req = urllib.request.Request(f"http://127.0.0.1:{port}/api/v1/price", data=body,
+                                     headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(req, timeout=10) as r:
+            assert b'"cost_per_mtok"' in r.read()
+        req = urllib.request.Request(f"http://127.0.0.1:{port}/api/v1/scenarios",
+                                     data=b'{"name": "x", "scenario": {}}',
+                                     headers={"Content-Type": "application/json"})
+        try:
+            urllib.request.urlopen(req, timeout=10)
+            raise AssertionError("a write without a key was accepted")
+        except urllib.error.HTTPError as exc:
+            assert exc.code == 401
+    finally:
+        proc.terminate()
+        proc.wait(20)
+        log.close()
+    out = (tmp_path / "serve.log").read_text()
+    assert "reads (price, compare, catalog, scenarios) answer without a key" in out
