@@ -4,7 +4,6 @@ from __future__ import annotations
 import tomllib
 
 import pytest
-
 from conftest import ROOT, auth
 
 API = "/api/v1"

@@ -22,7 +22,11 @@ from click.testing import CliRunner
 
 from costmodel.cli import main
 from costmodel.inputs import InputError
-from costmodel.sources.scenario_file import build_scenario, load_scenario_file, parse_override
+from costmodel.sources.scenario_file import (
+    build_scenario,
+    load_scenario_file,
+    parse_override,
+)
 
 BASE = {"accelerator": "gb300", "operating_point": "deepseek-r1/gb300/peak"}
 BASE_TOML = 'accelerator = "gb300"\noperating_point = "deepseek-r1/gb300/peak"\n'

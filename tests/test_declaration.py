@@ -5,7 +5,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from costmodel.declaration import Constant, Declaration, DeclarationError, Enum, Input, Step
+from costmodel.declaration import (
+    Constant,
+    Declaration,
+    DeclarationError,
+    Enum,
+    Input,
+    Step,
+)
 from costmodel.evaluate import Evaluator
 from costmodel.model import MODEL
 

@@ -13,7 +13,11 @@ import pytest
 
 from costmodel.inputs import InputError
 from costmodel.power import PowerTrace, integrate, joules_per_token
-from costmodel.sources.power_log import parse_power_log, read_inferencex_metrics, read_power_log
+from costmodel.sources.power_log import (
+    parse_power_log,
+    read_inferencex_metrics,
+    read_power_log,
+)
 
 DATA = Path(__file__).parent / "data" / "power"
 POWERX = Path(__file__).resolve().parents[2] / "shared" / "fixtures-upstream" / "inferencex" \

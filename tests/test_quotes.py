@@ -7,6 +7,7 @@ import json
 
 import pytest
 from click.testing import CliRunner
+from conftest import PUBLISHED, ROOT, price_data, price_file
 
 from costmodel.cli import main
 from costmodel.inputs import InputError
@@ -19,7 +20,6 @@ from costmodel.quotes import (
     validate_quote,
 )
 from costmodel.sources.quote_file import read_quotes
-from conftest import PUBLISHED, ROOT, price_data, price_file
 
 QUOTES = ROOT / "fixtures" / "quotes" / "example-quotes.toml"
 GB300 = PUBLISHED / "deepseek-r1_gb300_matched.toml"

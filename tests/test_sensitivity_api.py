@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import pytest
 from click.testing import CliRunner
+from conftest import ROOT, auth
 from openpyxl import load_workbook
 
 from costmodel.cli import main
-from conftest import ROOT, auth
 
 API = "/api/v1/sensitivity"
 GB300 = {"scenario": {"accelerator": "gb300", "operating_point": "deepseek-r1/gb300/peak"}}

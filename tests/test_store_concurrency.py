@@ -59,3 +59,11 @@ def test_parallel_new_scenarios_get_distinct_ids(database):
         ids = list(pool.map(create, range(40)))
     assert len(set(ids)) == 40
     engine.dispose()
+
+
+def test_content_hash_is_pinned():
+    # stored revisions keep their hash: the canonical text must never change
+    import hashlib
+    text = b'{"a":[1.5,"x",1e-7,null],"b":{"c":true,"d":"\xc3\xa9"}}'  # sorted, compact, UTF-8
+    data = {"b": {"d": "é", "c": True}, "a": [1.5, "x", 1e-7, None]}
+    assert repo.content_hash(data) == hashlib.sha256(text).hexdigest()

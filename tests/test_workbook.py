@@ -8,7 +8,13 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import CURVE_SCENARIOS, SCENARIOS, matched_extra, price_file, workbook_systems
+from conftest import (
+    CURVE_SCENARIOS,
+    SCENARIOS,
+    matched_extra,
+    price_file,
+    workbook_systems,
+)
 from openpyxl import load_workbook
 
 from costmodel.inputs import InputError

@@ -120,9 +120,10 @@ def test_boundary_switch_is_live(exported, tmp_path):
 
 
 def test_quotes_sheet_margins_are_live(tmp_path):
+    from conftest import PUBLISHED, ROOT
+
     from costmodel.quotes import compare_quote
     from costmodel.sources.quote_file import read_quotes
-    from conftest import PUBLISHED, ROOT
     files = [PUBLISHED / "deepseek-r1_gb300_matched.toml",
              PUBLISHED / "deepseek-r1_jalapeno_matched.toml"]
     systems, _ = workbook_systems(files)

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from functools import wraps
 from typing import Any, Callable
 
+import orjson
 from flask import Blueprint, Response, json, request
 from pydantic import BaseModel, ValidationError
 from pydantic.json_schema import models_json_schema
@@ -57,8 +58,8 @@ def _body(model: type[BaseModel]) -> BaseModel:
                       f"send application/json, not {request.mimetype or 'no content type'}")
     raw = request.get_data(cache=True)
     try:
-        data = json.loads(raw) if raw else None
-    except ValueError as exc:
+        data = orjson.loads(raw) if raw else None
+    except orjson.JSONDecodeError as exc:
         raise Problem(400, "Malformed JSON", f"the body is not valid JSON: {exc}") from None
     try:
         return model.model_validate(data)

@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import json
 import secrets
 from typing import Any
 
+import orjson
 from sqlalchemy import func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
@@ -42,10 +42,11 @@ class Conflict(ValueError):
 
 
 def content_hash(data: Any) -> str:
-    """SHA-256 of the canonical JSON of ``data`` (sorted keys, no spaces)."""
-    text = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
-                      allow_nan=False)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    """SHA-256 [hex] of the canonical JSON of ``data``, which is JSON data (from a request
+    body or file: no NaN or infinity)."""
+    # the canonical text is orjson's: sorted keys, no spaces, UTF-8, shortest float repr
+    # (1e-7, not 1e-07); stored hashes depend on it, so it must not change
+    return hashlib.sha256(orjson.dumps(data, option=orjson.OPT_SORT_KEYS)).hexdigest()
 
 
 def _page(session: Session, stmt, limit: int, offset: int):
