@@ -143,6 +143,10 @@ def build_workbook(systems: Sequence[WorkbookSystem], *, title: str | None = Non
     _meta(meta, systems, generated)
     lists.sheet_state = "hidden"
     meta.sheet_state = "hidden"
+    for ws in wb.worksheets:  # printed, each sheet is one page wide, landscape
+        ws.page_setup.orientation = "landscape"
+        ws.sheet_properties.pageSetUpPr.fitToPage = True
+        ws.page_setup.fitToWidth, ws.page_setup.fitToHeight = 1, 0
     return wb
 
 
@@ -271,8 +275,8 @@ def _inputs(ws: Worksheet, systems: Sequence[WorkbookSystem], names: _Names) -> 
             else:
                 cell.value = value
             styles.input_cell(cell)
-            source = s.result.provenance.get(key, "")
-            text(ws.cell(row, FIRST_COL + n + i), source).font = styles.NOTE_FONT
+            source = text(ws.cell(row, FIRST_COL + n + i), s.result.provenance.get(key, ""))
+            source.font, source.alignment = styles.NOTE_FONT, styles.WRAP
         span = (f"{get_column_letter(FIRST_COL)}{row}:"
                 f"{get_column_letter(FIRST_COL + n - 1)}{row}")
         if is_enum:
@@ -285,8 +289,10 @@ def _inputs(ws: Worksheet, systems: Sequence[WorkbookSystem], names: _Names) -> 
         else:
             rules[_rule_for(name, key)].add(span)
         names.row(name, "Inputs", row)
-    _widths(ws, {"A": 34, "B": 60, "C": 14, **{get_column_letter(FIRST_COL + i): 16
-                                              for i in range(n)}})
+    _widths(ws, {"A": 34, "B": 60, "C": 14,
+                 **{get_column_letter(FIRST_COL + i): 16 for i in range(n)},
+                 **{get_column_letter(FIRST_COL + n + i): 60 for i in range(n)}})
+    _fit_rows(ws)
     ws.freeze_panes = ws.cell(5, FIRST_COL)
 
 
@@ -517,6 +523,7 @@ def _sources(ws: Worksheet, systems: Sequence[WorkbookSystem]) -> None:
         row += 1
         text(ws.cell(row, 1), line)
     _widths(ws, {"A": 30, "B": 34, "C": 120})
+    _fit_rows(ws)
 
 
 def _cover(ws: Worksheet, systems: Sequence[WorkbookSystem], title: str | None,
@@ -567,8 +574,22 @@ def _cover(ws: Worksheet, systems: Sequence[WorkbookSystem], title: str | None,
         text(ws.cell(row, 1), label)
         for i, d in enumerate(disclosures):
             text(ws.cell(row, FIRST_COL + i), get(d)).alignment = styles.WRAP
-    _widths(ws, {"A": 26, "B": 40, "C": 10, **{get_column_letter(FIRST_COL + i): 40
+    _widths(ws, {"A": 26, "B": 3, "C": 10, **{get_column_letter(FIRST_COL + i): 40
                                               for i in range(n)}})
+    _fit_rows(ws, first=top + 1)
+
+
+def _fit_rows(ws: Worksheet, first: int = 1) -> None:
+    """Tall enough rows for wrapped text: spreadsheets do not grow rows that a file sets up
+    (LibreOffice prints them overlapping otherwise). About 1.1 characters a width unit."""
+    for row in ws.iter_rows(min_row=first):
+        lines = 1
+        for c in row:
+            if isinstance(c.value, str) and c.alignment is not None and c.alignment.wrap_text:
+                width = ws.column_dimensions[c.column_letter].width or 10
+                lines = max(lines, -(-len(c.value) // max(1, int(width * 1.1))))
+        if lines > 1:
+            ws.row_dimensions[row[0].row].height = 15 * lines
 
 
 def _q(d: dict | None) -> str:
