@@ -129,8 +129,21 @@ class Gap:
         return self.end - self.start
 
 
+class _Verdict:
+    """``valid`` and ``verdict`` from a ``reasons`` tuple (empty: valid)."""
+    reasons: tuple[str, ...]
+
+    @property
+    def valid(self) -> bool:
+        return not self.reasons
+
+    @property
+    def verdict(self) -> str:
+        return "valid" if self.valid else "invalid"
+
+
 @dataclass(frozen=True)
-class GpuEnergy:
+class GpuEnergy(_Verdict):
     """One GPU over the window. Numbers are NaN when nothing could be computed."""
     gpu: str
     energy: float  # [J]
@@ -142,13 +155,6 @@ class GpuEnergy:
     gaps: tuple[Gap, ...]
     reasons: tuple[str, ...]  # why it is invalid; empty when valid
 
-    @property
-    def valid(self) -> bool:
-        return not self.reasons
-
-    @property
-    def verdict(self) -> str:
-        return "valid" if self.valid else "invalid"
 
 
 @dataclass(frozen=True)
@@ -313,7 +319,7 @@ def integrate(trace: PowerTrace, *, start: float | None = None, end: float | Non
 
 
 @dataclass(frozen=True)
-class TokenEnergy:
+class TokenEnergy(_Verdict):
     """Joules per token [J/token]; None where no count was given. Carries the trace verdict."""
     energy: float  # [J], all GPUs
     total: float | None
@@ -321,13 +327,6 @@ class TokenEnergy:
     output: float | None
     reasons: tuple[str, ...] = field(default=())
 
-    @property
-    def valid(self) -> bool:
-        return not self.reasons
-
-    @property
-    def verdict(self) -> str:
-        return "valid" if self.valid else "invalid"
 
 
 def _count(value, name: str) -> float | None:

@@ -8,6 +8,7 @@ from flask import Flask, Response, json, request
 from werkzeug.exceptions import HTTPException
 
 from ..inputs import InputError
+from ..store.repo import Conflict, NotFound
 
 __all__ = ["Problem", "problem_response", "register_error_handlers", "PROBLEM_TYPES"]
 
@@ -65,6 +66,14 @@ def register_error_handlers(app: Flask) -> None:
     @app.errorhandler(InputError)
     def _input(exc: InputError):
         return problem_response(Problem.from_input(exc))
+
+    @app.errorhandler(NotFound)
+    def _not_found(exc: NotFound):
+        return problem_response(Problem(404, "Not found", str(exc)))
+
+    @app.errorhandler(Conflict)
+    def _conflict(exc: Conflict):
+        return problem_response(Problem(409, "Conflict", str(exc)))
 
     @app.errorhandler(HTTPException)
     def _http(exc: HTTPException):

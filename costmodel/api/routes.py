@@ -64,10 +64,6 @@ def services():
     return current_app.extensions["costmodel"]
 
 
-def _not_found(exc: repo.NotFound) -> Problem:
-    return Problem(404, "Not found", str(exc))
-
-
 # ---- pricing --------------------------------------------------------------------------------
 
 @route(pricing, "/price", "POST", summary="Price a scenario (inline, or saved plus overrides)",
@@ -228,19 +224,13 @@ def _catalog_routes(path: str, kind: str) -> None:
 
     def get_entry(key: str, principal) -> dict:
         with services().sessions(write=False) as session:
-            try:
-                return _entry(repo.catalog_get(session, kind, key))
-            except repo.NotFound as exc:
-                raise _not_found(exc) from None
+            return _entry(repo.catalog_get(session, kind, key))
 
     def create_entry(body: CatalogCreate, principal) -> dict:
         plain, provenance = _validate_entry(kind, body.data)
         with services().sessions() as session:
-            try:
-                row = repo.catalog_create(session, kind, body.key, plain, provenance,
-                                          origin=f"api:{principal.name}"[:40])
-            except repo.Conflict as exc:
-                raise Problem(409, "Conflict", str(exc)) from None
+            row = repo.catalog_create(session, kind, body.key, plain, provenance,
+                                      origin=f"api:{principal.name}"[:40])
             return _entry(row)
 
     for fn, suffix in ((list_entries, "list"), (get_entry, "get"), (create_entry, "create")):
@@ -286,10 +276,7 @@ def curves_list(query: CurveQuery, principal) -> dict:
        access="read", response=CurveOut, errors=(404,))
 def curve_get(curve_id: str, principal) -> dict:
     with services().sessions(write=False) as session:
-        try:
-            return _curve(repo.curve_get(session, curve_id), with_csv=True)
-        except repo.NotFound as exc:
-            raise _not_found(exc) from None
+        return _curve(repo.curve_get(session, curve_id), with_csv=True)
 
 
 @route(catalog, "/curves", "POST", summary="Import curves (InferenceX rows, API export, CSV)",
@@ -303,10 +290,7 @@ def curves_create(body: CurveCreate, principal) -> dict:
     with services().sessions() as session:
         rows = []
         for c in parsed:
-            try:
-                rows.append(repo.curve_create(session, c, origin=f"api:{principal.name}"[:40]))
-            except repo.Conflict as exc:
-                raise Problem(409, "Conflict", str(exc)) from None
+            rows.append(repo.curve_create(session, c, origin=f"api:{principal.name}"[:40]))
         return {"items": [_curve(r) for r in rows], "total": len(rows), "limit": len(rows),
                 "offset": 0}
 
@@ -354,10 +338,7 @@ def scenarios_create(body: ScenarioCreate, principal) -> dict:
        access="read", response=RevisionOut, errors=(404,))
 def scenario_get(scenario_id: int, principal) -> dict:
     with services().sessions(write=False) as session:
-        try:
-            return _revision(repo.revision_get(session, scenario_id, None))
-        except repo.NotFound as exc:
-            raise _not_found(exc) from None
+        return _revision(repo.revision_get(session, scenario_id, None))
 
 
 @route(scenarios, f"/scenarios/<{ID}:scenario_id>/revisions", "POST",
@@ -366,10 +347,7 @@ def scenario_get(scenario_id: int, principal) -> dict:
        also=(200,))
 def scenario_revise(scenario_id: int, body: ScenarioRevise, principal) -> dict | tuple:
     with services().sessions() as session:
-        try:
-            repo.scenario_get(session, scenario_id)
-        except repo.NotFound as exc:
-            raise _not_found(exc) from None
+        repo.scenario_get(session, scenario_id)  # 404 before pricing anything
         result = _priced(session, body.scenario)
         rev, created = repo.scenario_revise(session, scenario_id, body.scenario, result,
                                             engine_version=__version__,
@@ -383,10 +361,7 @@ def scenario_revise(scenario_id: int, body: ScenarioRevise, principal) -> dict |
        access="read", response=RevisionOut, errors=(404,))
 def revision_get(scenario_id: int, number: int, principal) -> dict:
     with services().sessions(write=False) as session:
-        try:
-            return _revision(repo.revision_get(session, scenario_id, number))
-        except repo.NotFound as exc:
-            raise _not_found(exc) from None
+        return _revision(repo.revision_get(session, scenario_id, number))
 
 
 class RevisionQuery(BaseModel):
@@ -429,10 +404,7 @@ def keys_create(body: KeyCreate, principal) -> dict:
        response=KeyOut, errors=(404,))
 def keys_revoke(key_id: int, principal) -> dict:
     with services().sessions() as session:
-        try:
-            row = repo.key_revoke(session, key_id)
-        except repo.NotFound as exc:
-            raise _not_found(exc) from None
+        row = repo.key_revoke(session, key_id)
         _verified.clear()  # this worker forgets at once; others within the cache time
         return _key(row)
 

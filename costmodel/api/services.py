@@ -120,10 +120,7 @@ class Services:
 
     @staticmethod
     def _revision(session: Session, req: PriceRequest):
-        try:
-            return repo.revision_get(session, req.scenario_id, req.revision)
-        except repo.NotFound as exc:
-            raise Problem(404, "Not found", str(exc)) from None
+        return repo.revision_get(session, req.scenario_id, req.revision)  # NotFound: 404
 
     def build(self, session: Session | None, req: PriceRequest, where: str = "",
               extra: Sequence[tuple[str, Any]] = ()) -> LoadedScenario:
