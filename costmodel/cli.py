@@ -318,18 +318,16 @@ def quotes() -> None:
 
 def _priced_for(quote, files: tuple[str, ...], overrides: tuple[str, ...]) -> list:
     """Our scenarios priced for a quote: read at its interactivity where read off a curve."""
-    from .quotes import compare_quote
-    interactivity = (quote.operating_point.effective_interactivity
-                     if quote.operating_point is not None else None)
+    from .quotes import compare_quote, quote_point
+    at = quote_point(quote)
     out = []
     for f in files:
         loaded = _load_all((f,), overrides, None, False)[0]
-        if loaded.curve is not None and interactivity is not None:
-            at = {"interactivity": {"value": interactivity, "unit": "token/s/user"}}
+        if loaded.curve is not None and at is not None:
             try:
-                loaded = load_scenario_file(f, overrides, extra=[("operating_point.at", at)])
+                loaded = load_scenario_file(f, overrides, extra=[at])
             except InputError as exc:
-                _fail(f"{f} at {quote.name}'s {interactivity:g} token/s/user: {exc}")
+                _fail(f"{f} at the operating point of quote {quote.name}: {exc}")
         out.append((loaded, compare_quote(quote, price_scenario(loaded.scenario,
                                                                 loaded.provenance))))
     return out
@@ -419,7 +417,7 @@ def quotes_term(quotes_file: str, quote_name: str, scenario: str, improvement: s
         _fail(f"--terms: expected positive month counts such as 6,12,24, got {terms!r}")
     if g is None and successor is None:
         _fail("give --improvement, or --successor with --available-in")
-    (_, comparison), = _priced_for(quote, (scenario,), overrides)
+    (loaded, comparison), = _priced_for(quote, (scenario,), overrides)
     successor_price = successor_month = None
     if successor is not None:
         if available_in is None:
@@ -431,7 +429,7 @@ def quotes_term(quotes_file: str, quote_name: str, scenario: str, improvement: s
         (_, succ), = _priced_for(quote, (successor,), overrides)
         successor_price = succ.own_cost_per_mtok
     rows, longest = term_table(comparison.price_per_mtok, comparison.volume,
-                               _annual_rate(scenario, overrides), months,
+                               loaded.scenario.financing.cost_of_capital, months,
                                yearly_improvement=g, successor_price=successor_price,
                                successor_month=successor_month, tolerance=tol)
     if as_json:
@@ -447,10 +445,6 @@ def _quote_start(quote) -> date:
         return date.fromisoformat(quote.date) if quote.date else date.today()
     except ValueError:
         _fail(f"quote {quote.name}: date {quote.date!r} is not an ISO date (YYYY-MM-DD)")
-
-
-def _annual_rate(scenario: str, overrides: tuple[str, ...]) -> float:
-    return _load_all((scenario,), overrides, None, False)[0].scenario.financing.cost_of_capital
 
 
 # ---- the service ------------------------------------------------------------------------------

@@ -122,19 +122,8 @@ def _convert(n: ast.AST, text: str) -> Node:
 
 def names_in(node: Node) -> set[str]:
     """Every name an expression reads (including ``choose`` selectors)."""
-    if isinstance(node, Name):
-        return {node.id}
-    if isinstance(node, Num):
-        return set()
-    if isinstance(node, (BinOp, Compare)):
-        return names_in(node.left) | names_in(node.right)
-    if isinstance(node, Neg):
-        return names_in(node.operand)
-    if isinstance(node, Where):
-        return names_in(node.condition) | names_in(node.if_true) | names_in(node.if_false)
-    if isinstance(node, Choose):
-        return {node.selector}.union(*(names_in(o) for o in node.options))
-    raise TypeError(node)
+    return {n.id if isinstance(n, Name) else n.selector for n in _walk(node)
+            if isinstance(n, (Name, Choose))}
 
 
 # ---- declared items --------------------------------------------------------------------

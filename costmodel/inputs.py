@@ -243,10 +243,6 @@ class Scenario(Section):
             out[name] = levels.index(get(self))
         return out
 
-    def get(self, key: str) -> Any:
-        """The value at a dotted key, e.g. ``"electricity.price"`` (canonical units)."""
-        return attrgetter(key)(self)
-
     def to_data(self) -> dict[str, Any]:
         """This scenario as a plain mapping that :func:`validate_scenario` accepts again:
         quantities as ``{"value", "unit"}`` in canonical units, absent optionals left out."""

@@ -35,7 +35,7 @@ from .units import HOURS_PER_YEAR, MONTHS_PER_YEAR, UnitInputError, parse_quanti
 
 __all__ = ["Quote", "QuoteComparison", "compare_quote", "rank", "present_value",
            "term_table", "TermRow", "validate_quote", "HOURS_PER_MONTH", "months_until",
-           "term_json"]
+           "term_json", "quote_point"]
 
 HOURS_PER_MONTH = HOURS_PER_YEAR / MONTHS_PER_YEAR  # 730
 FORMS = ("per_mtok", "per_accelerator_hour", "reserved_monthly")
@@ -199,6 +199,15 @@ def compare_quote(quote: Quote, own: Result) -> QuoteComparison:
         volume=volume, volume_basis=basis, quote_total=quote_total,
         own_total=own_monthly * months, quote_pv=present_value(quote_monthly, months, rate),
         own_pv=present_value(own_monthly, months, rate), flags=flags)
+
+
+def quote_point(quote: Quote) -> tuple[str, dict] | None:
+    """The override that reads a curve-based scenario at the quote's guaranteed
+    interactivity (``operating_point.at``), or None when the quote states none."""
+    x = quote.operating_point.effective_interactivity if quote.operating_point else None
+    if x is None:
+        return None
+    return "operating_point.at", {"interactivity": {"value": x, "unit": "token/s/user"}}
 
 
 def operating_point_flags(quote: Quote, own: Result) -> list[str]:

@@ -8,7 +8,7 @@ import threading
 import time
 from collections import OrderedDict
 from contextlib import contextmanager
-from typing import Any, Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import orjson
 from sqlalchemy import func, select, text
@@ -18,7 +18,15 @@ from ..chain import compare as compare_results
 from ..chain import price as price_result
 from ..curves import matched_interactivity
 from ..inputs import InputError
-from ..quotes import compare_quote, months_until, rank, term_json, term_table, validate_quote
+from ..quotes import (
+    compare_quote,
+    months_until,
+    quote_point,
+    rank,
+    term_json,
+    term_table,
+    validate_quote,
+)
 from ..sources.catalog import Catalog
 from ..sources.curve_point import CurveLibrary
 from ..sources.scenario_file import LoadedScenario, build_scenario, known_key
@@ -123,8 +131,9 @@ class Services:
         return repo.revision_get(session, req.scenario_id, req.revision)  # NotFound: 404
 
     def build(self, session: Session | None, req: PriceRequest, where: str = "",
-              extra: Sequence[tuple[str, Any]] = ()) -> LoadedScenario:
-        data, origin = self.scenario_data(session, req, where)
+              extra: Sequence[tuple[str, Any]] = (),
+              source: tuple[dict, str] | None = None) -> LoadedScenario:
+        data, origin = source or self.scenario_data(session, req, where)
         unknown = [k for k in req.overrides if not known_key(k)]
         if unknown:
             raise Problem(422, "Invalid input", f"unknown key in overrides: {unknown[0]}",
@@ -151,35 +160,38 @@ class Services:
 
         Catalog entries and curves are only ever added, never changed, so a scenario that
         priced once prices the same for good: inline requests are answered from a cache
-        keyed by their content, without touching the database.
+        keyed by their content, without touching the database; a saved scenario costs one
+        query for its revision.
         """
         self._check(req)
-        if req.scenario is not None:
+        if req.scenario is not None:  # inline: the database only if the catalog is stale
             key = repo.content_hash({"scenario": req.scenario, "overrides": req.overrides})
-        else:
-            with self.sessions(write=False) as session:
-                rev = self._revision(session, req)
+            return self._cached(key, lambda: self.price(None, req))
+        with self.sessions(write=False) as session:
+            rev = self._revision(session, req)
             key = repo.content_hash({"saved": [rev.scenario_id, rev.number],
                                      "overrides": req.overrides})
+            source = (rev.data, f"saved scenario {rev.scenario_id} revision {rev.number}")
+            return self._cached(key, lambda: self.price(session, req, source))
+
+    def _cached(self, key: str, compute: Callable[[], dict]) -> str:
         with self._lock:
             hit = self._results.get(key)
             if hit is not None:
                 self._results.move_to_end(key)
                 return hit
-        if req.scenario is not None:  # inline: the database only if the catalog is stale
-            out = orjson.dumps(self.price(None, req)).decode()
-        else:
-            with self.sessions(write=False) as session:
-                out = orjson.dumps(self.price(session, req)).decode()
+        out = orjson.dumps(compute()).decode()
         with self._lock:
             self._results[key] = out
             if len(self._results) > self._cache_size:
                 self._results.popitem(last=False)
         return out
 
-    def price(self, session: Session | None, req: PriceRequest) -> dict:
-        """The result of a price request (no cache)."""
-        loaded = self.build(session, req)
+    def price(self, session: Session | None, req: PriceRequest,
+              source: tuple[dict, str] | None = None) -> dict:
+        """The result of a price request (no cache); ``source`` is the scenario's data and
+        provenance label when the caller has it already."""
+        loaded = self.build(session, req, source=source)
         return price_result(loaded.scenario, loaded.provenance).to_json()
 
     def load_many(self, session: Session, reqs: Sequence[PriceRequest],
@@ -224,11 +236,9 @@ class Services:
         """A quote against one scenario, read at the quote's interactivity where the
         scenario's operating point comes from a curve."""
         loaded = self.build(session, req, where)
-        x = quote.operating_point.effective_interactivity \
-            if quote.operating_point is not None else None
-        if loaded.curve is not None and x is not None:
-            at = {"interactivity": {"value": x, "unit": "token/s/user"}}
-            loaded = self.build(session, req, where, extra=[("operating_point.at", at)])
+        at = quote_point(quote)
+        if loaded.curve is not None and at is not None:
+            loaded = self.build(session, req, where, extra=[at])
         return loaded, compare_quote(quote, price_result(loaded.scenario, loaded.provenance))
 
     def quotes_term(self, session: Session, body: Any) -> dict:

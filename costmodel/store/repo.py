@@ -26,7 +26,7 @@ from .models import (
 
 __all__ = ["NotFound", "Conflict", "ROLES", "content_hash", "catalog_list", "catalog_get",
            "catalog_create", "catalog_snapshot", "curve_list", "curve_get", "curve_create",
-           "curve_library", "scenario_create", "scenario_revise", "scenario_get",
+           "curve_library", "curve_record", "scenario_create", "scenario_revise", "scenario_get",
            "scenario_list", "revision_get", "key_create", "key_verify", "key_list",
            "key_revoke", "role_allows", "curve_of"]
 
@@ -119,10 +119,15 @@ def curve_get(session: Session, curve_id: str) -> CurveRecord:
     return row
 
 
+def curve_record(curve: Curve, origin: str) -> CurveRecord:
+    """A new row for ``curve``: its key, and its points as costmodel curve CSV."""
+    return CurveRecord(curve_id=curve.key.id, hardware=curve.key.hardware,
+                       model=curve.key.model, points=len(curve), csv=curves_csv_text([curve]),
+                       source=curve.source, origin=origin)
+
+
 def curve_create(session: Session, curve: Curve, origin: str) -> CurveRecord:
-    row = CurveRecord(curve_id=curve.key.id, hardware=curve.key.hardware, model=curve.key.model,
-                      points=len(curve), csv=curves_csv_text([curve]), source=curve.source,
-                      origin=origin)
+    row = curve_record(curve, origin)
     session.add(row)
     try:
         session.flush()

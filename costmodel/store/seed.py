@@ -7,8 +7,9 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from ..sources.catalog import KINDS, Catalog
-from ..sources.curve_files import curves_csv_text, read_curves
+from ..sources.curve_files import read_curves
 from .models import CatalogEntry, CurveRecord
+from .repo import curve_record
 
 __all__ = ["seed"]
 
@@ -37,10 +38,7 @@ def seed(session: Session, fixtures: Path) -> dict[str, int]:
         for curve in read_curves(path):
             if curve.key.id in have:
                 continue
-            session.add(CurveRecord(curve_id=curve.key.id, hardware=curve.key.hardware,
-                                    model=curve.key.model, points=len(curve),
-                                    csv=curves_csv_text([curve]), source=curve.source,
-                                    origin="fixtures"))
+            session.add(curve_record(curve, origin="fixtures"))
             have.add(curve.key.id)
             added["curve"] += 1
     session.flush()
