@@ -6,15 +6,17 @@ FROM python:3.11-slim
 
 ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_NO_CACHE_DIR=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1 \
-    COSTMODEL_FIXTURES=/app/fixtures COSTMODEL_TEMPLATES=/app/templates \
     DATABASE_URL=sqlite:////data/costmodel.db \
     WEB_CONCURRENCY=2 GUNICORN_THREADS=4
+# Built from a scratch folder that is then removed: the wheel carries fixtures/ and templates/
+# (as costmodel.fixtures and costmodel.templates), and no source copy is left in /app, where
+# gunicorn (which puts its working directory first on sys.path) would import it instead.
 WORKDIR /app
-COPY pyproject.toml README.md ./
-COPY costmodel ./costmodel
-COPY fixtures ./fixtures
-COPY templates ./templates
-RUN pip install . \
+COPY pyproject.toml README.md /tmp/src/
+COPY costmodel /tmp/src/costmodel
+COPY fixtures /tmp/src/fixtures
+COPY templates /tmp/src/templates
+RUN pip install /tmp/src && rm -rf /tmp/src \
  && useradd --system --uid 10001 --home-dir /app --shell /usr/sbin/nologin costmodel \
  && mkdir -p /data && chown costmodel /data
 USER costmodel

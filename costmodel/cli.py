@@ -2,19 +2,24 @@
 from __future__ import annotations
 
 import sys
-from datetime import date
 from pathlib import Path
 
 import click
 
-from . import __version__
-from .chain import compare as compare_scenarios
-from .chain import price as price_scenario
-from .commands.common import emit_json as _emit_json
-from .commands.common import fail as _fail
-from .curves import Unreachable, matched_interactivity, select
-from .inputs import InputError
-from .model import MODEL
+from . import __version__, app
+from .commands.common import (
+    CONTEXT,
+    check_xlsx,
+    emit_json,
+    fail,
+    fail_input,
+    reading_for,
+    specs_for,
+    write_workbook,
+)
+from .curves import Unreachable, select
+from .errors import InputError
+from .model import MODEL, TOKEN_KINDS
 from .power import DEFAULT_MAX_GAP, integrate, joules_per_token
 from .report import (
     comparison_table,
@@ -29,7 +34,6 @@ from .sources.catalog import KINDS, default_catalog
 from .sources.curve_files import curves_csv_text, read_curves, write_curves_csv
 from .sources.curve_point import find_curve
 from .sources.power_log import read_power_log
-from .sources.scenario_file import load_scenario_file, scenario_frontier
 from .units import UnitInputError, parse_quantity
 
 SET_HELP = ('Override an input: dotted.key=VALUE, e.g. electricity.price="0.10 USD/kWh" or '
@@ -49,12 +53,11 @@ def main() -> None:
 def price(file: str, overrides: tuple[str, ...], as_json: bool) -> None:
     """Price the scenario in FILE (TOML or JSON)."""
     try:
-        loaded = load_scenario_file(file, overrides)
+        result = app.price(CONTEXT, specs_for([file], overrides)[0]).result
     except InputError as exc:
-        _fail(str(exc))
-    result = price_scenario(loaded.scenario, loaded.provenance)
+        fail_input(exc)
     if as_json:
-        _emit_json(result.to_json())
+        emit_json(result.to_json())
     else:
         click.echo(result_table(result))
 
@@ -73,41 +76,16 @@ def compare(files: tuple[str, ...], overrides: tuple[str, ...], at_interactivity
             matched: bool, as_json: bool) -> None:
     """Price scenarios side by side; ratios are against the first FILE."""
     if len(files) < 2:
-        _fail("compare needs at least two scenario files")
-    loaded = _load_all(files, overrides, at_interactivity, matched)
-    comparison = compare_scenarios([(x.scenario, x.provenance) for x in loaded])
+        fail("compare needs at least two scenario files")
+    reading = reading_for(at_interactivity, matched)
+    try:
+        comparison = app.compare(CONTEXT, specs_for(files, overrides), reading).comparison
+    except InputError as exc:
+        fail_input(exc)
     if as_json:
-        _emit_json(comparison.to_json())
+        emit_json(comparison.to_json())
     else:
         click.echo(comparison_table(comparison))
-
-
-def _load_all(files: tuple[str, ...], overrides: tuple[str, ...], at_interactivity: str | None,
-              matched: bool) -> list:
-    """Load scenario files, all read at one interactivity when asked; exits on bad input."""
-    if matched and at_interactivity:
-        _fail("give --matched or --at-interactivity, not both")
-    extra: list[tuple[str, object]] = []
-    try:
-        if matched:
-            target = matched_interactivity([scenario_frontier(f, overrides) for f in files])
-            extra.append(("operating_point.at",
-                          {"interactivity": {"value": target, "unit": "token/s/user"}}))
-        elif at_interactivity:
-            parse_quantity(at_interactivity, "token/s/user", allow_zero=False)
-            extra.append(("operating_point.at", {"interactivity": at_interactivity}))
-    except UnitInputError as exc:
-        _fail(f"--at-interactivity: {exc}")
-    except InputError as exc:
-        _fail(str(exc))
-    loaded = []
-    for f in files:
-        try:
-            loaded.append(load_scenario_file(f, overrides, extra=extra))
-        except InputError as exc:
-            message = str(exc)
-            _fail(message if message.startswith(f) or len(files) == 1 else f"{f}: {message}")
-    return loaded
 
 
 @main.command()
@@ -123,17 +101,15 @@ def _load_all(files: tuple[str, ...], overrides: tuple[str, ...], at_interactivi
 def workbook(files: tuple[str, ...], output: str, overrides: tuple[str, ...],
              at_interactivity: str | None, matched: bool, title: str | None) -> None:
     """Write an Excel workbook with live formulas for one scenario or a comparison."""
-    from .workbook.export import WorkbookSystem, build_workbook, save_workbook
-    if not output.lower().endswith(".xlsx"):
-        _fail("-o/--output must end in .xlsx")
-    loaded = _load_all(files, overrides, at_interactivity, matched)
-    systems = [WorkbookSystem(price_scenario(x.scenario, x.provenance), x.curve) for x in loaded]
+    check_xlsx(output, "-o/--output")
+    reading = reading_for(at_interactivity, matched)
     try:
-        save_workbook(build_workbook(systems, title=title), output)
-    except OSError as exc:
-        _fail(f"cannot write {output}: {exc.strerror or exc}")
-    click.echo(f"workbook written to {output} ({len(systems)} system"
-               f"{'s' if len(systems) > 1 else ''})")
+        book = app.workbook(CONTEXT, specs_for(files, overrides), reading, title=title)
+    except InputError as exc:
+        fail_input(exc)
+    write_workbook(output, book)
+    click.echo(f"workbook written to {output} ({len(files)} system"
+               f"{'s' if len(files) > 1 else ''})")
 
 
 @main.command()
@@ -141,17 +117,16 @@ def workbook(files: tuple[str, ...], output: str, overrides: tuple[str, ...],
 @click.option("--json", "as_json", is_flag=True, help="Print results and changes as JSON.")
 def reprice(file: str, as_json: bool) -> None:
     """Read an edited workbook back: validate its inputs, price them, list what changed."""
-    from .workbook.reader import read_workbook
     try:
-        imported = read_workbook(Path(file), name=Path(file).name)
+        imported = app.reprice(Path(file), name=Path(file).name)
     except OSError as exc:
-        _fail(f"cannot read {file}: {exc.strerror or exc}")
+        fail(f"cannot read {file}: {exc.strerror or exc}")
     except InputError as exc:
-        _fail(str(exc))
+        fail_input(exc)
     if as_json:
-        _emit_json({"results": [r.to_json() for r in imported.results],
-                    "changes": [vars(c) for c in imported.changes],
-                    "warnings": imported.warnings})
+        emit_json({"results": [r.to_json() for r in imported.results],
+                   "changes": [vars(c) for c in imported.changes],
+                   "warnings": imported.warnings})
         return
     for r in imported.results:
         click.echo(result_table(r))
@@ -194,7 +169,7 @@ def _seconds_option(raw: str | None, name: str) -> float | None:
     try:
         return parse_quantity(raw, "s", allow_zero=False, bare_number_ok=True)
     except UnitInputError as exc:
-        _fail(f"{name}: {exc}")
+        fail(f"{name}: {exc}")
 
 
 @main.command()
@@ -224,16 +199,16 @@ def energy(trace: str, tokens: float | None, input_tokens: float | None,
                                       output_tokens=output_tokens)
                      if (tokens, input_tokens, output_tokens) != (None, None, None) else None)
     except InputError as exc:
-        _fail(str(exc))
+        fail(str(exc))
     except ValueError as exc:
-        _fail(str(exc))
+        fail(str(exc))
     if as_json:
         data = report.as_dict()
         if per_token is not None:
             data["joules_per_token"] = {k: {"value": getattr(per_token, k), "unit": "J/token"}
                                         for k in ("total", "input", "output")
                                         if getattr(per_token, k) is not None}
-        _emit_json(data)
+        emit_json(data)
     else:
         click.echo(energy_table(report, per_token))
     if not report.valid:
@@ -264,7 +239,7 @@ def curves_import(files: tuple[str, ...], out: str | None, gpus: int | None,
             for c in read_curves(f, gpus=gpus, hardware=hardware):
                 found[c.key] = found[c.key].merged(c) if c.key in found else c
     except InputError as exc:
-        _fail(str(exc))
+        fail(str(exc))
     merged = list(found.values())
     for c in merged:
         click.echo(f"{c.key.id}: {len(c)} points", err=True)
@@ -281,7 +256,7 @@ def curves_import(files: tuple[str, ...], out: str | None, gpus: int | None,
 @curves.command("show")
 @click.argument("curve")
 @click.option("--curve-id", help="Which curve, when the file holds several.")
-@click.option("--token-kind", "kind", type=click.Choice(["mixed", "output", "input"]),
+@click.option("--token-kind", "kind", type=click.Choice(TOKEN_KINDS),
               default="mixed", show_default=True)
 @click.option("--at-interactivity", metavar="QUANTITY", help="Mark the point read here.")
 @click.option("--plot", metavar="FILE.png|FILE.svg", help="Write a frontier plot.")
@@ -291,21 +266,21 @@ def curves_show(curve: str, curve_id: str | None, kind: str, at_interactivity: s
     try:
         c, origin = find_curve(curve, curve_id, None, where="CURVE")
     except InputError as exc:
-        _fail(str(exc))
+        fail(str(exc))
     sel = None
     if at_interactivity:
         try:
             target = parse_quantity(at_interactivity, "token/s/user", allow_zero=False)
             sel = select(c, "interactivity", target, kind)
         except (UnitInputError, Unreachable, LookupError) as exc:
-            _fail(f"--at-interactivity: {exc}")
+            fail(f"--at-interactivity: {exc}")
     click.echo(curve_table(c, kind, origin, sel))
     if plot:
         from .frontier_plot import plot_curves
         try:
             plot_curves([c], plot, kind=kind, chosen=[sel])
         except ValueError as exc:
-            _fail(f"--plot: {exc}")
+            fail(f"--plot: {exc}")
         click.echo(f"plot written to {plot}")
 
 
@@ -314,23 +289,6 @@ def curves_show(curve: str, curve_id: str | None, kind: str, at_interactivity: s
 @main.group()
 def quotes() -> None:
     """Vendor quotes against our own cost at the quote's operating point."""
-
-
-def _priced_for(quote, files: tuple[str, ...], overrides: tuple[str, ...]) -> list:
-    """Our scenarios priced for a quote: read at its interactivity where read off a curve."""
-    from .quotes import compare_quote, quote_point
-    at = quote_point(quote)
-    out = []
-    for f in files:
-        loaded = _load_all((f,), overrides, None, False)[0]
-        if loaded.curve is not None and at is not None:
-            try:
-                loaded = load_scenario_file(f, overrides, extra=[at])
-            except InputError as exc:
-                _fail(f"{f} at the operating point of quote {quote.name}: {exc}")
-        out.append((loaded, compare_quote(quote, price_scenario(loaded.scenario,
-                                                                loaded.provenance))))
-    return out
 
 
 @quotes.command("compare")
@@ -345,36 +303,20 @@ def quotes_compare(quotes_file: str, scenarios: tuple[str, ...], overrides: tupl
                    workbook: str | None, as_json: bool) -> None:
     """Rank the quotes in QUOTES_FILE by price per million tokens at their operating point,
     beside our own cost, implied margin, break-even utilisation and the term in money."""
-    from .quotes import rank
     from .sources.quote_file import read_quotes
+    check_xlsx(workbook, "--workbook")
     try:
-        quote_list = read_quotes(quotes_file)
+        ranking = app.quotes_compare(CONTEXT, read_quotes(quotes_file),
+                                     specs_for(scenarios, overrides))
     except InputError as exc:
-        _fail(str(exc))
-    pairs = {q.name: _priced_for(q, scenarios, overrides) for q in quote_list}
-    by_scenario = [rank([pairs[q.name][i][1] for q in quote_list])
-                   for i in range(len(scenarios))]
+        fail_input(exc)
     if as_json:
-        _emit_json({"scenarios": [{"scenario": ranked[0].scenario,
-                                   "ranked": [c.to_json() for c in ranked]}
-                                  for ranked in by_scenario]})
+        emit_json(ranking.to_json())
     else:
-        click.echo(quotes_table(by_scenario))
+        click.echo(quotes_table(ranking.ranked))
     if workbook:
-        _quotes_workbook(workbook, quote_list, pairs, len(scenarios))
-
-
-def _quotes_workbook(path: str, quote_list: list, pairs: dict, n: int) -> None:
-    from .workbook.export import WorkbookSystem, build_workbook, save_workbook
-    first = pairs[quote_list[0].name]  # scenarios as read for the first quote
-    systems = [WorkbookSystem(price_scenario(x.scenario, x.provenance), x.curve)
-               for x, _ in first]
-    rows = [(q, [pairs[q.name][i][1] for i in range(n)]) for q in quote_list]
-    try:
-        save_workbook(build_workbook(systems, quotes=rows), path)
-    except OSError as exc:
-        _fail(f"cannot write {path}: {exc.strerror or exc}")
-    click.echo(f"workbook written to {path}")
+        write_workbook(workbook, app.quotes_workbook(ranking))
+        click.echo(f"workbook written to {workbook}")
 
 
 @quotes.command("term")
@@ -398,53 +340,46 @@ def quotes_term(quotes_file: str, quote_name: str, scenario: str, improvement: s
                 overrides: tuple[str, ...], as_json: bool) -> None:
     """What each term length costs against waiting or switching, and the longest term within
     the tolerance."""
-    from .quotes import months_until, term_json, term_table
     from .sources.quote_file import read_quotes
     try:
         quote = next((q for q in read_quotes(quotes_file) if q.name == quote_name), None)
-        if quote is None:
-            _fail(f"--quote: no quote named {quote_name!r} in {quotes_file}")
+    except InputError as exc:
+        fail_input(exc)
+    if quote is None:
+        fail(f"--quote: no quote named {quote_name!r} in {quotes_file}")
+    try:
         g = parse_quantity(improvement, "dimensionless") if improvement else None
         tol = parse_quantity(tolerance, "dimensionless")
-        months = [float(t) for t in terms.split(",")]
+    except UnitInputError as exc:
+        fail(f"--improvement/--tolerance: {exc}")
+    try:
+        months = tuple(float(t) for t in terms.split(","))
         if any(m <= 0 for m in months):
             raise ValueError
-    except InputError as exc:
-        _fail(str(exc))
-    except UnitInputError as exc:
-        _fail(f"--improvement/--tolerance: {exc}")
     except ValueError:
-        _fail(f"--terms: expected positive month counts such as 6,12,24, got {terms!r}")
+        fail(f"--terms: expected positive month counts such as 6,12,24, got {terms!r}")
     if g is None and successor is None:
-        _fail("give --improvement, or --successor with --available-in")
-    (loaded, comparison), = _priced_for(quote, (scenario,), overrides)
-    successor_price = successor_month = None
-    if successor is not None:
-        if available_in is None:
-            _fail("--successor needs --available-in")
-        try:
-            successor_month = months_until(available_in, _quote_start(quote))
-        except UnitInputError as exc:
-            _fail(f"--available-in: {exc}")
-        (_, succ), = _priced_for(quote, (successor,), overrides)
-        successor_price = succ.own_cost_per_mtok
-    rows, longest = term_table(comparison.price_per_mtok, comparison.volume,
-                               loaded.scenario.financing.cost_of_capital, months,
-                               yearly_improvement=g, successor_price=successor_price,
-                               successor_month=successor_month, tolerance=tol)
-    if as_json:
-        _emit_json(term_json(quote, comparison, rows, longest, tol))
-        return
-    click.echo(term_report(quote, comparison, rows, longest, tol, g, successor_price,
-                           successor_month))
-
-
-def _quote_start(quote) -> date:
-    """Where a term starts: the quote's date when it has one, else today."""
+        fail("give --improvement, or --successor with --available-in")
+    if successor is not None and available_in is None:
+        fail("--successor needs --available-in")
+    own, = specs_for([scenario], overrides)
+    succ = specs_for([successor], overrides)[0] if successor is not None else None
+    request = app.TermRequest(quote, own, months, tol, g, succ, available_in)
     try:
-        return date.fromisoformat(quote.date) if quote.date else date.today()
-    except ValueError:
-        _fail(f"quote {quote.name}: date {quote.date!r} is not an ISO date (YYYY-MM-DD)")
+        analysis = app.quotes_term(CONTEXT, request)
+    except InputError as exc:
+        fail_input(exc, _TERM_OPTIONS)
+    if as_json:
+        emit_json(analysis.to_json())
+        return
+    click.echo(term_report(analysis.quote, analysis.comparison, analysis.rows, analysis.longest,
+                           analysis.tolerance, analysis.improvement, analysis.successor_price,
+                           analysis.successor_month))
+
+
+# the term request's fields by the options that give them
+_TERM_OPTIONS = {"improvement": "--improvement", "available": "--available-in",
+                 "successor": "--successor", "tolerance": "--tolerance", "terms": "--terms"}
 
 
 # ---- the service ------------------------------------------------------------------------------
@@ -529,7 +464,7 @@ def keys_revoke(key_id: int, url: str | None) -> None:
         with make_sessions(engine).begin() as session:
             key_revoke(session, key_id)
     except NotFound as exc:
-        _fail(str(exc))
+        fail(str(exc))
     finally:
         engine.dispose()
     click.echo(f"key {key_id} revoked")

@@ -27,9 +27,8 @@ import numpy as np
 from scipy.interpolate import PchipInterpolator
 
 __all__ = ["CurveKey", "Curve", "Frontier", "Reading", "Selection", "Unreachable", "select",
-           "THROUGHPUT_KINDS", "READ_STATUS", "SELECTIONS", "matched_interactivity"]
+           "READ_STATUS", "SELECTIONS", "matched_interactivity"]
 
-THROUGHPUT_KINDS = ("mixed", "output", "input")
 READ_STATUS = ("exact", "interpolated", "clamped", "unreachable")
 _REL_TOL = 1e-9  # a target this close to a measured interactivity counts as that point
 

@@ -1,8 +1,8 @@
 """The vocabulary of a declared calculation: inputs, named constants and steps.
 
 A step is ``name = expression`` with a unit. Expressions are a deliberately small language so
-that every interpreter (the numpy evaluator, the pint unit check, the workbook renderer) reads
-the same text the same way:
+that every interpreter (the numpy evaluator, the pint unit check, the workbook renderer, the
+name analyses) reads the same text the same way:
 
 - names of inputs, constants and earlier steps;
 - ``+ - * / **``, unary ``-``, parentheses;
@@ -13,6 +13,9 @@ the same text the same way:
 - ``choose(enum_input, option_0, option_1, ...)``: one option per level of a categorical input,
   in the order the levels are declared.
 
+Each interpreter is an :class:`Algebra` (one method per construct) that :func:`fold` applies
+to the parsed tree bottom-up; ``fold`` is the only walk over an expression.
+
 :meth:`Declaration.check_units` evaluates every step once with pint quantities and fails if a
 step's dimension differs from its declared unit, or if the expression would need a hidden
 conversion factor to land in that unit.
@@ -21,13 +24,15 @@ from __future__ import annotations
 
 import ast
 import math
+import operator
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping, Union
+from typing import Callable, Generic, Iterable, Mapping, TypeVar, Union
 
 from .units import ureg
 
 __all__ = ["Input", "Enum", "Constant", "Step", "Declaration", "DeclarationError",
-           "Name", "Num", "BinOp", "Neg", "Compare", "Where", "Choose", "Node"]
+           "Name", "Num", "BinOp", "Neg", "Compare", "Where", "Choose", "Node",
+           "Algebra", "Collect", "fold", "names_in", "parse_expression"]
 
 
 class DeclarationError(ValueError):
@@ -120,10 +125,109 @@ def _convert(n: ast.AST, text: str) -> Node:
     raise DeclarationError(f"unsupported construct {ast.dump(n)[:60]} in {text!r}")
 
 
+# ---- the one walk: every interpreter is an algebra folded over the tree ----------------
+
+T = TypeVar("T")
+
+
+class Algebra(Generic[T]):
+    """What one interpreter makes of each construct, given what it made of the children.
+
+    :func:`fold` calls these bottom-up, so an interpreter never walks the tree itself: the
+    evaluator's closures, the pint unit check, the workbook formulas and the name analyses
+    are each one subclass.
+    """
+
+    def name(self, id: str) -> T:
+        raise NotImplementedError
+
+    def num(self, value: int) -> T:
+        raise NotImplementedError
+
+    def neg(self, x: T) -> T:
+        raise NotImplementedError
+
+    def binop(self, op: str, a: T, b: T) -> T:
+        raise NotImplementedError
+
+    def compare(self, op: str, a: T, b: T) -> T:
+        raise NotImplementedError
+
+    def where(self, condition: T, if_true: T, if_false: T) -> T:
+        raise NotImplementedError
+
+    def choose(self, selector: str, options: tuple[T, ...]) -> T:
+        raise NotImplementedError
+
+
+def fold(node: Node, algebra: Algebra[T]) -> T:
+    """Interpret ``node`` with ``algebra``, children first (left to right)."""
+    if isinstance(node, Name):
+        return algebra.name(node.id)
+    if isinstance(node, Num):
+        return algebra.num(node.value)
+    if isinstance(node, Neg):
+        return algebra.neg(fold(node.operand, algebra))
+    if isinstance(node, BinOp):
+        return algebra.binop(node.op, fold(node.left, algebra), fold(node.right, algebra))
+    if isinstance(node, Compare):
+        return algebra.compare(node.op, fold(node.left, algebra), fold(node.right, algebra))
+    if isinstance(node, Where):
+        return algebra.where(fold(node.condition, algebra), fold(node.if_true, algebra),
+                             fold(node.if_false, algebra))
+    if isinstance(node, Choose):
+        return algebra.choose(node.selector, tuple(fold(o, algebra) for o in node.options))
+    raise TypeError(node)
+
+
+class Collect(Algebra[frozenset]):
+    """A set gathered from every part of an expression: what a name contributes (nothing by
+    default); operators and branches pass on the union of their children's sets."""
+
+    def name(self, id: str) -> frozenset:
+        return frozenset()
+
+    def num(self, value: int) -> frozenset:
+        return frozenset()
+
+    def neg(self, x: frozenset) -> frozenset:
+        return x
+
+    def binop(self, op: str, a: frozenset, b: frozenset) -> frozenset:
+        return a | b
+
+    def compare(self, op: str, a: frozenset, b: frozenset) -> frozenset:
+        return a | b
+
+    def where(self, condition: frozenset, if_true: frozenset,
+              if_false: frozenset) -> frozenset:
+        return condition | if_true | if_false
+
+    def choose(self, selector: str, options: tuple[frozenset, ...]) -> frozenset:
+        return frozenset().union(*options)
+
+
+class _Names(Collect):
+    def name(self, id: str) -> frozenset:
+        return frozenset((id,))
+
+    def choose(self, selector: str, options: tuple[frozenset, ...]) -> frozenset:
+        return frozenset((selector,)).union(*options)
+
+
+class _Choices(Collect):
+    """Every ``choose`` as (selector, number of options), to check against the enums."""
+
+    def choose(self, selector: str, options: tuple[frozenset, ...]) -> frozenset:
+        return frozenset(((selector, len(options)),)).union(*options)
+
+
+_NAMES, _CHOICES = _Names(), _Choices()
+
+
 def names_in(node: Node) -> set[str]:
     """Every name an expression reads (including ``choose`` selectors)."""
-    return {n.id if isinstance(n, Name) else n.selector for n in _walk(node)
-            if isinstance(n, (Name, Choose))}
+    return set(fold(node, _NAMES))
 
 
 # ---- declared items --------------------------------------------------------------------
@@ -206,16 +310,15 @@ class Declaration:
                     raise DeclarationError(
                         f"step {s.name} reads {n!r}, which is not an input, constant or "
                         f"earlier step")
-            for node in _walk(s.tree):
-                if isinstance(node, Choose):
-                    enum = self.enums.get(node.selector)
-                    if enum is None:
-                        raise DeclarationError(f"step {s.name}: choose() on {node.selector!r}, "
-                                               f"which is not a categorical input")
-                    if len(node.options) != len(enum.levels):
-                        raise DeclarationError(
-                            f"step {s.name}: choose({enum.name}) needs {len(enum.levels)} "
-                            f"options ({', '.join(enum.levels)}), got {len(node.options)}")
+            for selector, count in sorted(fold(s.tree, _CHOICES)):
+                enum = self.enums.get(selector)
+                if enum is None:
+                    raise DeclarationError(f"step {s.name}: choose() on {selector!r}, "
+                                           f"which is not a categorical input")
+                if count != len(enum.levels):
+                    raise DeclarationError(
+                        f"step {s.name}: choose({enum.name}) needs {len(enum.levels)} "
+                        f"options ({', '.join(enum.levels)}), got {count}")
             known.add(s.name)
 
     def dependencies(self, targets: Iterable[str]) -> list[str]:
@@ -267,7 +370,7 @@ class Declaration:
             env_m[c.name] = c.value
         for s in self.steps.values():
             try:
-                q = _pint_eval(s.tree, env_q, self)
+                q = fold(s.tree, _PintCheck(env_q))
                 unit = ureg.Unit(s.unit)
                 if not isinstance(q, ureg.Quantity):
                     q = ureg.Quantity(q)
@@ -279,29 +382,13 @@ class Declaration:
                 raise DeclarationError(f"step {s.name}: {exc}") from exc
             except Exception as exc:  # pint's DimensionalityError and friends
                 raise DeclarationError(f"step {s.name}: {exc}") from exc
-            got = float(compile_node(s.tree, self)(env_m))
+            got = float(compile_node(s.tree)(env_m))
             if not math.isclose(expected, got, rel_tol=1e-9):
                 raise DeclarationError(
                     f"step {s.name}: the expression in declared units needs a hidden factor "
                     f"{expected / got:.6g}; name a conversion constant instead")
             env_q[s.name] = ureg.Quantity(got, unit)
             env_m[s.name] = got
-
-
-def _walk(node: Node):
-    yield node
-    if isinstance(node, (BinOp, Compare)):
-        yield from _walk(node.left)
-        yield from _walk(node.right)
-    elif isinstance(node, Neg):
-        yield from _walk(node.operand)
-    elif isinstance(node, Where):
-        yield from _walk(node.condition)
-        yield from _walk(node.if_true)
-        yield from _walk(node.if_false)
-    elif isinstance(node, Choose):
-        for o in node.options:
-            yield from _walk(o)
 
 
 def _same_scale(options: list, where: str) -> None:
@@ -322,41 +409,46 @@ def _same_scale(options: list, where: str) -> None:
                                    f"{first.units:~} vs {o.units:~}")
 
 
-_COMPARE = {"==": lambda a, b: a == b, "!=": lambda a, b: a != b, "<": lambda a, b: a < b,
-            "<=": lambda a, b: a <= b, ">": lambda a, b: a > b, ">=": lambda a, b: a >= b}
+_ARITHMETIC: dict[str, Callable] = {"+": operator.add, "-": operator.sub, "*": operator.mul,
+                                    "/": operator.truediv, "**": operator.pow}
+_COMPARE: dict[str, Callable] = {"==": operator.eq, "!=": operator.ne, "<": operator.lt,
+                                 "<=": operator.le, ">": operator.gt, ">=": operator.ge}
 
 
 def _magnitude(x) -> float:
     return float(x.magnitude) if isinstance(x, ureg.Quantity) else float(x)
 
 
-def _pint_eval(node: Node, env: Mapping[str, object], decl: Declaration):
-    if isinstance(node, Name):
-        return env[node.id]
-    if isinstance(node, Num):
-        return node.value
-    if isinstance(node, Neg):
-        return -_pint_eval(node.operand, env, decl)
-    if isinstance(node, BinOp):
-        a = _pint_eval(node.left, env, decl)
-        b = _pint_eval(node.right, env, decl)
-        if node.op in "+-":
-            _same_scale([a, b], f"'{node.op}'")
-        return {"+": lambda: a + b, "-": lambda: a - b, "*": lambda: a * b,
-                "/": lambda: a / b, "**": lambda: a ** b}[node.op]()
-    if isinstance(node, Compare):
-        a = _pint_eval(node.left, env, decl)
-        b = _pint_eval(node.right, env, decl)
+class _PintCheck(Algebra[object]):
+    """Evaluates with pint quantities [each name's declared unit] and refuses operands that
+    would need a conversion to meet: in a sum or difference, a comparison, or the branches
+    of ``where``/``choose`` (the workbook and numpy evaluate magnitudes, not units)."""
+
+    def __init__(self, env: Mapping[str, object]):
+        self.env = env
+
+    def name(self, id: str):
+        return self.env[id]
+
+    def num(self, value: int):
+        return value
+
+    def neg(self, x):
+        return -x
+
+    def binop(self, op: str, a, b):
+        if op in "+-":
+            _same_scale([a, b], f"'{op}'")
+        return _ARITHMETIC[op](a, b)
+
+    def compare(self, op: str, a, b):
         _same_scale([a, b], "comparison")
-        return _COMPARE[node.op](_magnitude(a), _magnitude(b))
-    if isinstance(node, Where):
-        condition = _pint_eval(node.condition, env, decl)
-        a = _pint_eval(node.if_true, env, decl)
-        b = _pint_eval(node.if_false, env, decl)
-        _same_scale([a, b], "where()")
-        return a if condition else b
-    if isinstance(node, Choose):
-        opts = [_pint_eval(o, env, decl) for o in node.options]
-        _same_scale(opts, f"choose({node.selector})")
-        return opts[env[node.selector]]
-    raise TypeError(node)
+        return _COMPARE[op](_magnitude(a), _magnitude(b))
+
+    def where(self, condition, if_true, if_false):
+        _same_scale([if_true, if_false], "where()")
+        return if_true if condition else if_false
+
+    def choose(self, selector: str, options: tuple):
+        _same_scale(list(options), f"choose({selector})")
+        return options[self.env[selector]]

@@ -9,85 +9,85 @@ checked once when the declaration was built, so nothing here touches pint.
 from __future__ import annotations
 
 import operator
-from dataclasses import dataclass
 from typing import Callable, Iterable, Mapping
 
 import numpy as np
 
-from .declaration import (
-    BinOp,
-    Choose,
-    Compare,
-    Declaration,
-    Name,
-    Neg,
-    Node,
-    Num,
-    Where,
-)
+from .declaration import Algebra, Declaration, Node, fold
 
 __all__ = ["compile_node", "Evaluator", "NUMPY", "SCALAR"]
 
 Env = Mapping[str, object]
+Closure = Callable[[Env], object]
 _CMP: dict[str, Callable] = {"==": operator.eq, "!=": operator.ne, "<": operator.lt,
                              "<=": operator.le, ">": operator.gt, ">=": operator.ge}
 
 
-def _numpy_where(c, t, e):
-    return lambda env: np.where(c(env), t(env), e(env))
-
-
-def _numpy_choose(selector, options):
-    def choose(env):
-        index = env[selector]
-        if np.ndim(index) == 0:  # the common case: one level for the whole batch
-            return options[int(index)](env)
-        return np.choose(index, np.broadcast_arrays(*[o(env) for o in options]))
-    return choose
-
-
-@dataclass(frozen=True)
-class _Ops:
-    """What an interpreter does with each construct; the tree walk is shared."""
+class _Ops(Algebra[Closure]):
+    """Compiles an expression into a closure ``env -> value``; subclasses say how arithmetic
+    and branches run. Each closure binds its callables as locals, so a call does no lookups
+    beyond the env."""
     binary: dict[str, Callable]
-    neg: Callable
-    where: Callable  # (condition, if_true, if_false closures) -> closure
-    choose: Callable  # (selector name, option closures) -> closure
+    negative: Callable
 
+    def name(self, id: str) -> Closure:
+        return lambda env: env[id]  # a _LazyEnv computes a step the first time it is read
 
-# Arrays: numpy ufuncs; where() computes both branches and picks per element.
-NUMPY = _Ops({"+": np.add, "-": np.subtract, "*": np.multiply, "/": np.divide,
-              "**": np.power}, np.negative, _numpy_where, _numpy_choose)
-# A batch of one in plain floats: only the branch taken is computed, so a division by zero
-# in an untaken branch never happens; elsewhere it raises and the caller uses NUMPY.
-SCALAR = _Ops({"+": operator.add, "-": operator.sub, "*": operator.mul,
-               "/": operator.truediv, "**": operator.pow}, operator.neg,
-              lambda c, t, e: (lambda env: t(env) if c(env) else e(env)),
-              lambda sel, opts: (lambda env: opts[int(env[sel])](env)))
+    def num(self, value: int) -> Closure:
+        constant = float(value)
+        return lambda env: constant
 
+    def neg(self, x: Closure) -> Closure:
+        negative = self.negative
+        return lambda env: negative(x(env))
 
-def compile_node(node: Node, decl: Declaration, ops: _Ops = NUMPY) -> Callable[[Env], object]:
-    """Turn an expression tree into a closure ``env -> value``, once."""
-    if isinstance(node, Name):
-        key = node.id
-        return lambda env: env[key]
-    if isinstance(node, Num):
-        value = float(node.value)
-        return lambda env: value
-    if isinstance(node, Neg):
-        neg, inner = ops.neg, compile_node(node.operand, decl, ops)
-        return lambda env: neg(inner(env))
-    if isinstance(node, (BinOp, Compare)):
-        f = ops.binary[node.op] if isinstance(node, BinOp) else _CMP[node.op]
-        a, b = compile_node(node.left, decl, ops), compile_node(node.right, decl, ops)
+    def binop(self, op: str, a: Closure, b: Closure) -> Closure:
+        f = self.binary[op]
         return lambda env: f(a(env), b(env))
-    if isinstance(node, Where):
-        return ops.where(compile_node(node.condition, decl, ops),
-                         compile_node(node.if_true, decl, ops),
-                         compile_node(node.if_false, decl, ops))
-    if isinstance(node, Choose):
-        return ops.choose(node.selector, [compile_node(o, decl, ops) for o in node.options])
-    raise TypeError(node)
+
+    def compare(self, op: str, a: Closure, b: Closure) -> Closure:
+        f = _CMP[op]
+        return lambda env: f(a(env), b(env))
+
+
+class _NumpyOps(_Ops):
+    """Arrays: numpy ufuncs; ``where`` computes both branches and picks per element."""
+    binary = {"+": np.add, "-": np.subtract, "*": np.multiply, "/": np.divide, "**": np.power}
+    negative = staticmethod(np.negative)
+
+    def where(self, condition: Closure, if_true: Closure, if_false: Closure) -> Closure:
+        return lambda env: np.where(condition(env), if_true(env), if_false(env))
+
+    def choose(self, selector: str, options: tuple[Closure, ...]) -> Closure:
+        def choose(env):
+            index = env[selector]
+            if np.ndim(index) == 0:  # the common case: one level for the whole batch
+                return options[int(index)](env)
+            return np.choose(index, np.broadcast_arrays(*[o(env) for o in options]))
+        return choose
+
+
+class _ScalarOps(_Ops):
+    """A batch of one in plain floats: only the branch taken is computed, so a division by
+    zero in an untaken branch never happens; elsewhere it raises and the caller uses NUMPY."""
+    binary = {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv,
+              "**": operator.pow}
+    negative = staticmethod(operator.neg)
+
+    def where(self, condition: Closure, if_true: Closure, if_false: Closure) -> Closure:
+        return lambda env: if_true(env) if condition(env) else if_false(env)
+
+    def choose(self, selector: str, options: tuple[Closure, ...]) -> Closure:
+        return lambda env: options[int(env[selector])](env)
+
+
+NUMPY, SCALAR = _NumpyOps(), _ScalarOps()
+
+
+def compile_node(node: Node, ops: _Ops = NUMPY) -> Closure:
+    """Turn an expression tree into a closure ``env -> value`` [the step's declared unit],
+    once."""
+    return fold(node, ops)
 
 
 class _LazyEnv(dict):
@@ -118,8 +118,8 @@ class Evaluator:
         self.decl = decl
         names = list(decl.steps) if outputs is None else decl.dependencies(outputs)
         self.outputs = list(decl.steps) if outputs is None else list(outputs)
-        self.steps = {n: compile_node(decl.steps[n].tree, decl) for n in names}
-        self.scalar_steps = {n: compile_node(decl.steps[n].tree, decl, SCALAR) for n in names}
+        self.steps = {n: compile_node(decl.steps[n].tree) for n in names}
+        self.scalar_steps = {n: compile_node(decl.steps[n].tree, SCALAR) for n in names}
         self.required = sorted(decl.inputs_read(names))
         self.constants = {c.name: c.value for c in decl.constants.values()}
 

@@ -25,21 +25,14 @@ from pydantic import (
     WithJsonSchema,
 )
 
+from .errors import InputError
 from .model import BASES, BOUNDARIES, MODEL, TOKEN_KINDS
 from .units import BARE_NUMBER_UNITS, parse_quantity
 
 __all__ = ["default_source", "InputError", "QuantityField", "Scenario", "validate_scenario",
-           "quantity_field",
+           "quantity_field", "NORMALISED_BY_DEFAULT",
            "Accelerator", "Node", "Rack", "Facility", "Financing", "Electricity",
            "OperatingPoint", "Workload", "Power", "Pricing"]
-
-
-class InputError(ValueError):
-    """Input that cannot be priced. ``errors`` is a list of ``(field path, message)``."""
-
-    def __init__(self, errors: list[tuple[str, str]]):
-        self.errors = errors
-        super().__init__("; ".join(f"{p}: {m}" if p else m for p, m in errors))
 
 
 @dataclass(frozen=True)
@@ -51,6 +44,17 @@ class QuantityField:
     maximum: float | None = None
     below_maximum: bool = False  # strict upper bound
     per: tuple[str, ...] = ()  # dimensions the unit must divide by, see parse_quantity
+
+    @property
+    def lowest(self) -> float:
+        """The least valid value [unit]: ``minimum``, and never below 0 (no quantity is
+        negative)."""
+        return max(0.0, self.minimum) if self.minimum is not None else 0.0
+
+    @property
+    def lowest_excluded(self) -> bool:
+        """Whether :attr:`lowest` is itself invalid (0 for a ``positive`` field)."""
+        return self.positive and self.lowest == 0
 
     def parse(self, raw: Any) -> float:
         value = parse_quantity(raw, self.unit, allow_zero=not self.positive, per=self.per)
@@ -92,6 +96,9 @@ def Fraction(*, positive: bool = False, maximum: float = 1.0, below_maximum: boo
 
 Count = Annotated[StrictInt, Field(ge=1)]
 MS_PER_S = 1000.0  # interactivity [token/s/user] = 1000 / TBT [ms]
+# A per-kW throughput without operating_point.normalised_by was divided by this power (the
+# published convention: per kW of rated package TDP). See Scenario.normalising_power.
+NORMALISED_BY_DEFAULT = "accelerator.rated_power"
 
 
 class Section(BaseModel):
@@ -228,6 +235,21 @@ class Scenario(Section):
     pricing: Pricing = Field(default_factory=Pricing)
 
     # -- what the declared calculation reads -------------------------------------------
+    @property
+    def normalising_power(self) -> float:
+        """The power per accelerator a per-kW throughput is normalised by [W]:
+        ``operating_point.normalised_by`` if given, else :data:`NORMALISED_BY_DEFAULT` (the
+        accelerator's rated power)."""
+        given = self.operating_point.normalised_by
+        return _DEFAULT_NORMALISING_POWER(self) if given is None else given
+
+    @property
+    def normalised_by_defaulted(self) -> bool:
+        """A per-kW throughput whose normalising power was not given: it is
+        :data:`NORMALISED_BY_DEFAULT`, so it moves whenever that input does."""
+        op = self.operating_point
+        return op.throughput_per_kw is not None and op.normalised_by is None
+
     def to_inputs(self) -> dict[str, float | int]:
         """Canonical magnitudes for every declared input [declared units]; enums as indices.
 
@@ -235,9 +257,7 @@ class Scenario(Section):
         """
         out: dict[str, float | int] = {}
         for name, get in _INPUT_GETTERS:
-            value = get(self)
-            if value is None and name == "operating_point_normalised_by":
-                value = self.accelerator.rated_power  # the published convention
+            value = self.normalising_power if name == _NORMALISED_BY else get(self)
             out[name] = math.nan if value is None else float(value)
         for name, get, levels in _ENUM_GETTERS:
             out[name] = levels.index(get(self))
@@ -294,6 +314,8 @@ _NOT_INPUTS = {"name", "description", "chosen", "label", "vendor", "note", "curv
 
 
 _INPUT_GETTERS = [(i.name, attrgetter(i.key)) for i in MODEL.inputs.values()]
+_NORMALISED_BY = "operating_point_normalised_by"  # the input Scenario.normalising_power feeds
+_DEFAULT_NORMALISING_POWER = attrgetter(NORMALISED_BY_DEFAULT)
 _ENUM_GETTERS = [(e.name, attrgetter(e.key), e.levels) for e in MODEL.enums.values()]
 # per model: (field, is a section) for the fields defaults_used() reports on
 _FIELDS = {m: [(n, isinstance(f.default_factory, type) and issubclass(f.default_factory,

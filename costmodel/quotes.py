@@ -35,7 +35,7 @@ from .units import HOURS_PER_YEAR, MONTHS_PER_YEAR, UnitInputError, parse_quanti
 
 __all__ = ["Quote", "QuoteComparison", "compare_quote", "rank", "present_value",
            "term_table", "TermRow", "validate_quote", "HOURS_PER_MONTH", "months_until",
-           "term_json", "quote_point"]
+           "term_json", "quote_interactivity", "quote_start"]
 
 HOURS_PER_MONTH = HOURS_PER_YEAR / MONTHS_PER_YEAR  # 730
 FORMS = ("per_mtok", "per_accelerator_hour", "reserved_monthly")
@@ -201,13 +201,10 @@ def compare_quote(quote: Quote, own: Result) -> QuoteComparison:
         own_pv=present_value(own_monthly, months, rate), flags=flags)
 
 
-def quote_point(quote: Quote) -> tuple[str, dict] | None:
-    """The override that reads a curve-based scenario at the quote's guaranteed
-    interactivity (``operating_point.at``), or None when the quote states none."""
-    x = quote.operating_point.effective_interactivity if quote.operating_point else None
-    if x is None:
-        return None
-    return "operating_point.at", {"interactivity": {"value": x, "unit": "token/s/user"}}
+def quote_interactivity(quote: Quote) -> float | None:
+    """The interactivity the quote guarantees [token/s/user], where a curve-based scenario is
+    read to compare with it; None when the quote states none."""
+    return quote.operating_point.effective_interactivity if quote.operating_point else None
 
 
 def operating_point_flags(quote: Quote, own: Result) -> list[str]:
@@ -306,6 +303,17 @@ def term_table(price: float, volume: float, annual_rate: float, terms: Sequence[
         rows.append(TermRow(months, locked, flexible, premium, share, share <= tolerance))
     longest = max((r.months for r in rows if r.within_tolerance), default=None)
     return rows, longest
+
+
+def quote_start(quote: Quote, today: date | None = None) -> date:
+    """Where a term starts: the quote's date when it has one, else ``today``."""
+    if not quote.date:
+        return today or date.today()
+    try:
+        return date.fromisoformat(quote.date)
+    except ValueError:
+        raise InputError([("quote.date", f"{quote.date!r} is not an ISO date "
+                                         f"(YYYY-MM-DD)")]) from None
 
 
 _ISO_DATE = re.compile(r"(\d{4})-(\d{2})(?:-(\d{2}))?$")

@@ -10,7 +10,7 @@ from costmodel.sources.scenario_file import build_scenario, load_scenario_file
 
 ROOT = Path(__file__).resolve().parents[1]
 PUBLISHED = ROOT / "fixtures" / "scenarios" / "published"
-UPSTREAM = ROOT.parent / "shared" / "fixtures-upstream"
+DATA = ROOT / "tests" / "data"  # test inputs; upstream copies in inferencex/ (see its SOURCE.md)
 
 
 def price_data(data: dict, overrides=()):
@@ -36,19 +36,14 @@ SCENARIOS = ROOT / "fixtures" / "scenarios"
 CURVE_SCENARIOS = [SCENARIOS / f"curve-gpt-oss-120b-{hw}.toml" for hw in ("h100", "b200", "mi300x")]
 
 
-def workbook_systems(files, overrides=(), extra=()):
+def workbook_systems(files, overrides=(), matched=False):
     """Price scenario files the way `costmodel workbook` does: (systems, loaded)."""
+    from costmodel import app
     from costmodel.workbook.export import WorkbookSystem
-    loaded = [load_scenario_file(f, list(overrides), extra=list(extra)) for f in files]
+    specs = [app.ScenarioSpec(app.FileScenario(Path(f)), app.overrides_from_text(overrides))
+             for f in files]
+    loaded = app.load_all(app.LocalContext(), specs, app.MATCHED if matched else app.OWN_POINT)
     return [WorkbookSystem(price(x.scenario, x.provenance), x.curve) for x in loaded], loaded
-
-
-def matched_extra(files):
-    """The override that reads every curve at the matched interactivity."""
-    from costmodel.curves import matched_interactivity
-    from costmodel.sources.scenario_file import scenario_frontier
-    target = matched_interactivity([scenario_frontier(f) for f in files])
-    return [("operating_point.at", {"interactivity": {"value": target, "unit": "token/s/user"}})]
 
 
 # ---- the service on SQLite, and on PostgreSQL when TEST_DATABASE_URL names a server ----------
@@ -56,7 +51,10 @@ def matched_extra(files):
 import os  # noqa: E402
 import uuid  # noqa: E402
 
-BACKENDS = ["sqlite"] + (["postgresql"] if os.environ.get("TEST_DATABASE_URL") else [])
+# PostgreSQL is always collected, and skipped with its reason when no server is named
+BACKENDS = ["sqlite",
+            pytest.param("postgresql", marks=pytest.mark.skipif(
+                not os.environ.get("TEST_DATABASE_URL"), reason="no TEST_DATABASE_URL"))]
 
 
 def _postgres_database():

@@ -497,7 +497,7 @@ def test_price_body_over_the_limit_413(client, viewer):
 def test_unexpected_failure_is_a_bare_500(app, client, viewer, monkeypatch):
     def boom(*args, **kwargs):
         raise RuntimeError("secret internal detail /srv/costmodel")
-    monkeypatch.setattr(app.extensions["costmodel"], "price", boom)
+    monkeypatch.setattr(app.extensions["costmodel"], "context", boom)
     scenario = {**GB300_PEAK, "name": uid("boom-")}  # not answered from a cache
     body = problem(price(client, viewer, scenario), 500, "internal-error")
     assert "secret" not in json.dumps(body) and "RuntimeError" not in json.dumps(body)

@@ -8,13 +8,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from conftest import ROOT
+from conftest import DATA, ROOT
 
 from costmodel.cli import main
 from costmodel.inputs import InputError
 from costmodel.sources.curve_files import curves_csv_text, read_curve_text, read_curves
 
-INFX = ROOT.parent / "shared" / "fixtures-upstream" / "inferencex"
+INFX = DATA / "inferencex"
 AGG = next(INFX.glob("agg_*.json"))
 RAW = next(p for p in INFX.glob("kimik2.5_*.json"))
 POWERX = INFX / "powerx.csv"

@@ -125,8 +125,8 @@ def test_scalar_and_numpy_interpreters_agree():
         env_s = {**constants, **{n: float(v[k]) for n, v in inputs.items()}}
         env_n = {**constants, **{n: np.float64(v[k]) for n, v in inputs.items()}}
         for name, step in MODEL.steps.items():
-            s = compile_node(step.tree, MODEL, SCALAR)(env_s)
+            s = compile_node(step.tree, SCALAR)(env_s)
             with np.errstate(divide="ignore", invalid="ignore"):  # numpy computes both branches
-                n = compile_node(step.tree, MODEL, NUMPY)(env_n)
+                n = compile_node(step.tree, NUMPY)(env_n)
             env_s[name], env_n[name] = s, n
             assert s == pytest.approx(float(n), rel=1e-15, nan_ok=True), name

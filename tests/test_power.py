@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import csv
 from datetime import datetime, timedelta, timezone
-from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import DATA as TEST_DATA
 
 from costmodel.inputs import InputError
 from costmodel.power import PowerTrace, integrate, joules_per_token
@@ -19,9 +19,8 @@ from costmodel.sources.power_log import (
     read_power_log,
 )
 
-DATA = Path(__file__).parent / "data" / "power"
-POWERX = Path(__file__).resolve().parents[2] / "shared" / "fixtures-upstream" / "inferencex" \
-    / "powerx.csv"
+DATA = TEST_DATA / "power"
+POWERX = TEST_DATA / "inferencex" / "powerx.csv"
 
 
 def _message(info) -> str:

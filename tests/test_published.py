@@ -1,5 +1,5 @@
-"""Every figure of DOMAIN.md's "published figures" and "arithmetic" sections, reproduced from
-the fixtures through the engine, to the published rounding.
+"""Every figure the published articles below print, and the arithmetic they show, reproduced
+from the fixtures through the engine, to the published rounding.
 
 Sources: "OpenAI's Jalapeño Turns Latency Into a Power Bill" (The Weighted Average, Aug 2026),
 "Jalapeño's Perf-Per-Watt Number Divides by the Datasheet, Not the Meter" (2026-08-25),

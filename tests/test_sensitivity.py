@@ -115,8 +115,9 @@ def test_tornado_range_per_input_and_ranking(sample):
 
 def test_tornado_default_inputs_are_what_the_cost_reads(sample):
     # facility boundary, rated basis, owned accelerator, a per-kW operating point: the cost
-    # reads these 20 inputs; counts, carbon intensity, ISL/OSL, pricing, measured power and
-    # memory bandwidth are left out (counts only when named)
+    # reads these 19 decided inputs; counts, carbon intensity, ISL/OSL, pricing, measured
+    # power and memory bandwidth are left out (counts only when named), and so is
+    # operating_point.normalised_by, which is part of the per-kW figure's unit
     t = tornado(sample)
     assert {b.key for b in t.bars} == {
         "accelerator.rated_power", "accelerator.price", "node.host_power",
@@ -124,8 +125,40 @@ def test_tornado_default_inputs_are_what_the_cost_reads(sample):
         "rack.power_delivery_efficiency", "rack.price", "facility.pue", "facility.hosting",
         "financing.life", "financing.cost_of_capital", "financing.salvage",
         "financing.maintenance", "electricity.price", "utilisation", "idle_power",
-        "operating_point.throughput_per_kw", "operating_point.normalised_by"}
+        "operating_point.throughput_per_kw"}
     assert t.base == pytest.approx(chain_value(SAMPLE, "cost_per_mtok_total"), rel=1e-12)
+
+
+def test_tornado_never_makes_a_bar_of_the_normalising_power(peak):
+    # a published token/s/kW was divided by the rated power: normalised_by is part of the
+    # figure's unit (it moves with the rated power), not something a person decides
+    assert peak.operating_point.throughput_per_kw is not None
+    keys = {b.key for b in tornado(peak).bars}
+    assert "operating_point.normalised_by" not in keys
+    assert {"accelerator.rated_power", "operating_point.throughput_per_kw"} <= keys
+    for call in (lambda: tornado(peak, inputs=["operating_point.normalised_by"]),
+                 lambda: tornado(peak, ranges={"operating_point.normalised_by":
+                                               "1000..1400 W"})):
+        with pytest.raises(SensitivityError, match=r"operating_point\.normalised_by: is part "
+                                                   r"of the unit of operating_point\."
+                                                   r"throughput_per_kw .*not a decision"):
+            call()
+
+
+def test_tornado_ranges_as_text_or_pairs(sample):
+    # structured callers pass a mapping of key -> "LOW..HIGH unit" or [low, high]
+    as_text = tornado(sample, ranges={"electricity.price": "5..15 cent/kWh"})
+    as_pair = tornado(sample, ranges={"electricity.price": ["0.05 USD/kWh",
+                                                            {"value": 0.15,
+                                                             "unit": "USD/kWh"}]})
+    (a,), (b,) = ([x for x in t.bars if x.key == "electricity.price"]
+                  for t in (as_text, as_pair))
+    assert (a.low, a.high) == (pytest.approx(0.05), pytest.approx(0.15))
+    assert (a.output_low, a.output_high) == (pytest.approx(b.output_low, rel=1e-12),
+                                             pytest.approx(b.output_high, rel=1e-12))
+    with pytest.raises(SensitivityError, match=r"electricity\.price: range: expected "
+                                               r"'LOW\.\.HIGH' or \[low, high\]"):
+        tornado(sample, ranges={"electricity.price": {"value": 0.1, "unit": "USD/kWh"}})
 
 
 def test_tornado_clips_fractions_and_says_so(peak, sample):

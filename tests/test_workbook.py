@@ -11,7 +11,6 @@ import pytest
 from conftest import (
     CURVE_SCENARIOS,
     SCENARIOS,
-    matched_extra,
     price_file,
     workbook_systems,
 )
@@ -35,7 +34,7 @@ def single(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def three(tmp_path_factory) -> Path:
-    systems, _ = workbook_systems(CURVE_SCENARIOS, extra=matched_extra(CURVE_SCENARIOS))
+    systems, _ = workbook_systems(CURVE_SCENARIOS, matched=True)
     return save_workbook(build_workbook(systems), tmp_path_factory.mktemp("wb") / "three.xlsx")
 
 
@@ -113,7 +112,7 @@ def test_user_text_never_becomes_a_formula(tmp_path):
 def test_round_trip_without_edits_reprices_to_the_engine(three):
     imported = read_workbook(three)
     assert imported.changes == [] and imported.warnings == []
-    systems, _ = workbook_systems(CURVE_SCENARIOS, extra=matched_extra(CURVE_SCENARIOS))
+    systems, _ = workbook_systems(CURVE_SCENARIOS, matched=True)
     for got, want in zip(imported.results, systems, strict=True):
         for name in MODEL.steps:
             a, b = got.values[name], want.result.values[name]

@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 
 import pytest
-from conftest import CURVE_SCENARIOS, SCENARIOS, matched_extra, workbook_systems
+from conftest import CURVE_SCENARIOS, SCENARIOS, workbook_systems
 from openpyxl import load_workbook
 
 from costmodel.model import MODEL
@@ -71,10 +71,9 @@ def exported(tmp_path_factory):
     folder = tmp_path_factory.mktemp("recalc")
     out = {}
     for case, (files, matched) in CASES.items():
-        extra = matched_extra(files) if matched else []
-        systems, _ = workbook_systems(files, extra=extra)
+        systems, _ = workbook_systems(files, matched=matched)
         out[case] = (save_workbook(build_workbook(systems), folder / f"{case}.xlsx"),
-                     files, extra, systems)
+                     files, matched, systems)
     return out
 
 
@@ -88,7 +87,7 @@ def test_recalculated_workbook_equals_the_engine(exported, tmp_path, case):
 
 @pytest.mark.parametrize("case", list(CASES))
 def test_changed_inputs_recompute_like_the_engine(exported, tmp_path, case):
-    path, files, extra, systems = exported[case]
+    path, files, matched, systems = exported[case]
     wb = load_workbook(path)
     for name, (value, _) in EDITS.items():
         for cell in named_cells(wb, name):
@@ -96,7 +95,8 @@ def test_changed_inputs_recompute_like_the_engine(exported, tmp_path, case):
     edited = tmp_path / f"{case}-edited.xlsx"
     wb.save(edited)
     recalculated = recalculate(edited, tmp_path / "out")
-    want, _ = workbook_systems(files, overrides=[s for _, s in EDITS.values()], extra=extra)
+    want, _ = workbook_systems(files, overrides=[s for _, s in EDITS.values()],
+                               matched=matched)
     # the edits matter: the engine's answer moved
     assert want[0].result.values["cost_per_mtok_total"] != pytest.approx(
         systems[0].result.values["cost_per_mtok_total"], rel=1e-6)

@@ -16,13 +16,13 @@ from __future__ import annotations
 import os
 from datetime import date, datetime, timezone
 from importlib import resources
-from pathlib import Path
 from typing import Any, Mapping
 
 from flask import Flask, Response, abort, json, render_template, send_file
 from flask.json.provider import DefaultJSONProvider
 
 from .. import __version__
+from ..resources import templates_dir
 from .errors import register_error_handlers
 from .openapi import build_spec
 from .routes import catalog, keys, pricing, scenarios
@@ -30,7 +30,7 @@ from .services import Services
 
 __all__ = ["create_app"]
 
-TEMPLATES = Path(__file__).resolve().parents[2] / "templates"
+TEMPLATES = templates_dir()  # packaged with the wheel (costmodel.templates)
 
 
 def _flag(value: Any) -> bool:
@@ -55,8 +55,7 @@ class _JSON(DefaultJSONProvider):
 def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     config = dict(config or {})
     Flask.json_provider_class = _JSON
-    app = Flask(__name__, template_folder=str(Path(os.environ.get(
-        "COSTMODEL_TEMPLATES", TEMPLATES))))
+    app = Flask(__name__, template_folder=str(TEMPLATES))
     app.config.update(
         DATABASE_URL=os.environ.get("DATABASE_URL"),
         OPEN_READS=_flag(os.environ.get("COSTMODEL_OPEN_READS", "0")),

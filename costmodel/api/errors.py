@@ -7,7 +7,7 @@ from typing import Any
 from flask import Flask, Response, json, request
 from werkzeug.exceptions import HTTPException
 
-from ..inputs import InputError
+from ..errors import InputError, UnreachablePoint
 from ..store.repo import Conflict, NotFound
 
 __all__ = ["Problem", "problem_response", "register_error_handlers", "PROBLEM_TYPES"]
@@ -37,10 +37,14 @@ class Problem(Exception):
         self.headers = headers or {}
 
     @classmethod
-    def from_input(cls, exc: InputError, prefix: str = "") -> "Problem":
+    def from_input(cls, exc: InputError, prefix: str | None = None) -> "Problem":
+        """A 422 listing the error's paths, each after ``prefix`` (default: the face's name
+        of the scenario the error is about, when marked); an unreachable operating point has
+        its own problem type."""
+        prefix = (exc.subject or "") if prefix is None else prefix
         errors = [{"path": f"{prefix}{p}" if p else prefix.rstrip("."), "message": m}
                   for p, m in exc.errors]
-        unreachable = any("unreachable" in e["message"] for e in errors)
+        unreachable = isinstance(exc, UnreachablePoint)
         return cls(422, "Operating point unreachable" if unreachable else "Invalid input",
                    "; ".join(f"{e['path']}: {e['message']}" if e["path"] else e["message"]
                              for e in errors),

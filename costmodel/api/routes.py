@@ -1,21 +1,21 @@
 """The /api/v1 endpoints."""
 from __future__ import annotations
 
-from io import BytesIO
 from typing import Optional
 
 from flask import Blueprint, Response, current_app, request
 from pydantic import BaseModel, ValidationError
 
-from .. import __version__
-from ..chain import price as price_result
-from ..inputs import InputError, Node, Rack
+from .. import __version__, app
+from ..errors import InputError
+from ..inputs import Node, Rack
 from ..sources.catalog import split_sources
 from ..sources.curve_files import read_curve_text
 from ..store import repo
 from .auth import _verified
 from .errors import Problem
 from .openapi import ListQuery, route
+from .requests import quote_of, reading_of, spec_of, specs_of
 from .schemas import (
     CATALOG_MODELS,
     CatalogCreate,
@@ -75,95 +75,92 @@ def price(body: PriceRequest, principal) -> Response:
 @route(pricing, "/compare", "POST", summary="Price scenarios side by side, with ratios",
        access="read", body=CompareRequest, response=ComparisonOut, errors=(404,))
 def compare(body: CompareRequest, principal) -> dict:
+    specs, reading = specs_of(body.scenarios), reading_of(body.at_interactivity, body.matched)
     with services().sessions(write=False) as session:
-        return services().compare(session, body.scenarios, body.at_interactivity,
-                                  body.matched)
+        return app.compare(services().context(session), specs, reading).comparison.to_json()
 
 
-def _xlsx(loaded: list, title: str | None, filename: str) -> Response:
-    from ..workbook.export import WorkbookSystem, build_workbook
-    systems = [WorkbookSystem(price_result(x.scenario, x.provenance), x.curve) for x in loaded]
-    buf = BytesIO()
-    build_workbook(systems, title=title).save(buf)
-    return Response(buf.getvalue(), mimetype=XLSX, headers={
-        "Content-Disposition": f'attachment; filename="{filename}"'})
+def _xlsx(book: app.WorkbookFile) -> Response:
+    return Response(book.content, mimetype=XLSX, headers={
+        "Content-Disposition": f'attachment; filename="{book.filename}"'})
 
 
 @route(pricing, "/quotes/compare", "POST",
        summary="Rank vendor quotes against our cost at each quote's operating point",
        access="read", body=QuotesCompareRequest, response=QuotesCompareOut, errors=(404,))
 def quotes_compare(body: QuotesCompareRequest, principal) -> dict:
+    quotes = [quote_of(q, f"quotes[{i}]") for i, q in enumerate(body.quotes)]
+    specs = specs_of(body.scenarios)
     with services().sessions(write=False) as session:
-        return services().quotes_compare(session, body.quotes, body.scenarios)
+        return app.quotes_compare(services().context(session), quotes, specs).to_json()
 
 
 @route(pricing, "/quotes/term", "POST",
        summary="What each term length of a quote costs against waiting or switching",
        access="read", body=QuoteTermRequest, response=QuoteTermOut, errors=(404,))
 def quotes_term(body: QuoteTermRequest, principal) -> dict:
+    request = app.TermRequest(
+        quote_of(body.quote, "quote"), spec_of(body.scenario, "scenario."),
+        tuple(body.terms), body.tolerance, body.improvement,
+        spec_of(body.successor, "successor.") if body.successor is not None else None,
+        body.available)
     with services().sessions(write=False) as session:
-        return services().quotes_term(session, body)
+        return app.quotes_term(services().context(session), request).to_json()
 
 
 def _analysis(body, run, prefix: str = "") -> dict:
-    """Run a sensitivity analysis on the request's scenario; input errors are problems whose
-    paths are the request's (``prefix`` + the input key)."""
-    from ..sensitivity import SensitivityError
+    """Run a sensitivity analysis on the request's scenario; the analysis's own errors are
+    problems whose paths are the request's (``prefix`` + the input key)."""
+    spec = spec_of(body.scenario, "scenario.")
     with services().sessions(write=False) as session:
-        loaded = services().build(session, body.scenario, "scenario.")
-    try:
-        result = run(loaded.scenario)
-    except (SensitivityError, InputError) as exc:
-        raise Problem.from_input(exc, prefix=prefix) from None
-    return {"scenario": loaded.scenario.name, **result.to_json()}
+        ctx = services().context(session)
+        try:
+            return run(ctx, spec).to_json()
+        except InputError as exc:
+            raise Problem.from_input(exc, prefix=None if exc.subject else prefix) from None
 
 
 @route(pricing, "/sensitivity/tornado", "POST", summary="Tornado: each input moved alone",
        access="read", body=TornadoRequest, response=SensitivityOut, errors=(404,))
 def sensitivity_tornado(body: TornadoRequest, principal) -> dict:
-    from ..sensitivity import parse_range, tornado
-    return _analysis(body, lambda s: tornado(
-        s, inputs=body.inputs, output=body.output, default_swing=body.swing,
-        ranges=dict(parse_range(f"{k}={v}") for k, v in body.ranges.items())))
+    return _analysis(body, lambda ctx, spec: app.tornado(
+        ctx, spec, inputs=body.inputs, output=body.output, swing=body.swing,
+        ranges=body.ranges))
 
 
 @route(pricing, "/sensitivity/grid", "POST", summary="The output over two inputs",
        access="read", body=GridRequest, response=SensitivityOut, errors=(404,))
 def sensitivity_grid(body: GridRequest, principal) -> dict:
-    from ..sensitivity import grid
-    return _analysis(body, lambda s: grid(s, body.x, body.y, output=body.output))
+    return _analysis(body, lambda ctx, spec: app.grid(ctx, spec, body.x, body.y,
+                                                      output=body.output))
 
 
 @route(pricing, "/sensitivity/montecarlo", "POST",
        summary="Monte Carlo: P10/P50/P90, mean and histogram of the output", access="read",
        body=MonteCarloRequest, response=SensitivityOut, errors=(404,))
 def sensitivity_montecarlo(body: MonteCarloRequest, principal) -> dict:
-    from ..sensitivity import monte_carlo
-    return _analysis(body, lambda s: monte_carlo(
-        s, dict(body.distributions), draws=body.draws, seed=body.seed, output=body.output,
-        bins=body.bins, truncate=body.truncate), prefix="distributions.")
+    return _analysis(body, lambda ctx, spec: app.monte_carlo(
+        ctx, spec, dict(body.distributions), draws=body.draws, seed=body.seed,
+        output=body.output, bins=body.bins, truncate=body.truncate), prefix="distributions.")
 
 
 @route(pricing, "/workbook", "POST", summary="An Excel workbook with live formulas",
        access="read", body=WorkbookRequest, content_type=XLSX, errors=(404,))
 def workbook(body: WorkbookRequest, principal) -> Response:
+    specs, reading = specs_of(body.scenarios), reading_of(body.at_interactivity, body.matched)
     with services().sessions(write=False) as session:
-        loaded = services().load_many(session, body.scenarios, body.at_interactivity,
-                                      body.matched)
-    return _xlsx(loaded, body.title, "costmodel.xlsx")
+        return _xlsx(app.workbook(services().context(session), specs, reading,
+                                  title=body.title))
 
 
 @route(pricing, "/workbook/reprice", "POST", summary="Read an edited workbook back and price it",
        access="read", response=RepriceOut, request_content_type=XLSX, errors=(415, 422))
 def reprice(principal) -> dict:
-    from ..workbook.reader import MAX_BYTES, read_workbook
+    from ..workbook.reader import MAX_BYTES
     request.max_content_length = MAX_BYTES  # a workbook may be larger than a JSON body
     if request.mimetype != XLSX:
         raise Problem(415, "Unsupported media type", f"send the workbook as {XLSX}")
-    try:
-        imported = read_workbook(request.get_data(), name="upload")
-    except InputError as exc:
-        raise Problem.from_input(exc) from None
+    imported = app.reprice(request.get_data(), name="upload")
     return {"results": [r.to_json() for r in imported.results],
             "changes": [vars(c) for c in imported.changes], "warnings": imported.warnings}
 
@@ -310,7 +307,9 @@ def _scenario(row) -> dict:
 
 
 def _priced(session, data: dict) -> dict:
-    return services().price(session, PriceRequest(scenario=data))
+    """The result of a scenario about to be saved, as JSON data."""
+    spec = app.ScenarioSpec(app.InlineScenario(data), subject="scenario.")
+    return app.price(services().context(session), spec).result.to_json()
 
 
 @route(scenarios, "/scenarios", "GET", summary="List saved scenarios", access="read",
@@ -372,10 +371,9 @@ class RevisionQuery(BaseModel):
        summary="A saved scenario as an Excel workbook (latest revision, or ?revision=n)",
        access="read", query=RevisionQuery, content_type=XLSX, errors=(404,))
 def scenario_workbook(scenario_id: int, query: RevisionQuery, principal) -> Response:
+    spec = app.ScenarioSpec(app.SavedRevision(scenario_id, query.revision))
     with services().sessions(write=False) as session:
-        req = PriceRequest(scenario_id=scenario_id, revision=query.revision)
-        loaded = [services().build(session, req)]
-    return _xlsx(loaded, None, f"scenario-{scenario_id}.xlsx")
+        return _xlsx(app.workbook(services().context(session), [spec]))
 
 
 # ---- keys -----------------------------------------------------------------------------------

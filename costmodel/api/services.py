@@ -8,36 +8,23 @@ import threading
 import time
 from collections import OrderedDict
 from contextlib import contextmanager
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Iterator
 
 import orjson
 from sqlalchemy import func, select, text
 from sqlalchemy.orm import Session
 
-from ..chain import compare as compare_results
-from ..chain import price as price_result
-from ..curves import matched_interactivity
-from ..inputs import InputError
-from ..quotes import (
-    compare_quote,
-    months_until,
-    quote_point,
-    rank,
-    term_json,
-    term_table,
-    validate_quote,
-)
+from .. import app
+from ..app import InlineScenario, ScenarioSpec
 from ..sources.catalog import Catalog
 from ..sources.curve_point import CurveLibrary
-from ..sources.scenario_file import LoadedScenario, build_scenario, known_key
 from ..store import repo
 from ..store.db import make_engine, make_sessions
 from ..store.models import CatalogEntry, CurveRecord
-from ..units import UnitInputError, parse_quantity
-from .errors import Problem
+from .requests import spec_of
 from .schemas import PriceRequest
 
-__all__ = ["Services"]
+__all__ = ["Services", "ServiceContext"]
 
 
 class Services:
@@ -105,56 +92,13 @@ class Services:
             with self.sessions(write=False) as own:
                 yield own
 
-    # -- pricing ------------------------------------------------------------------------
-    def scenario_data(self, session: Session | None, req: PriceRequest,
-                      where: str) -> tuple[dict, str]:
-        """The scenario mapping a request names, and a label for its provenance."""
-        self._check(req, where)
-        if req.scenario is not None:
-            return req.scenario, "request"
-        rev = self._revision(session, req)
-        return rev.data, f"saved scenario {rev.scenario_id} revision {rev.number}"
+    # -- the application layer's context ------------------------------------------------
+    def context(self, session: Session | None) -> "ServiceContext":
+        """The catalog, curves and saved revisions of this database, for the use cases;
+        ``session=None`` opens one only when something must be read."""
+        return ServiceContext(self, session)
 
-    @staticmethod
-    def _check(req: PriceRequest, where: str = "") -> None:
-        if (req.scenario is None) == (req.scenario_id is None):
-            raise Problem(422, "Invalid input", "give exactly one of scenario or scenario_id",
-                          errors=[{"path": f"{where}scenario",
-                                   "message": "give exactly one of scenario or scenario_id"}])
-        if req.scenario is not None and req.revision is not None:
-            raise Problem(422, "Invalid input", "revision applies to a saved scenario",
-                          errors=[{"path": f"{where}revision",
-                                   "message": "applies to scenario_id only"}])
-
-    @staticmethod
-    def _revision(session: Session, req: PriceRequest):
-        return repo.revision_get(session, req.scenario_id, req.revision)  # NotFound: 404
-
-    def build(self, session: Session | None, req: PriceRequest, where: str = "",
-              extra: Sequence[tuple[str, Any]] = (),
-              source: tuple[dict, str] | None = None) -> LoadedScenario:
-        data, origin = source or self.scenario_data(session, req, where)
-        unknown = [k for k in req.overrides if not known_key(k)]
-        if unknown:
-            raise Problem(422, "Invalid input", f"unknown key in overrides: {unknown[0]}",
-                          errors=[{"path": f"{where}overrides.{k}", "message": "unknown key"}
-                                  for k in unknown])
-        overrides = [*req.overrides.items(), *extra]
-        prefix = f"{where}scenario." if req.scenario is not None else f"{where}"
-        for fresh in (False, True):
-            _, catalog = self.catalog(session, fresh=fresh)
-            _, curves = self.curves(session, fresh=fresh)
-            try:
-                return build_scenario(data, overrides, catalog, origin=origin,
-                                      override_label="overrides", curves=curves,
-                                      files_allowed=False)
-            except InputError as exc:
-                stale = any("unknown catalog entry" in m or "known curve id" in m
-                            for _, m in exc.errors)
-                if fresh or not stale:  # another worker may have added it a moment ago
-                    raise Problem.from_input(exc, prefix=prefix) from None
-        raise AssertionError("unreachable")
-
+    # -- pricing, answered from a cache ---------------------------------------------------
     def price_json(self, req: PriceRequest) -> str:
         """The result of a price request as JSON text.
 
@@ -163,132 +107,47 @@ class Services:
         keyed by their content, without touching the database; a saved scenario costs one
         query for its revision.
         """
-        self._check(req)
+        spec = spec_of(req)
         if req.scenario is not None:  # inline: the database only if the catalog is stale
             key = repo.content_hash({"scenario": req.scenario, "overrides": req.overrides})
-            return self._cached(key, lambda: self.price(None, req))
+            return self._cached(key, lambda: app.price(self.context(None), spec).result)
         with self.sessions(write=False) as session:
-            rev = self._revision(session, req)
-            key = repo.content_hash({"saved": [rev.scenario_id, rev.number],
-                                     "overrides": req.overrides})
-            source = (rev.data, f"saved scenario {rev.scenario_id} revision {rev.number}")
-            return self._cached(key, lambda: self.price(session, req, source))
+            ctx = self.context(session)
+            data, label = ctx.revision(req.scenario_id, req.revision)
+            key = repo.content_hash({"saved": label, "overrides": req.overrides})
+            inline = ScenarioSpec(InlineScenario(data, label), spec.overrides, spec.subject)
+            return self._cached(key, lambda: app.price(ctx, inline).result)
 
-    def _cached(self, key: str, compute: Callable[[], dict]) -> str:
+    def _cached(self, key: str, compute: Callable[[], Any]) -> str:
         with self._lock:
             hit = self._results.get(key)
             if hit is not None:
                 self._results.move_to_end(key)
                 return hit
-        out = orjson.dumps(compute()).decode()
+        out = orjson.dumps(compute().to_json()).decode()
         with self._lock:
             self._results[key] = out
             if len(self._results) > self._cache_size:
                 self._results.popitem(last=False)
         return out
 
-    def price(self, session: Session | None, req: PriceRequest,
-              source: tuple[dict, str] | None = None) -> dict:
-        """The result of a price request (no cache); ``source`` is the scenario's data and
-        provenance label when the caller has it already."""
-        loaded = self.build(session, req, source=source)
-        return price_result(loaded.scenario, loaded.provenance).to_json()
 
-    def load_many(self, session: Session, reqs: Sequence[PriceRequest],
-                  at_interactivity: Any = None, matched: bool = False) -> list[LoadedScenario]:
-        """Scenarios for a comparison or workbook, all read at one interactivity if asked."""
-        if matched and at_interactivity is not None:
-            raise Problem(422, "Invalid input", "give matched or at_interactivity, not both",
-                          errors=[{"path": "matched", "message": "not with at_interactivity"}])
-        loaded = [self.build(session, r, f"scenarios[{i}].") for i, r in enumerate(reqs)]
-        if not matched and at_interactivity is None:
-            return loaded
-        missing = [i for i, x in enumerate(loaded) if x.curve is None]
-        if missing:
-            option = "matched" if matched else "at_interactivity"
-            paths = [f"scenarios[{i}].scenario.operating_point" if reqs[i].scenario is not None
-                     else f"scenarios[{i}].scenario_id" for i in missing]
-            raise Problem(422, "Invalid input", f"{option} needs every operating point read "
-                                                f"from a curve",
-                          errors=[{"path": p, "message": "not read from a curve"}
-                                  for p in paths])
-        if matched:
-            target = matched_interactivity([x.curve.curve.frontier(x.curve.kind)
-                                            for x in loaded])
-            at = {"interactivity": {"value": target, "unit": "token/s/user"}}
-        else:
-            try:
-                parse_quantity(at_interactivity, "token/s/user", allow_zero=False)
-            except UnitInputError as exc:
-                raise Problem(422, "Invalid input", f"at_interactivity: {exc}",
-                              errors=[{"path": "at_interactivity", "message": str(exc)}]) \
-                    from None
-            at = {"interactivity": at_interactivity}
-        return [self.build(session, r, f"scenarios[{i}].", extra=[("operating_point.at", at)])
-                for i, r in enumerate(reqs)]
+class ServiceContext:
+    """The use cases' :class:`~costmodel.app.Context` on the service's database: catalog and
+    curves from the worker's snapshots, saved revisions, and no file a request names."""
+    files_allowed = False
+    override_label = "overrides"
 
-    def compare(self, session: Session, reqs: Sequence[PriceRequest], at_interactivity: Any,
-                matched: bool) -> dict:
-        loaded = self.load_many(session, reqs, at_interactivity, matched)
-        return compare_results([(x.scenario, x.provenance) for x in loaded]).to_json()
+    def __init__(self, services: Services, session: Session | None):
+        self._services, self._session = services, session
 
-    def _compare_one(self, session: Session, quote, req: PriceRequest, where: str):
-        """A quote against one scenario, read at the quote's interactivity where the
-        scenario's operating point comes from a curve."""
-        loaded = self.build(session, req, where)
-        at = quote_point(quote)
-        if loaded.curve is not None and at is not None:
-            loaded = self.build(session, req, where, extra=[at])
-        return loaded, compare_quote(quote, price_result(loaded.scenario, loaded.provenance))
+    def catalog(self, fresh: bool = False) -> Catalog:
+        return self._services.catalog(self._session, fresh=fresh)[1]
 
-    def quotes_term(self, session: Session, body: Any) -> dict:
-        from datetime import date
-        try:
-            quote = validate_quote(body.quote, "quote")
-            start = date.fromisoformat(quote.date) if quote.date else date.today()
-        except InputError as exc:
-            raise Problem.from_input(exc) from None
-        except ValueError:
-            raise Problem(422, "Invalid input", "quote.date is not an ISO date",
-                          errors=[{"path": "quote.date", "message": "not YYYY-MM-DD"}]) \
-                from None
-        if body.improvement is None and body.successor is None:
-            raise Problem(422, "Invalid input", "give improvement, or successor and available",
-                          errors=[{"path": "improvement", "message": "or a successor"}])
-        loaded, comparison = self._compare_one(session, quote, body.scenario, "scenario.")
-        successor_price = successor_month = None
-        if body.successor is not None:
-            if body.available is None:
-                raise Problem(422, "Invalid input", "a successor needs available",
-                              errors=[{"path": "available", "message": "required"}])
-            try:
-                successor_month = months_until(body.available, start)
-            except UnitInputError as exc:
-                raise Problem(422, "Invalid input", f"available: {exc}",
-                              errors=[{"path": "available", "message": str(exc)}]) from None
-            _, succ = self._compare_one(session, quote, body.successor, "successor.")
-            successor_price = succ.own_cost_per_mtok
-        rows, longest = term_table(comparison.price_per_mtok, comparison.volume,
-                                   loaded.scenario.financing.cost_of_capital, body.terms,
-                                   yearly_improvement=body.improvement,
-                                   successor_price=successor_price,
-                                   successor_month=successor_month, tolerance=body.tolerance)
-        return term_json(quote, comparison, rows, longest, body.tolerance)
+    def curves(self, fresh: bool = False) -> CurveLibrary:
+        return self._services.curves(self._session, fresh=fresh)[1]
 
-    def quotes_compare(self, session: Session, quotes: Sequence[dict],
-                       reqs: Sequence[PriceRequest]) -> dict:
-        """Each quote against each scenario, read at the quote's interactivity where the
-        scenario's operating point comes from a curve; quotes ranked per scenario."""
-        parsed = []
-        for i, data in enumerate(quotes):
-            try:
-                parsed.append(validate_quote(data, f"quotes[{i}]"))
-            except InputError as exc:
-                raise Problem.from_input(exc) from None
-        out = []
-        for j, req in enumerate(reqs):
-            ranked = rank([self._compare_one(session, q, req, f"scenarios[{j}].")[1]
-                           for q in parsed])
-            out.append({"scenario": ranked[0].scenario,
-                        "ranked": [c.to_json() for c in ranked]})
-        return {"scenarios": out}
+    def revision(self, scenario_id: int, number: int | None) -> tuple[dict, str]:
+        with self._services._session_or(self._session) as session:
+            rev = repo.revision_get(session, scenario_id, number)  # NotFound: 404
+            return rev.data, f"saved scenario {rev.scenario_id} revision {rev.number}"

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import math
 import sys
+from functools import partial
 from typing import Any
 
 import click
 
-from ..inputs import InputError
+from .. import app
+from ..errors import InputError
 from ..report import columns, format_number
 from ..sensitivity import (
     CHUNK_SIZE,
@@ -16,16 +18,12 @@ from ..sensitivity import (
     Grid,
     MonteCarlo,
     Tornado,
-    grid,
-    monte_carlo,
     parse_axis,
     parse_distribution,
     parse_range,
-    tornado,
 )
-from ..sources.scenario_file import load_scenario_file
 from ..units import UnitInputError, parse_quantity
-from .common import emit_json, fail
+from .common import CONTEXT, check_xlsx, emit_json, fail, fail_input, specs_for, write_workbook
 
 __all__ = ["sensitivity"]
 
@@ -35,27 +33,22 @@ OUTPUT_HELP = "The step to analyse (see `costmodel steps`), e.g. cost_per_mtok_e
 BAR_WIDTH = 24
 
 
-def _load(file: str, overrides: tuple[str, ...]):
+def _run(file: str, overrides: tuple[str, ...], workbook: str | None, as_json: bool,
+         analyse, text) -> None:
+    """Load FILE, run the analysis, print it, and write the workbook when asked."""
+    check_xlsx(workbook, "--workbook")
+    spec, = specs_for([file], overrides)
     try:
-        return load_scenario_file(file, overrides)
+        analysis = analyse(spec)
     except InputError as exc:
-        fail(str(exc))
-
-
-def _workbook(path: str | None, loaded, result) -> None:
-    """The scenario's workbook with a Sensitivity sheet holding ``result``."""
-    if path is None:
-        return
-    from ..chain import price
-    from ..workbook.export import WorkbookSystem, build_workbook, save_workbook
-    if not path.lower().endswith(".xlsx"):
-        fail("--workbook must end in .xlsx")
-    system = WorkbookSystem(price(loaded.scenario, loaded.provenance), loaded.curve)
-    try:
-        save_workbook(build_workbook([system], sensitivity=[result]), path)
-    except OSError as exc:
-        fail(f"cannot write {path}: {exc.strerror or exc}")
-    click.echo(f"workbook written to {path}", err=True)
+        fail_input(exc)
+    if as_json:
+        emit_json(analysis.to_json())
+    else:
+        click.echo(text(analysis.result, analysis.scenario_name))
+    if workbook is not None:
+        write_workbook(workbook, app.analysis_workbook(analysis))
+        click.echo(f"workbook written to {workbook}", err=True)
 
 
 def _q(value: float, unit: str) -> str:
@@ -111,21 +104,15 @@ def tornado_command(file: str, workbook: str | None, overrides: tuple[str, ...],
     """Move each input alone (default: base -/+ 20%) and rank them by the output's swing."""
     try:
         fraction = parse_quantity(swing, "dimensionless")
+        given = dict(parse_range(r) for r in ranges)
     except UnitInputError as exc:
         fail(f"--swing: {exc}")
-    loaded = _load(file, overrides)
-    scenario = loaded.scenario
-    try:
-        given = dict(parse_range(r) for r in ranges)
-        result = tornado(scenario, inputs=list(inputs) or None, ranges=given, output=output,
-                         default_swing=fraction)
     except InputError as exc:
-        fail(str(exc))
-    if as_json:
-        emit_json({"scenario": scenario.name, **result.to_json()})
-    else:
-        click.echo(tornado_text(result, scenario.name))
-    _workbook(workbook, loaded, result)
+        fail_input(exc)
+    _run(file, overrides, workbook, as_json,
+         lambda spec: app.tornado(CONTEXT, spec, output=output, swing=fraction,
+                                  inputs=list(inputs) or None, ranges=given),
+         tornado_text)
 
 
 def tornado_text(t: Tornado, name: str) -> str:
@@ -163,17 +150,12 @@ def grid_command(file: str, workbook: str | None, overrides: tuple[str, ...], ou
                  y: str) -> None:
     """The output over every pair of values of two inputs (e.g. electricity price x
     utilisation)."""
-    loaded = _load(file, overrides)
-    scenario = loaded.scenario
     try:
-        result = grid(scenario, parse_axis(x), parse_axis(y), output=output)
+        axes = parse_axis(x), parse_axis(y)
     except InputError as exc:
-        fail(str(exc))
-    if as_json:
-        emit_json({"scenario": scenario.name, **result.to_json()})
-    else:
-        click.echo(grid_text(result, scenario.name))
-    _workbook(workbook, loaded, result)
+        fail_input(exc)
+    _run(file, overrides, workbook, as_json,
+         lambda spec: app.grid(CONTEXT, spec, *axes, output=output), grid_text)
 
 
 def grid_text(g: Grid, name: str) -> str:
@@ -224,34 +206,26 @@ def montecarlo_command(file: str, workbook: str | None, overrides: tuple[str, ..
     n = _whole(draws, "--draws", 1)
     chosen_seed = _whole(seed, "--seed", 0)
     n_bins = _whole(bins, "--bins", 1)
-    loaded = _load(file, overrides)
-    scenario = loaded.scenario
+    distributions: dict[str, Any] = {}
     try:
-        distributions: dict[str, Any] = {}
         for text in dists:
             key, dist = parse_distribution(text)
             if key in distributions:
                 fail(f"{key}: given more than one --dist")
             distributions[key] = dist
-        show = n > CHUNK_SIZE or _stderr_is_terminal()
-        if show:
-            with click.progressbar(length=n, label="drawing", show_percent=True,
-                                   file=sys.stderr) as bar:
-                def progress(done: int, total: int) -> None:
-                    bar.update(done - bar.pos)
-                result = monte_carlo(scenario, distributions, draws=n, seed=chosen_seed,
-                                     output=output, bins=n_bins, truncate=truncate,
-                                     progress=progress)
-        else:
-            result = monte_carlo(scenario, distributions, draws=n, seed=chosen_seed,
-                                 output=output, bins=n_bins, truncate=truncate)
     except InputError as exc:
-        fail(str(exc))
-    if as_json:
-        emit_json({"scenario": scenario.name, **result.to_json()})
-    else:
-        click.echo(montecarlo_text(result, scenario.name))
-    _workbook(workbook, loaded, result)
+        fail_input(exc)
+
+    def analyse(spec):
+        run = partial(app.monte_carlo, CONTEXT, spec, distributions, draws=n, seed=chosen_seed,
+                      output=output, bins=n_bins, truncate=truncate)
+        if not (n > CHUNK_SIZE or _stderr_is_terminal()):
+            return run()
+        with click.progressbar(length=n, label="drawing", show_percent=True,
+                               file=sys.stderr) as bar:
+            return run(progress=lambda done, total: bar.update(done - bar.pos))
+
+    _run(file, overrides, workbook, as_json, analyse, montecarlo_text)
 
 
 def _stderr_is_terminal() -> bool:

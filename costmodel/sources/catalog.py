@@ -1,19 +1,20 @@
 """The catalog of accelerators, published operating points and electricity prices.
 
-Catalog files live in ``fixtures/catalog/`` (or ``$COSTMODEL_FIXTURES/catalog``), one TOML file
-per kind. Every quantity there is ``{ value, unit, source }``; :func:`split_sources` separates
-the sources into a provenance map so the engine sees plain quantities.
+Catalog files live in the fixtures' ``catalog/`` folder (:func:`fixtures_dir`, from
+:mod:`costmodel.resources`), one TOML file per kind. Every quantity there is
+``{ value, unit, source }``; :func:`split_sources` separates the sources into a provenance map
+so the engine sees plain quantities.
 """
 from __future__ import annotations
 
-import os
 import tomllib
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from ..inputs import InputError
+from ..errors import UnknownReference
+from ..resources import fixtures_dir
 
 __all__ = ["Catalog", "default_catalog", "fixtures_dir", "split_sources", "KINDS"]
 
@@ -21,12 +22,6 @@ __all__ = ["Catalog", "default_catalog", "fixtures_dir", "split_sources", "KINDS
 KINDS = {"accelerator": "accelerators", "operating_point": "operating_points",
          "electricity": "electricity", "system": "systems"}
 _PROVENANCE_KEYS = {"source", "note"}
-
-
-def fixtures_dir() -> Path:
-    """The fixtures folder: ``$COSTMODEL_FIXTURES`` or the repository's ``fixtures/``."""
-    env = os.environ.get("COSTMODEL_FIXTURES")
-    return Path(env) if env else Path(__file__).resolve().parents[2] / "fixtures"
 
 
 def split_sources(tree: Any, prefix: str = "") -> tuple[Any, dict[str, str]]:
@@ -85,8 +80,8 @@ class Catalog:
             return self._entries[kind][key]
         except KeyError:
             known = ", ".join(self.keys(kind)) or "none"
-            raise InputError([(path, f"unknown catalog entry {key!r} (known: {known})")]) \
-                from None
+            raise UnknownReference(path, f"unknown catalog entry {key!r} (known: {known})",
+                                   kind=kind, key=key) from None
 
 
 @lru_cache(maxsize=4)

@@ -20,13 +20,14 @@ from pathlib import Path
 from typing import Any
 
 from ..curves import SELECTIONS, Curve, Selection, Unreachable, select
-from ..inputs import InputError
+from ..errors import InputError, UnknownReference, UnreachablePoint
+from ..model import TOKEN_KINDS
 from ..units import UnitInputError, parse_quantity
 from .catalog import fixtures_dir
 from .curve_files import read_curves
 
-__all__ = ["resolve_curve_point", "find_curve", "CURVE_GIVES", "CurveReading", "CurveLibrary",
-           "fixture_curves"]
+__all__ = ["find_curve", "CURVE_GIVES", "CurveReading", "CurveLibrary", "fixture_curves",
+           "Target", "PEAK", "parse_target", "CurveRef", "locate_curve", "read_curve_point"]
 
 # operating-point keys that a curve provides and a scenario must not also give
 CURVE_GIVES = ("throughput", "throughput_per_kw", "normalised_by", "interactivity", "tbt",
@@ -101,13 +102,33 @@ def find_curve(ref: str, curve_id: str | None, base_dir: Path | None,
     if found is not None:
         return found
     what = "a curve file nor a known curve id" if files_allowed else "a known curve id"
-    raise InputError([(where, f"{ref!r} is neither {what} "
-                              f"(known: {', '.join(library.ids()) or 'none'})")])
+    raise UnknownReference(where, f"{ref!r} is neither {what} "
+                                  f"(known: {', '.join(library.ids()) or 'none'})",
+                           kind="curve", key=curve_id or ref)
 
 
-def _parse_at(at: Any) -> tuple[str, float | None]:
+@dataclass(frozen=True)
+class Target:
+    """Where to read a curve: ``how`` is peak | interactivity | tbt | concurrency and
+    ``value`` its target [token/s/user | ms | requests] (None for peak); ``label`` says who
+    chose it, for the disclosure's sources."""
+    how: str
+    value: float | None = None
+    label: str | None = None
+
+    @classmethod
+    def interactivity(cls, value: float, label: str) -> "Target":
+        """A target interactivity [token/s/user]."""
+        return cls("interactivity", float(value), label)
+
+
+PEAK = Target("peak")
+
+
+def parse_target(at: Any) -> Target:
+    """A scenario's ``operating_point.at`` ("peak" or a one-key table) as a :class:`Target`."""
     if at == "peak":
-        return "peak", None
+        return PEAK
     if not isinstance(at, dict) or len(at) != 1:
         raise InputError([("operating_point.at", 'expected "peak" or one of '
                                                  '{ interactivity = ... }, { tbt = ... }, '
@@ -120,47 +141,75 @@ def _parse_at(at: Any) -> tuple[str, float | None]:
     if how == "concurrency":
         if isinstance(raw, bool) or not isinstance(raw, (int, float)) or raw <= 0:
             raise InputError([(where, f"must be a positive number, got {raw!r}")])
-        return how, float(raw)
+        return Target(how, float(raw))
     try:
-        return how, parse_quantity(raw, _UNITS[how], allow_zero=False)
+        return Target(how, parse_quantity(raw, _UNITS[how], allow_zero=False))
     except UnitInputError as exc:
         raise InputError([(where, str(exc))]) from None
 
 
-def resolve_curve_point(data: dict[str, Any], base_dir: Path | None,
-                        provenance: dict[str, str], *, library: CurveLibrary | None = None,
-                        files_allowed: bool = True,
-                        ) -> tuple[dict[str, Any], CurveReading | None]:
-    """Replace a curve reference in ``data["operating_point"]`` by the point read from it;
-    also return what was read (None when the operating point is not from a curve)."""
+@dataclass(frozen=True)
+class CurveRef:
+    """A scenario's operating point as a curve reference, before it is read: the curve found
+    and the scenario's own target. Kept between locating and reading so that one scenario can
+    be read at several targets (matched interactivity, each quote's) without loading again."""
+    curve: Curve
+    origin: str  # the file or library it came from
+    kind: str  # token kind the frontier is taken on
+    target: Target  # the scenario's own ``at``
+
+    def frontier(self):
+        try:
+            return self.curve.frontier(self.kind)
+        except ValueError as exc:
+            raise InputError([("operating_point.curve", str(exc))]) from None
+
+
+def locate_curve(data: dict[str, Any], base_dir: Path | None, *,
+                 library: CurveLibrary | None = None,
+                 files_allowed: bool = True) -> CurveRef | None:
+    """The curve a scenario mapping's operating point names, or None when its operating
+    point is not read from a curve."""
     op = data.get("operating_point")
     if not isinstance(op, dict) or "curve" not in op:
-        return data, None
-    op = dict(op)
-    ref, curve_id = op.pop("curve"), op.pop("curve_id", None)
-    at = op.pop("at", "peak")
+        return None
+    ref, curve_id = op["curve"], op.get("curve_id")
     if not isinstance(ref, str):
         raise InputError([("operating_point.curve", "must be a file path or curve id")])
     clash = [k for k in CURVE_GIVES if k in op]
     if clash:
         raise InputError([(f"operating_point.{clash[0]}",
                            "given by the curve; remove it or drop operating_point.curve")])
-    how, target = _parse_at(at)
+    target = parse_target(op.get("at", "peak"))
     kind = op.get("token_kind", "mixed")
-    kind = kind if kind in ("mixed", "output", "input") else "mixed"  # validation reports it
+    kind = kind if kind in TOKEN_KINDS else "mixed"  # validation reports a bad one
     curve, origin = find_curve(ref, curve_id, base_dir, library=library,
                                files_allowed=files_allowed)
+    return CurveRef(curve, origin, kind, target)
+
+
+def read_curve_point(data: dict[str, Any], ref: CurveRef, target: Target | None,
+                     provenance: dict[str, str]
+                     ) -> tuple[dict[str, Any], CurveReading]:
+    """``data`` with its curve reference replaced by the point read at ``target`` (default:
+    the scenario's own), and what was read."""
+    target = target or ref.target
+    curve, how = ref.curve, target.how
     try:
-        sel = select(curve, how, target, kind)
+        sel = select(curve, how, target.value, ref.kind)
     except Unreachable as exc:
-        raise InputError([(f"operating_point.at.{how}", str(exc))]) from None
+        raise UnreachablePoint(f"operating_point.at.{how}", str(exc),
+                               best=exc.reading.best_interactivity) from None
     except LookupError as exc:
         raise InputError([(f"operating_point.at.{how}" if how != "peak"
                            else "operating_point.curve", str(exc))]) from None
-    label = f"curve {curve.key.id} ({origin}; {curve.source})"
+    if target.label:
+        provenance["operating_point.at"] = target.label
+    op = {k: v for k, v in data["operating_point"].items() if k not in ("curve_id", "at")}
+    label = f"curve {curve.key.id} ({ref.origin}; {curve.source})"
     op.update({"throughput": {"value": sel.throughput, "unit": "token/s"},
                "chosen": sel.description, "curve": curve.key.id, "read_status": sel.status,
-               "source": curve.source or origin})
+               "source": curve.source or ref.origin})
     for name, value, unit in (("interactivity", sel.interactivity, "token/s/user"),
                               ("ttft", sel.ttft, "s"), ("e2e_latency", sel.e2e_latency, "s")):
         if value is not None:
@@ -185,4 +234,4 @@ def resolve_curve_point(data: dict[str, Any], base_dir: Path | None,
             and "measured_power" not in accelerator:
         out["accelerator"] = {**accelerator, "measured_power": {"value": sel.power, "unit": "W"}}
         provenance["accelerator.measured_power"] = f"measured on {label}"
-    return out, CurveReading(curve, sel, kind, origin)
+    return out, CurveReading(curve, sel, ref.kind, ref.origin)

@@ -14,13 +14,22 @@ from typing import Any, Iterable, Mapping
 
 from pydantic import BaseModel
 
-from ..inputs import InputError, Scenario, validate_scenario
+from ..errors import InputError
+from ..inputs import Scenario, validate_scenario
 from .catalog import KINDS, Catalog, default_catalog, split_sources
-from .curve_point import CurveLibrary, CurveReading, find_curve, resolve_curve_point
+from .curve_point import (
+    CurveLibrary,
+    CurveReading,
+    CurveRef,
+    Target,
+    locate_curve,
+    read_curve_point,
+)
 from .power_trace_point import TRACE_KEYS, resolve_power_trace
 
-__all__ = ["LoadedScenario", "load_scenario_file", "read_scenario_file", "build_scenario",
-           "parse_override", "apply_overrides", "scenario_frontier", "known_key"]
+__all__ = ["LoadedScenario", "PreparedScenario", "prepare_scenario", "prepare_scenario_file",
+           "load_scenario_file", "read_scenario_file", "build_scenario", "parse_override",
+           "apply_overrides", "known_key"]
 
 
 @dataclass
@@ -182,12 +191,41 @@ def apply_overrides(data: dict[str, Any], overrides: Iterable[tuple[str, Any]],
     return data
 
 
-def build_scenario(data: Mapping[str, Any], overrides: Iterable[tuple[str, Any]] = (),
-                   catalog: Catalog | None = None, origin: str = "inline",
-                   override_label: str = "--set",
-                   base_dir: Path | None = None, *, curves: CurveLibrary | None = None,
-                   files_allowed: bool = True) -> LoadedScenario:
-    """Expand, override and validate a scenario mapping. Raises :class:`InputError`.
+@dataclass
+class PreparedScenario:
+    """A scenario mapping expanded (catalog references, overrides) with its curve located,
+    not yet read nor validated: :meth:`finish` reads it at a target and validates. Prepared
+    once, it can be finished at several targets (matched interactivity, each quote's)."""
+    data: dict[str, Any]
+    provenance: dict[str, str]
+    origin: str
+    base_dir: Path | None
+    files_allowed: bool
+    curve: CurveRef | None
+
+    def finish(self, target: Target | None = None) -> LoadedScenario:
+        """Read the curve at ``target`` (default: the scenario's own ``at``), resolve a power
+        trace and validate; a target applies only to a curve (callers that need one check
+        :attr:`curve` first). Raises :class:`InputError`."""
+        provenance = dict(self.provenance)
+        data, reading = self.data, None
+        if self.curve is not None:
+            data, reading = read_curve_point(data, self.curve, target, provenance)
+        data = resolve_power_trace(data, self.base_dir, provenance,
+                                   files_allowed=self.files_allowed)
+        scenario = validate_scenario(data)
+        for key in _leaf_keys(data):
+            provenance.setdefault(key, self.origin)
+        return LoadedScenario(scenario, provenance, self.origin, reading)
+
+
+def prepare_scenario(data: Mapping[str, Any], overrides: Iterable[tuple[str, Any]] = (),
+                     catalog: Catalog | None = None, origin: str = "inline",
+                     override_label: str = "--set", base_dir: Path | None = None, *,
+                     curves: CurveLibrary | None = None,
+                     files_allowed: bool = True) -> PreparedScenario:
+    """Expand catalog references, apply overrides and locate the curve of a scenario
+    mapping. Raises :class:`InputError`.
 
     ``base_dir`` is where relative paths in the scenario (curve files, power traces) are
     looked up; ``files_allowed=False`` refuses every file reference (input from the network);
@@ -198,13 +236,19 @@ def build_scenario(data: Mapping[str, Any], overrides: Iterable[tuple[str, Any]]
     provenance: dict[str, str] = {k: f"{origin}: {v}" for k, v in file_sources.items()}
     expanded = _expand_with_overrides(plain, list(overrides), catalog, provenance,
                                       override_label)
-    final, curve = resolve_curve_point(expanded, base_dir, provenance, library=curves,
-                                       files_allowed=files_allowed)
-    final = resolve_power_trace(final, base_dir, provenance, files_allowed=files_allowed)
-    scenario = validate_scenario(final)
-    for key in _leaf_keys(final):
-        provenance.setdefault(key, origin)
-    return LoadedScenario(scenario, provenance, origin, curve)
+    ref = locate_curve(expanded, base_dir, library=curves, files_allowed=files_allowed)
+    return PreparedScenario(expanded, provenance, origin, base_dir, files_allowed, ref)
+
+
+def build_scenario(data: Mapping[str, Any], overrides: Iterable[tuple[str, Any]] = (),
+                   catalog: Catalog | None = None, origin: str = "inline",
+                   override_label: str = "--set",
+                   base_dir: Path | None = None, *, curves: CurveLibrary | None = None,
+                   files_allowed: bool = True) -> LoadedScenario:
+    """Expand, override, read and validate a scenario mapping (:func:`prepare_scenario`,
+    then :meth:`PreparedScenario.finish` at the scenario's own target)."""
+    return prepare_scenario(data, overrides, catalog, origin, override_label, base_dir,
+                            curves=curves, files_allowed=files_allowed).finish()
 
 
 def _expand_with_overrides(plain: dict[str, Any], overrides: list[tuple[str, Any]],
@@ -229,34 +273,16 @@ def _leaf_keys(tree: Mapping[str, Any], prefix: str = "") -> list[str]:
     return keys
 
 
+def prepare_scenario_file(path: str | Path, overrides: Iterable[tuple[str, Any]] = (),
+                          catalog: Catalog | None = None) -> PreparedScenario:
+    """Read a scenario file, expand and override it (parsed ``(key, value)`` pairs)."""
+    return prepare_scenario(read_scenario_file(path), overrides, catalog, origin=str(path),
+                            base_dir=Path(path).resolve().parent)
+
+
 def load_scenario_file(path: str | Path, overrides: Iterable[str] = (),
-                       catalog: Catalog | None = None,
-                       extra: Iterable[tuple[str, Any]] = ()) -> LoadedScenario:
-    """Read, expand, override (``"dotted.key=VALUE"`` strings, then ``extra`` parsed pairs)
-    and validate a scenario file."""
-    data = read_scenario_file(path)
-    parsed = [parse_override(o) for o in overrides] + list(extra)
-    return build_scenario(data, parsed, catalog, origin=str(path),
-                          base_dir=Path(path).resolve().parent)
-
-
-def scenario_frontier(path: str | Path, overrides: Iterable[str] = (),
-                      catalog: Catalog | None = None):
-    """The Pareto frontier that a scenario file's operating point is read from.
-
-    Raises :class:`InputError` if the operating point does not come from a curve.
-    """
-    data = read_scenario_file(path)
-    plain, _ = split_sources(data)
-    expanded = _expand_with_overrides(plain, [parse_override(o) for o in overrides],
-                                      catalog or default_catalog(), {})
-    op = expanded.get("operating_point")
-    if not isinstance(op, dict) or not isinstance(op.get("curve"), str):
-        raise InputError([("operating_point.curve", "a matched or named interactivity needs an "
-                                                    "operating point read from a curve")])
-    curve, _ = find_curve(op["curve"], op.get("curve_id"), Path(path).resolve().parent)
-    kind = op.get("token_kind", "mixed")
-    try:
-        return curve.frontier(kind if kind in ("mixed", "output", "input") else "mixed")
-    except ValueError as exc:
-        raise InputError([("operating_point.curve", str(exc))]) from None
+                       catalog: Catalog | None = None) -> LoadedScenario:
+    """Read, expand, override (``"dotted.key=VALUE"`` strings) and validate a scenario file
+    at its own operating point."""
+    return prepare_scenario_file(path, [parse_override(o) for o in overrides],
+                                 catalog).finish()

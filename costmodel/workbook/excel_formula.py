@@ -15,13 +15,17 @@ it is used.
 """
 from __future__ import annotations
 
-from ..declaration import BinOp, Choose, Compare, Name, Neg, Node, Num, Where
+from ..declaration import Algebra, Node, fold
 
 __all__ = ["to_formula", "levels_name"]
 
 _PRECEDENCE = {"+": 1, "-": 1, "*": 2, "/": 2, "**": 3}
+_COMPARISON = 0  # binds loosest, as in a spreadsheet
+_ATOM = 4  # names, numbers, calls and bracketed text: never need brackets
 _OPS = {"+": "+", "-": "-", "*": "*", "/": "/", "**": "^"}
 _CMP = {"==": "=", "!=": "<>", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
+
+Formula = tuple[str, int]  # (text, precedence of its outermost operator)
 
 
 def levels_name(enum_name: str) -> str:
@@ -31,30 +35,42 @@ def levels_name(enum_name: str) -> str:
 
 def to_formula(node: Node) -> str:
     """Spreadsheet formula text for an expression, without the leading ``=``."""
-    return _render(node, 0)
+    return fold(node, _FORMULA)[0]
 
 
-def _render(node: Node, parent: int) -> str:
-    if isinstance(node, Name):
-        return node.id
-    if isinstance(node, Num):
-        return str(node.value)
-    if isinstance(node, Neg):
-        return f"(-{_render(node.operand, 4)})"
-    if isinstance(node, BinOp):
-        p = _PRECEDENCE[node.op]
+def _operand(part: Formula, needed: int) -> str:
+    """An operand's text, bracketed if its operator binds less tightly than ``needed``."""
+    text, precedence = part
+    return f"({text})" if precedence < needed else text
+
+
+class _Formulas(Algebra[Formula]):
+    def name(self, id: str) -> Formula:
+        return id, _ATOM
+
+    def num(self, value: int) -> Formula:
+        return str(value), _ATOM
+
+    def neg(self, x: Formula) -> Formula:
+        return f"(-{_operand(x, _ATOM)})", _ATOM
+
+    def binop(self, op: str, a: Formula, b: Formula) -> Formula:
+        p = _PRECEDENCE[op]
         # left-associative: the right operand of - and / (and of ^, which spreadsheets
         # evaluate left to right) needs brackets at equal precedence
-        left = _render(node.left, p if node.op != "**" else p + 1)
-        right = _render(node.right, p + 1 if node.op in ("-", "/", "**") else p)
-        text = f"{left}{_OPS[node.op]}{right}"
-        return f"({text})" if p < parent else text
-    if isinstance(node, Compare):
-        return f"{_render(node.left, 1)}{_CMP[node.op]}{_render(node.right, 1)}"
-    if isinstance(node, Where):
-        return (f"IF({_render(node.condition, 0)},{_render(node.if_true, 0)},"
-                f"{_render(node.if_false, 0)})")
-    if isinstance(node, Choose):
-        options = ",".join(_render(o, 0) for o in node.options)
-        return f"CHOOSE(MATCH({node.selector},{levels_name(node.selector)},0),{options})"
-    raise TypeError(node)
+        left = _operand(a, p + 1 if op == "**" else p)
+        right = _operand(b, p + 1 if op in ("-", "/", "**") else p)
+        return f"{left}{_OPS[op]}{right}", p
+
+    def compare(self, op: str, a: Formula, b: Formula) -> Formula:
+        return f"{_operand(a, 1)}{_CMP[op]}{_operand(b, 1)}", _COMPARISON
+
+    def where(self, condition: Formula, if_true: Formula, if_false: Formula) -> Formula:
+        return f"IF({condition[0]},{if_true[0]},{if_false[0]})", _ATOM
+
+    def choose(self, selector: str, options: tuple[Formula, ...]) -> Formula:
+        texts = ",".join(text for text, _ in options)
+        return f"CHOOSE(MATCH({selector},{levels_name(selector)},0),{texts})", _ATOM
+
+
+_FORMULA = _Formulas()

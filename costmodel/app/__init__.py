@@ -1,0 +1,57 @@
+"""The application layer: each use case once, for every face (CLI, API, web pages).
+
+A face parses its input into the typed requests of :mod:`costmodel.app.specs`, calls one
+function here with a :class:`~costmodel.app.context.Context`, and renders the typed result.
+Errors are :class:`~costmodel.errors.InputError` and its kinds (``UnknownReference``,
+``UnreachablePoint``), marked with the face's ``subject`` of the scenario they are about.
+"""
+from .analyses import Analysis, analysis_workbook, grid, monte_carlo, tornado
+from .context import Context, LocalContext
+from .load import NOT_FROM_CURVE, load, load_all, prepare
+from .pricing import (
+    Compared,
+    Priced,
+    WorkbookFile,
+    compare,
+    price,
+    price_loaded,
+    render_workbook,
+    reprice,
+    workbook,
+)
+from .quotes import (
+    QuotesRanking,
+    TermAnalysis,
+    TermRequest,
+    quotes_compare,
+    quotes_term,
+    quotes_workbook,
+)
+from .specs import (
+    MATCHED,
+    OWN_POINT,
+    AtInteractivity,
+    FileScenario,
+    InlineScenario,
+    Matched,
+    Override,
+    OwnPoint,
+    Reading,
+    SavedRevision,
+    ScenarioSpec,
+    overrides_from_mapping,
+    overrides_from_text,
+)
+
+__all__ = [
+    "Context", "LocalContext",
+    "ScenarioSpec", "FileScenario", "InlineScenario", "SavedRevision", "Override",
+    "overrides_from_mapping", "overrides_from_text",
+    "Reading", "OwnPoint", "Matched", "AtInteractivity", "OWN_POINT", "MATCHED",
+    "NOT_FROM_CURVE", "prepare", "load", "load_all",
+    "Priced", "Compared", "WorkbookFile", "price", "price_loaded", "compare", "workbook",
+    "render_workbook", "reprice",
+    "QuotesRanking", "quotes_compare", "quotes_workbook", "TermRequest", "TermAnalysis",
+    "quotes_term",
+    "Analysis", "tornado", "grid", "monte_carlo", "analysis_workbook",
+]

@@ -1,0 +1,101 @@
+"""Loading scenarios: a typed spec -> a validated scenario, read at a chosen target."""
+from __future__ import annotations
+
+from typing import Sequence
+
+from ..curves import matched_interactivity
+from ..errors import InputError, UnknownReference
+from ..sources.curve_point import Target
+from ..sources.scenario_file import (
+    LoadedScenario,
+    PreparedScenario,
+    prepare_scenario,
+    read_scenario_file,
+)
+from .context import Context
+from .specs import (
+    AtInteractivity,
+    FileScenario,
+    InlineScenario,
+    Matched,
+    OwnPoint,
+    Reading,
+    ScenarioSpec,
+)
+
+__all__ = ["prepare", "load", "load_all", "target_of", "NOT_FROM_CURVE"]
+
+NOT_FROM_CURVE = ("a matched or named interactivity needs an operating point read from a "
+                  "curve")
+
+
+def prepare(ctx: Context, spec: ScenarioSpec) -> PreparedScenario:
+    """The spec's scenario expanded, overridden and its curve located. Errors are marked
+    with the spec's subject."""
+    try:
+        return _prepare(ctx, spec)
+    except InputError as exc:
+        raise exc.about(spec.subject) from None
+
+
+def _prepare(ctx: Context, spec: ScenarioSpec) -> PreparedScenario:
+    src = spec.source
+    base_dir = None
+    if isinstance(src, FileScenario):
+        data, origin = read_scenario_file(src.path), str(src.path)
+        base_dir = src.path.resolve().parent
+    elif isinstance(src, InlineScenario):
+        data, origin = dict(src.data), src.label
+    else:
+        data, origin = ctx.revision(src.scenario_id, src.revision)
+    overrides = [(o.key, o.value) for o in spec.overrides]
+    for fresh in (False, True):
+        try:
+            return prepare_scenario(data, overrides, ctx.catalog(fresh), origin=origin,
+                                    override_label=ctx.override_label, base_dir=base_dir,
+                                    curves=ctx.curves(fresh),
+                                    files_allowed=ctx.files_allowed)
+        except UnknownReference:
+            if fresh:  # another writer may have added it a moment ago: looked again
+                raise
+    raise AssertionError("unreachable")
+
+
+def load(ctx: Context, spec: ScenarioSpec, target: Target | None = None) -> LoadedScenario:
+    """The spec's scenario, validated, at ``target`` (default: its own operating point)."""
+    prepared = prepare(ctx, spec)
+    try:
+        return prepared.finish(target)
+    except InputError as exc:
+        raise exc.about(spec.subject) from None
+
+
+def target_of(prepared: Sequence[PreparedScenario], specs: Sequence[ScenarioSpec],
+              reading: Reading) -> Target | None:
+    """Where every curve is read for ``reading``; None for each scenario's own point."""
+    if isinstance(reading, OwnPoint):
+        return None
+    for p, spec in zip(prepared, specs, strict=True):
+        if p.curve is None:
+            raise InputError([("operating_point", NOT_FROM_CURVE)]).about(spec.subject)
+    if isinstance(reading, Matched):
+        value = matched_interactivity([p.curve.frontier() for p in prepared])
+        return Target.interactivity(value, f"matched interactivity: the best every system "
+                                           f"reaches ({value:.4g} token/s/user)")
+    assert isinstance(reading, AtInteractivity)
+    return Target.interactivity(reading.value, reading.label or
+                                f"every system read at {reading.value:.4g} token/s/user")
+
+
+def load_all(ctx: Context, specs: Sequence[ScenarioSpec],
+             reading: Reading) -> list[LoadedScenario]:
+    """Scenarios for a comparison or workbook, every curve read where ``reading`` says."""
+    prepared = [prepare(ctx, s) for s in specs]
+    target = target_of(prepared, specs, reading)
+    out = []
+    for p, spec in zip(prepared, specs, strict=True):
+        try:
+            out.append(p.finish(target))
+        except InputError as exc:
+            raise exc.about(spec.subject) from None
+    return out

@@ -1,0 +1,94 @@
+"""Pricing use cases: one scenario, several side by side, and their workbook."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from io import BytesIO
+from pathlib import Path
+from typing import Any, Sequence
+
+from ..chain import compare as compare_results
+from ..chain import price as price_result
+from ..results import Comparison, Result
+from ..sources.curve_point import CurveReading
+from ..sources.scenario_file import LoadedScenario
+from .context import Context
+from .load import load, load_all
+from .specs import OWN_POINT, Reading, ScenarioSpec
+
+__all__ = ["Priced", "Compared", "WorkbookFile", "price", "price_loaded", "compare",
+           "workbook", "render_workbook", "reprice"]
+
+
+@dataclass(frozen=True)
+class Priced:
+    """A priced scenario [every step in its declared unit] and, when its operating point was
+    read off a curve, what was read."""
+    result: Result
+    curve: CurveReading | None = None
+    loaded: LoadedScenario | None = None
+
+
+@dataclass(frozen=True)
+class Compared:
+    """Scenarios priced side by side; ratios are against the first."""
+    comparison: Comparison
+    systems: list[Priced]
+
+
+@dataclass(frozen=True)
+class WorkbookFile:
+    """A workbook's bytes and a file name that says what it holds."""
+    content: bytes
+    filename: str
+
+
+def price_loaded(loaded: LoadedScenario) -> Priced:
+    return Priced(price_result(loaded.scenario, loaded.provenance), loaded.curve, loaded)
+
+
+def price(ctx: Context, spec: ScenarioSpec) -> Priced:
+    """One scenario at its own operating point."""
+    return price_loaded(load(ctx, spec))
+
+
+def compare(ctx: Context, specs: Sequence[ScenarioSpec], reading: Reading = OWN_POINT
+            ) -> Compared:
+    """Several scenarios, every curve read where ``reading`` says."""
+    loaded = load_all(ctx, specs, reading)
+    comparison = compare_results([(x.scenario, x.provenance) for x in loaded])
+    return Compared(comparison, [Priced(r, x.curve, x)
+                                 for r, x in zip(comparison.results, loaded, strict=True)])
+
+
+def _filename(names: Sequence[str]) -> str:
+    """``deepseek-r1-gb300_vs_jalapeno.xlsx``: the systems' names, safe for any file system."""
+    stem = "_vs_".join(re.sub(r"[^A-Za-z0-9._-]+", "-", n).strip("-.") or "scenario"
+                       for n in names[:3])
+    return f"{stem[:120] or 'costmodel'}.xlsx"
+
+
+def render_workbook(systems: Sequence[Priced], *, title: str | None = None,
+                    quotes: Sequence[tuple[Any, Sequence[Any]]] = (),
+                    sensitivity: Sequence[Any] = ()) -> WorkbookFile:
+    """The workbook (live formulas) of priced systems, with optional Quotes and Sensitivity
+    sheets."""
+    from ..workbook.export import WorkbookSystem, build_workbook
+    wb = build_workbook([WorkbookSystem(p.result, p.curve) for p in systems], title=title,
+                        quotes=quotes, sensitivity=sensitivity)
+    buf = BytesIO()
+    wb.save(buf)
+    return WorkbookFile(buf.getvalue(), _filename([p.result.name for p in systems]))
+
+
+def workbook(ctx: Context, specs: Sequence[ScenarioSpec], reading: Reading = OWN_POINT, *,
+             title: str | None = None) -> WorkbookFile:
+    """The workbook of one scenario or a comparison."""
+    loaded = load_all(ctx, specs, reading)
+    return render_workbook([price_loaded(x) for x in loaded], title=title)
+
+
+def reprice(source: bytes | str | Path, name: str = "workbook"):
+    """An edited workbook read back: its inputs validated and priced, what changed."""
+    from ..workbook.reader import read_workbook
+    return read_workbook(source, name=name)
