@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from .evaluate import Evaluator
-from .inputs import Scenario, default_source
+from .inputs import NORMALISED_BY_DEFAULT, Scenario, default_source
 from .model import MODEL
 from .results import Comparison, Result
 
@@ -20,10 +20,9 @@ def price(scenario: Scenario, provenance: dict[str, str] | None = None) -> Resul
     provenance = dict(provenance or {})
     for key in defaults:
         provenance.setdefault(key, default_source(key))
-    op = scenario.operating_point
-    if op.throughput_per_kw is not None and op.normalised_by is None:
+    if scenario.normalised_by_defaulted:
         defaults.append("operating_point.normalised_by")
-        provenance["operating_point.normalised_by"] = "default: accelerator.rated_power"
+        provenance["operating_point.normalised_by"] = f"default: {NORMALISED_BY_DEFAULT}"
     return Result(scenario, values, provenance, defaults)
 
 

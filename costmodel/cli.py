@@ -17,7 +17,6 @@ from .commands.common import (
     specs_for,
     write_workbook,
 )
-from .curves import Unreachable, select
 from .errors import InputError
 from .model import MODEL, TOKEN_KINDS
 from .power import DEFAULT_MAX_GAP, integrate, joules_per_token
@@ -32,7 +31,6 @@ from .report import (
 )
 from .sources.catalog import KINDS, default_catalog
 from .sources.curve_files import curves_csv_text, read_curves, write_curves_csv
-from .sources.curve_point import find_curve
 from .sources.power_log import read_power_log
 from .units import UnitInputError, parse_quantity
 
@@ -264,21 +262,19 @@ def curves_show(curve: str, curve_id: str | None, kind: str, at_interactivity: s
                 plot: str | None) -> None:
     """Show a curve (a file or a fixture curve id): its points, frontier and a reading."""
     try:
-        c, origin = find_curve(curve, curve_id, None, where="CURVE")
+        target = (parse_quantity(at_interactivity, "token/s/user", allow_zero=False)
+                  if at_interactivity else None)
+    except UnitInputError as exc:
+        fail(f"--at-interactivity: {exc}")
+    try:
+        view = app.show_curve(CONTEXT, curve, curve_id, kind, target)
     except InputError as exc:
-        fail(str(exc))
-    sel = None
-    if at_interactivity:
-        try:
-            target = parse_quantity(at_interactivity, "token/s/user", allow_zero=False)
-            sel = select(c, "interactivity", target, kind)
-        except (UnitInputError, Unreachable, LookupError) as exc:
-            fail(f"--at-interactivity: {exc}")
-    click.echo(curve_table(c, kind, origin, sel))
+        fail_input(exc, {"curve": "CURVE", "at_interactivity": "--at-interactivity"})
+    click.echo(curve_table(view.curve, kind, view.origin, view.reading))
     if plot:
         from .frontier_plot import plot_curves
         try:
-            plot_curves([c], plot, kind=kind, chosen=[sel])
+            plot_curves([view.curve], plot, kind=kind, chosen=[view.reading])
         except ValueError as exc:
             fail(f"--plot: {exc}")
         click.echo(f"plot written to {plot}")
@@ -470,7 +466,25 @@ def keys_revoke(key_id: int, url: str | None) -> None:
     click.echo(f"key {key_id} revoked")
 
 
-_LOOPBACK = ("127.", "localhost", "::1")
+def _is_loopback(host: str) -> bool:
+    """Whether every address ``host`` resolves to is a loopback address (127.0.0.0/8, ::1).
+
+    Decided on the resolved addresses, never on the name's spelling: ``localhost.invalid``
+    or ``127.example.com`` may resolve anywhere, and ``::10`` is not ``::1``.
+    """
+    import ipaddress
+    import socket
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        pass
+    try:
+        infos = socket.getaddrinfo(host, None)
+    except (socket.gaierror, UnicodeError):
+        return False  # gunicorn will fail to bind it anyway
+    addresses = {info[4][0] for info in infos}
+    return bool(addresses) and all(
+        ipaddress.ip_address(a.split("%")[0]).is_loopback for a in addresses)
 
 
 @main.command()
@@ -487,8 +501,7 @@ def serve(host: str, port: int, url: str | None, no_seed: bool, workers: int,
     Migrates and seeds the database first. On a loopback address reads (price, compare,
     catalog) answer without a key; writes always need one.
     """
-    import os
-
+    from .api import create_app, open_reads_from_env
     from .sources.catalog import fixtures_dir
     from .store.db import database_url, make_engine, make_sessions, upgrade
     from .store.seed import seed
@@ -499,12 +512,9 @@ def serve(host: str, port: int, url: str | None, no_seed: bool, workers: int,
         with make_sessions(engine).begin() as session:
             seed(session, fixtures_dir())
         engine.dispose()
-    loopback = host.startswith(_LOOPBACK)
-    os.environ["DATABASE_URL"] = url
-    os.environ["COSTMODEL_OPEN_READS"] = "1" if loopback else os.environ.get(
-        "COSTMODEL_OPEN_READS", "0")
-    from .api import create_app
-    app = create_app()
+    loopback = _is_loopback(host)
+    app = create_app({"DATABASE_URL": url,
+                      "OPEN_READS": loopback or open_reads_from_env()})
     click.echo(f"costmodel {__version__} serving on http://{host}:{port} "
                f"(database {_redact(url)})")
     click.echo(f"  API docs: http://{host}:{port}/api/v1/docs")

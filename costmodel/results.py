@@ -87,7 +87,7 @@ class Result:
                 "throughput_basis": op.throughput_basis,
                 "throughput": self.quantity("throughput"),
                 "throughput_per_kw_as_given": _optional(op.throughput_per_kw, "token/s/kW"),
-                "normalised_by": (q(op.normalised_by or s.accelerator.rated_power, "W")
+                "normalised_by": (q(s.normalising_power, "W")
                                   if op.throughput_per_kw is not None else None),
                 "interactivity": _optional(op.effective_interactivity, "token/s/user"),
                 "tbt": _optional(op.effective_tbt, "ms"),

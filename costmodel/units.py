@@ -23,7 +23,7 @@ from typing import Any
 
 import pint
 
-__all__ = ["ureg", "Q_", "UnitInputError", "parse_quantity", "parse_unit",
+__all__ = ["ureg", "UnitInputError", "parse_quantity", "parse_unit",
            "HOURS_PER_YEAR", "MONTHS_PER_YEAR"]
 
 HOURS_PER_YEAR = 8760.0
@@ -53,7 +53,6 @@ ureg.define("gCO2e = [emissions] = gCO2eq")
 ureg.define("kgCO2e = 1000 * gCO2e")
 ureg.define("tCO2e = 1e6 * gCO2e")
 ureg.define("accelerator_hour = hour")
-Q_ = ureg.Quantity
 
 assert ureg.Quantity(1, "month").to("hour").magnitude == HOURS_PER_YEAR / MONTHS_PER_YEAR
 

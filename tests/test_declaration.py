@@ -15,6 +15,7 @@ from costmodel.declaration import (
 )
 from costmodel.evaluate import Evaluator
 from costmodel.model import MODEL
+from costmodel.units import ureg
 
 POWER = Input("power", "W", "", "power")
 PRICE = Input("price", "USD/kWh", "", "price")
@@ -66,15 +67,21 @@ def test_choose_branches_must_share_a_scale():
                 enums=[e])
 
 
-def test_model_units_round_trip_through_pint():
-    # every step's declared unit parses and the model holds the steps the issue names
-    for name in ["power_per_accelerator", "throughput_per_kw", "tokens_per_kwh",
-                 "joules_per_token", "energy_cost_per_hour", "capital_recovery_factor",
-                 "amortised_capex_per_year", "opex_per_hour", "cost_per_hour",
-                 "cost_per_mtok_energy", "cost_per_mtok_capex", "cost_per_mtok_opex",
-                 "cost_per_mtok_total", "bandwidth_per_watt", "price_per_mtok_total",
-                 "price_per_mtok_input", "price_per_mtok_output"]:
-        assert name in MODEL.steps
+@pytest.mark.parametrize("step,unit", [
+    ("power_per_accelerator", "W"), ("throughput_per_kw", "token/s/kW"),
+    ("tokens_per_kwh", "token/kWh"), ("joules_per_token", "J/token"),
+    ("energy_cost_per_hour", "USD/h"), ("capital_recovery_factor", "1/year"),
+    ("amortised_capex_per_year", "USD/year"), ("opex_per_hour", "USD/h"),
+    ("cost_per_hour", "USD/h"), ("cost_per_mtok_energy", "USD/Mtok"),
+    ("cost_per_mtok_capex", "USD/Mtok"), ("cost_per_mtok_opex", "USD/Mtok"),
+    ("cost_per_mtok_total", "USD/Mtok"), ("bandwidth_per_watt", "TB/s/kW"),
+    ("price_per_mtok_total", "USD/Mtok"), ("price_per_mtok_input", "USD/Mtok"),
+    ("price_per_mtok_output", "USD/Mtok")])
+def test_model_steps_are_declared_in_the_units_they_are_published_in(step, unit):
+    # the declared unit is this exact unit (a factor of 1), not merely the same dimension:
+    # W and kW would both pass a dimension check and print 1000x apart
+    declared = ureg.Quantity(1, MODEL.steps[step].unit)
+    assert declared.to(unit).magnitude == pytest.approx(1.0, rel=1e-12)
 
 
 def _inputs(n: int, rng: np.random.Generator) -> dict:

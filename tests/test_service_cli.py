@@ -11,6 +11,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from costmodel.cli import main
@@ -83,3 +84,14 @@ def test_serve_on_loopback_answers_reads_without_a_key(tmp_path):
         log.close()
     out = (tmp_path / "serve.log").read_text()
     assert "reads (price, compare, catalog, scenarios) answer without a key" in out
+
+
+@pytest.mark.parametrize("host,loopback", [
+    ("127.0.0.1", True), ("127.3.2.1", True), ("::1", True), ("[::1]", True),
+    ("localhost", True), ("0.0.0.0", False), ("::", False), ("::10", False),
+    ("10.0.0.1", False), ("localhost.invalid", False), ("127.example.invalid", False),
+])
+def test_serve_opens_reads_only_on_addresses_that_are_loopback(host, loopback):
+    # decided on the resolved address, never on how the name is spelled
+    from costmodel.cli import _is_loopback
+    assert _is_loopback(host) is loopback

@@ -5,7 +5,7 @@ Configuration comes from the environment (or the ``config`` mapping, which wins)
 - ``DATABASE_URL``: SQLAlchemy URL; a SQLite file ``costmodel.db`` by default, PostgreSQL
   (``postgresql://...``) for several workers or hosts;
 - ``COSTMODEL_OPEN_READS``: ``1`` lets price, compare and catalog reads answer without a key
-  (``costmodel serve`` sets it on a loopback address); writes always need one;
+  (``costmodel serve`` opens them on a loopback address); writes always need one;
 - ``COSTMODEL_MAX_BODY``: the request body limit in bytes (default 2 MiB; workbook uploads
   may reach the reader's own 20 MiB limit).
 
@@ -28,13 +28,15 @@ from .openapi import build_spec
 from .routes import catalog, keys, pricing, scenarios
 from .services import Services
 
-__all__ = ["create_app"]
+__all__ = ["create_app", "open_reads_from_env"]
 
 TEMPLATES = templates_dir()  # packaged with the wheel (costmodel.templates)
 
 
-def _flag(value: Any) -> bool:
-    return str(value).strip().lower() in ("1", "true", "yes", "on")
+def open_reads_from_env() -> bool:
+    """``COSTMODEL_OPEN_READS`` as a flag (1, true, yes, on)."""
+    return os.environ.get("COSTMODEL_OPEN_READS", "0").strip().lower() in (
+        "1", "true", "yes", "on")
 
 
 class _JSON(DefaultJSONProvider):
@@ -54,11 +56,11 @@ class _JSON(DefaultJSONProvider):
 
 def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     config = dict(config or {})
-    Flask.json_provider_class = _JSON
     app = Flask(__name__, template_folder=str(TEMPLATES))
+    app.json = _JSON(app)  # this app's JSON, not every Flask app's in the process
     app.config.update(
         DATABASE_URL=os.environ.get("DATABASE_URL"),
-        OPEN_READS=_flag(os.environ.get("COSTMODEL_OPEN_READS", "0")),
+        OPEN_READS=open_reads_from_env(),
         MAX_CONTENT_LENGTH=int(os.environ.get("COSTMODEL_MAX_BODY", 2 * 2**20)),
     )
     app.config.update(config)

@@ -13,6 +13,7 @@ from pydantic import BaseModel, ValidationError
 from pydantic.json_schema import models_json_schema
 
 from .. import __version__
+from ..store.models import MAX_ID
 from .auth import require
 from .errors import Problem
 from .schemas import ProblemOut
@@ -49,7 +50,6 @@ class ListQuery(BaseModel):
 
 
 _RULE_PARAM = re.compile(r"<(?:(\w+)(?:\([^)]*\))?:)?(\w+)>")
-MAX_ID = 2**31 - 1  # ids and offsets fit a 32-bit integer column on every backend
 
 
 def _body(model: type[BaseModel]) -> BaseModel:

@@ -12,6 +12,7 @@ from ..inputs import Node, Rack
 from ..sources.catalog import split_sources
 from ..sources.curve_files import read_curve_text
 from ..store import repo
+from ..store.models import MAX_ID
 from .auth import _verified
 from .errors import Problem
 from .openapi import ListQuery, route
@@ -52,7 +53,7 @@ from .schemas import (
 __all__ = ["pricing", "catalog", "scenarios", "keys"]
 
 XLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
-ID = "int(max=2147483647)"  # a path id: a positive 32-bit integer on every backend
+ID = f"int(max={MAX_ID})"  # a path id
 
 pricing = Blueprint("pricing", __name__, url_prefix="/api/v1")
 catalog = Blueprint("catalog", __name__, url_prefix="/api/v1")

@@ -18,6 +18,7 @@ from ..inputs import (
     Rack,
     Workload,
 )
+from ..store.models import MAX_ID
 from ..store.repo import ROLES
 
 __all__ = ["PriceRequest", "CompareRequest", "ScenarioCreate", "ScenarioRevise",
@@ -88,7 +89,7 @@ ScenarioBody = Annotated[dict[str, Any], WithJsonSchema(scenario_input_schema())
 Quantity = Annotated[Any, WithJsonSchema(_QUANTITY)]
 
 
-Id = Annotated[int, Field(ge=1, le=2**31 - 1)]  # fits a 32-bit integer column everywhere
+Id = Annotated[int, Field(ge=1, le=MAX_ID)]
 
 
 class PriceRequest(Strict):
@@ -346,12 +347,6 @@ class QuotesForScenario(BaseModel):
 
 class QuotesCompareOut(BaseModel):
     scenarios: list[QuotesForScenario]
-
-
-class Health(BaseModel):
-    status: str
-    database: str
-    version: str
 
 
 class ProblemOut(BaseModel):

@@ -7,6 +7,7 @@ Errors are :class:`~costmodel.errors.InputError` and its kinds (``UnknownReferen
 """
 from .analyses import Analysis, analysis_workbook, grid, monte_carlo, tornado
 from .context import Context, LocalContext
+from .curves import CurveView, show_curve
 from .load import NOT_FROM_CURVE, load, load_all, prepare
 from .pricing import (
     Compared,
@@ -54,4 +55,5 @@ __all__ = [
     "QuotesRanking", "quotes_compare", "quotes_workbook", "TermRequest", "TermAnalysis",
     "quotes_term",
     "Analysis", "tornado", "grid", "monte_carlo", "analysis_workbook",
+    "CurveView", "show_curve",
 ]

@@ -16,7 +16,11 @@ from sqlalchemy import (
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
 __all__ = ["Base", "CatalogEntry", "CurveRecord", "SavedScenario", "ScenarioRevision",
-           "ApiKey", "utcnow"]
+           "ApiKey", "utcnow", "MAX_ID"]
+
+# ids, revision numbers and offsets are positive 32-bit integers: the Integer column of every
+# backend holds them, so a larger one is refused before it reaches the database
+MAX_ID = 2**31 - 1
 
 
 def utcnow() -> datetime:
