@@ -76,7 +76,7 @@ class Curve:
     notes: list[str] = field(default_factory=list)
 
     @classmethod
-    def from_points(cls, key: CurveKey, points: list[dict], source: str = "") -> "Curve":
+    def from_points(cls, key: CurveKey, points: list[dict], source: str = "") -> Curve:
         """Build from dicts with any of the array names above (missing -> NaN)."""
         names = ("interactivity", "throughput", "output_throughput", "input_throughput",
                  "concurrency", "ttft", "e2e_latency", "power")
@@ -86,7 +86,7 @@ class Curve:
     def __len__(self) -> int:
         return len(self.throughput)
 
-    def merged(self, other: "Curve") -> "Curve":
+    def merged(self, other: Curve) -> Curve:
         """This curve with another sweep's points of the same key appended."""
         if other.key != self.key:
             raise ValueError(f"cannot merge curve {other.key.id} into {self.key.id}")
@@ -101,7 +101,7 @@ class Curve:
         return {"mixed": self.throughput, "output": self.output_throughput,
                 "input": self.input_throughput}[kind]
 
-    def frontier(self, kind: str = "mixed") -> "Frontier":
+    def frontier(self, kind: str = "mixed") -> Frontier:
         return Frontier.of(self, kind)
 
     def peak_index(self, kind: str = "mixed") -> int:
@@ -165,7 +165,7 @@ class Frontier:
     _pchip: PchipInterpolator | None = field(default=None, repr=False)
 
     @classmethod
-    def of(cls, curve: Curve, kind: str = "mixed") -> "Frontier":
+    def of(cls, curve: Curve, kind: str = "mixed") -> Frontier:
         x, y = curve.interactivity, curve.throughput_of(kind)
         ok = np.flatnonzero(~np.isnan(x) & ~np.isnan(y) & (x > 0) & (y > 0))
         if ok.size == 0:
@@ -177,7 +177,7 @@ class Frontier:
 
     @classmethod
     def from_points(cls, x: np.ndarray, y: np.ndarray, power: np.ndarray | None = None,
-                    indices: np.ndarray | None = None) -> "Frontier":
+                    indices: np.ndarray | None = None) -> Frontier:
         """A frontier from points already on it (interactivity ascending)."""
         x = np.asarray(x, dtype=float)
         y = np.asarray(y, dtype=float)

@@ -20,8 +20,8 @@ No file I/O here: the readers live in :mod:`costmodel.sources.power_log`.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Mapping, Sequence
 
 import numpy as np
 
@@ -100,7 +100,7 @@ class PowerTrace:
     @classmethod
     def from_arrays(cls, series: Mapping[str, tuple[Sequence[float], Sequence[float]]], *,
                     source: str = "", clock: str = "",
-                    warnings: Sequence[str] = ()) -> "PowerTrace":
+                    warnings: Sequence[str] = ()) -> PowerTrace:
         """Build a trace from ``{gpu: (times [s], power [W])}``."""
         return cls(tuple(GpuSamples(str(g), t, p) for g, (t, p) in series.items()),
                    source=source, clock=clock, warnings=tuple(warnings))
@@ -205,7 +205,7 @@ class EnergyReport:
         peaks = [g.peak_power for g in self.gpus]
         return float("nan") if all(math.isnan(p) for p in peaks) else float(np.nanmax(peaks))
 
-    def require_valid(self) -> "EnergyReport":
+    def require_valid(self) -> EnergyReport:
         """Return self if valid; otherwise raise ValueError listing the reasons."""
         if not self.valid:
             where = f" ({self.source})" if self.source else ""

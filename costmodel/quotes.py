@@ -23,9 +23,10 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date
-from typing import Literal, Optional, Sequence
+from typing import Literal
 
 from pydantic import Field, ValidationError
 
@@ -45,12 +46,12 @@ NO_POINT = ("no operating point in writing: a price at peak throughput and at a 
 
 class QuoteOperatingPoint(Section):
     """What the quote guarantees: interactivity (or TBT) and the workload it applies to."""
-    interactivity: Optional[Qty("token/s/user", positive=True)] = None
-    tbt: Optional[Qty("ms", positive=True)] = None
-    isl: Optional[Qty("token", positive=True)] = None
-    osl: Optional[Qty("token", positive=True)] = None
-    model: Optional[str] = None
-    precision: Optional[str] = None
+    interactivity: Qty("token/s/user", positive=True) | None = None
+    tbt: Qty("ms", positive=True) | None = None
+    isl: Qty("token", positive=True) | None = None
+    osl: Qty("token", positive=True) | None = None
+    model: str | None = None
+    precision: str | None = None
 
     @property
     def effective_interactivity(self) -> float | None:
@@ -63,19 +64,19 @@ class QuoteOperatingPoint(Section):
 class Quote(Section):
     name: str
     vendor: str
-    date: Optional[str] = None
+    date: str | None = None
     form: Literal[FORMS]  # type: ignore[valid-type]
-    price_input: Optional[Qty("USD/Mtok")] = None
-    price_output: Optional[Qty("USD/Mtok")] = None
-    hourly_price: Optional[Qty("USD/h")] = None
-    monthly_price: Optional[Qty("USD/month")] = None
-    accelerators: Optional[Count] = None
+    price_input: Qty("USD/Mtok") | None = None
+    price_output: Qty("USD/Mtok") | None = None
+    hourly_price: Qty("USD/h") | None = None
+    monthly_price: Qty("USD/month") | None = None
+    accelerators: Count | None = None
     term: Qty("month", positive=True) = 12.0
-    commitment: Optional[Qty("USD")] = Field(None, description="minimum spend over the term")
-    volume: Optional[Qty("Mtok/month", positive=True)] = None
-    operating_point: Optional[QuoteOperatingPoint] = None
-    source: Optional[str] = None
-    note: Optional[str] = None
+    commitment: Qty("USD") | None = Field(None, description="minimum spend over the term")
+    volume: Qty("Mtok/month", positive=True) | None = None
+    operating_point: QuoteOperatingPoint | None = None
+    source: str | None = None
+    note: str | None = None
 
 
 def validate_quote(data: object, where: str = "quote") -> Quote:
@@ -294,7 +295,7 @@ def term_table(price: float, volume: float, annual_rate: float, terms: Sequence[
 
     rows = []
     for months in terms:
-        n = int(round(months))
+        n = round(float(months))  # an int, for numpy floats too
         discount = [(1.0 + i) ** -(t + 1) for t in range(n)]
         locked = sum(price * volume * d for d in discount)
         flexible = sum(market(t) * volume * d for t, d in enumerate(discount))

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+from datetime import UTC, datetime
 
 import numpy as np
 
@@ -22,7 +23,7 @@ def format_number(v: float | None) -> str:
         return "0"
     if abs(v) >= 1e5:
         return f"{v:,.0f}"
-    digits = max(0, 5 - int(math.floor(math.log10(abs(v)))))
+    digits = max(0, 5 - math.floor(math.log10(abs(v))))
     text = f"{v:,.{digits}f}"
     return text.rstrip("0").rstrip(".") if "." in text else text
 
@@ -136,8 +137,7 @@ def curve_table(c: Curve, kind: str, origin: str, sel: Selection | None = None) 
 def _clock(t: float) -> str:
     """A trace time: POSIX seconds as UTC date-time, a relative clock as seconds."""
     if t > 1e8:  # after 1973: a wall-clock timestamp, not seconds since the run started
-        from datetime import datetime, timezone
-        return datetime.fromtimestamp(t, timezone.utc).isoformat(timespec="milliseconds")
+        return datetime.fromtimestamp(t, UTC).isoformat(timespec="milliseconds")
     return f"{format_number(t)} s"
 
 

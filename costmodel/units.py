@@ -66,13 +66,139 @@ class UnitInputError(ValueError):
     """A quantity that could not be accepted; the message is meant for the user."""
 
 
-def parse_unit(text: str) -> pint.Unit:
-    """Parse a unit expression such as ``"USD/kW/month"``; raise :class:`UnitInputError`."""
+# A unit expression is read by this grammar, never by pint's expression evaluator, which
+# evaluates arithmetic ("9**9**9 W" takes a worker forever; "2**1100 W" overflows):
+#   unit    := term (("*" | "/" | " ") term)*
+#   term    := factor (("**" | "^") exponent)?
+#   factor  := name | "1" | "%" | "(" unit ")"
+#   exponent:= an integer from -MAX_EXPONENT to MAX_EXPONENT, optionally in parentheses
+# Names are looked up one by one in the registry (each a plain name, nothing to evaluate).
+MAX_UNIT_TEXT = 100  # characters of a unit expression
+MAX_EXPONENT = 6
+MAX_DEPTH = 4  # nested parentheses
+_TOKEN = re.compile(r"\s*(?:(\*\*|\^)|([*/()%])|([^\W\d]\w*)|(\d+)|(-\d+))", re.UNICODE)
+
+
+class _UnitReader:
+    """A recursive-descent reader of one unit expression (see the grammar above)."""
+
+    def __init__(self, text: str):
+        self.text = text
+        self.tokens = self._tokenize(text)
+        self.pos = 0
+
+    @staticmethod
+    def _tokenize(text: str) -> list[tuple[str, str]]:
+        out: list[tuple[str, str]] = []
+        i = 0
+        while text[i:].strip():
+            m = _TOKEN.match(text, i)
+            if m is None:
+                raise UnitInputError(f"unknown unit {text!r}: unexpected "
+                                     f"{text[i:].strip()[:10]!r}")
+            value = m.group(m.lastindex)
+            kind = {1: "pow", 3: "name", 4: "int", 5: "int"}.get(m.lastindex) or \
+                {"(": "open", ")": "close", "%": "%"}.get(value, "op")
+            out.append((kind, value))
+            i = m.end()
+        return out
+
+    def _peek(self) -> tuple[str, str] | None:
+        return self.tokens[self.pos] if self.pos < len(self.tokens) else None
+
+    def _fail(self, why: str) -> UnitInputError:
+        return UnitInputError(f"unknown unit {self.text!r}: {why}")
+
+    def read(self) -> pint.Unit:
+        if not self.tokens:
+            raise self._fail("empty")
+        unit = self._unit(0)
+        if self._peek() is not None:
+            raise self._fail(f"unexpected {self._peek()[1]!r}")
+        return unit
+
+    def _unit(self, depth: int) -> pint.Unit:
+        unit = self._term(depth)
+        while (tok := self._peek()) is not None and tok[0] in ("op", "name", "%", "open"):
+            if tok[0] == "op":
+                self.pos += 1
+            # "kW h": factors side by side multiply, as pint reads them
+            right = self._term(depth)
+            unit = unit / right if tok == ("op", "/") else unit * right
+        return unit
+
+    def _term(self, depth: int) -> pint.Unit:
+        unit = self._factor(depth)
+        tok = self._peek()
+        if tok is not None and tok[0] == "pow":
+            self.pos += 1
+            unit = unit ** self._exponent()
+        return unit
+
+    def _exponent(self) -> int:
+        tok = self._peek()
+        wrapped = tok is not None and tok[0] == "open"
+        if wrapped:
+            self.pos += 1
+            tok = self._peek()
+        if tok is None or tok[0] != "int":
+            raise self._fail("an exponent must be a whole number")
+        self.pos += 1
+        n = int(tok[1])
+        if abs(n) > MAX_EXPONENT:
+            raise self._fail(f"exponent {n} is beyond +/-{MAX_EXPONENT}")
+        if wrapped:
+            if self._peek() is None or self._peek()[0] != "close":
+                raise self._fail("unbalanced parentheses")
+            self.pos += 1
+        return n
+
+    def _factor(self, depth: int) -> pint.Unit:
+        tok = self._peek()
+        if tok is None:
+            raise self._fail("ends too early")
+        self.pos += 1
+        kind, value = tok
+        if kind == "open":
+            if depth >= MAX_DEPTH:
+                raise self._fail("too deeply nested")
+            unit = self._unit(depth + 1)
+            if self._peek() is None or self._peek()[0] != "close":
+                raise self._fail("unbalanced parentheses")
+            self.pos += 1
+            return unit
+        if kind == "int" and value == "1":
+            return ureg.dimensionless
+        if kind == "%":
+            return ureg.Unit("percent")
+        if kind == "name":
+            return _named_unit(value)
+        raise self._fail(f"unexpected {value!r}")
+
+
+@lru_cache(maxsize=1024)
+def _named_unit(name: str) -> pint.Unit:
+    """One unit name (W, kWh, token, USD...) from the registry."""
     try:
-        return ureg.Unit(text)
+        return ureg.Unit(name)
     except (pint.errors.UndefinedUnitError, pint.errors.DefinitionSyntaxError,
-            AttributeError, TypeError, ValueError, SyntaxError) as exc:
-        raise UnitInputError(f"unknown unit {text!r}") from exc
+            AttributeError, TypeError, ValueError, SyntaxError, KeyError) as exc:
+        raise UnitInputError(f"unknown unit {name!r}") from exc
+
+
+@lru_cache(maxsize=4096)
+def _read_unit(text: str) -> pint.Unit:
+    return _UnitReader(text).read()
+
+
+def parse_unit(text: str) -> pint.Unit:
+    """Parse a unit expression such as ``"USD/kW/month"`` by the grammar above; raise
+    :class:`UnitInputError`. Bounded: at most :data:`MAX_UNIT_TEXT` characters."""
+    if not isinstance(text, str):
+        raise UnitInputError("a unit must be text")
+    if len(text) > MAX_UNIT_TEXT:
+        raise UnitInputError(f"a unit is at most {MAX_UNIT_TEXT} characters, got {len(text)}")
+    return _read_unit(text.strip())
 
 
 _DIMENSION_NAMES = {
@@ -143,7 +269,11 @@ def parse_quantity(raw: Any, canonical: str, *, allow_negative: bool = False,
     return value
 
 
-_NUMBER_THEN_UNIT = re.compile(r"\s*([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)\s*(.*?)\s*$")
+# a number (nan and inf are read so that they get their own clear refusal), then the unit
+_NUMBER_THEN_UNIT = re.compile(r"\s*([-+]?(?:(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
+                               r"|(?i:nan|inf(?:inity)?)))\s*(.*?)\s*$")
+MAX_QUANTITY_TEXT = 200  # characters of a quantity written as text
+_NAME_START = re.compile(r"[^\W\d]|%|\(|1\s*/", re.UNICODE)
 _PLAIN_UNIT = re.compile(r"[A-Za-z%][A-Za-z0-9_%/ .*]*$")
 
 
@@ -207,6 +337,10 @@ def _check_per(q: pint.Quantity, per: tuple[str, ...], canonical: str) -> None:
                                  f"(got {q.units})")
 
 
+def _shorten(text: str, n: int = 40) -> str:
+    return text if len(text) <= n else text[:n] + "..."
+
+
 def _fmt(q: pint.Quantity) -> str:
     return f"{q.magnitude:g} {q.units}" if not q.dimensionless else f"{q.magnitude:g}"
 
@@ -232,16 +366,25 @@ def _to_quantity(raw: Any, bare_unit: str | None) -> pint.Quantity:
         text = raw.strip()
         if not text:
             raise UnitInputError("empty quantity")
+        if len(text) > MAX_QUANTITY_TEXT:
+            raise UnitInputError(f"a quantity is at most {MAX_QUANTITY_TEXT} characters, "
+                                 f"got {len(text)}")
+        m = _NUMBER_THEN_UNIT.fullmatch(text)
+        if m is None:
+            raise UnitInputError(f"cannot read {_shorten(raw)!r} as a quantity: expected a "
+                                 f"number then a unit, e.g. \"700 W\"")
+        number, unit_text = float(m.group(1)), m.group(2)
+        if not unit_text:
+            if bare_unit is None:
+                raise UnitInputError(f"{raw!r} has no unit")
+            return ureg.Quantity(number, bare_unit)
         try:
-            q = ureg.Quantity(text)
-        except (pint.errors.UndefinedUnitError, pint.errors.DefinitionSyntaxError,
-                AttributeError, TypeError, ValueError, SyntaxError, KeyError) as exc:
-            raise UnitInputError(f"cannot read {raw!r} as a quantity") from exc
-        if not isinstance(q, pint.Quantity):  # e.g. "nan" parses to a bare float
-            q = ureg.Quantity(q)
-        if q.dimensionless and bare_unit is None and str(q.units) == "dimensionless":
-            raise UnitInputError(f"{raw!r} has no unit")
-        return q
+            return ureg.Quantity(number, parse_unit(unit_text))
+        except UnitInputError as exc:
+            why = str(exc) if _NAME_START.match(unit_text) else \
+                'expected a number then a unit, e.g. "700 W"'
+            raise UnitInputError(f"cannot read {_shorten(raw)!r} as a quantity: {why}") \
+                from None
     if isinstance(raw, bool):
         raise UnitInputError("must be a number or a quantity, got a boolean")
     if isinstance(raw, (int, float)):

@@ -454,7 +454,7 @@ def test_malformed_file(name, content, fragments, tmp_path):
 
 def test_missing_file(tmp_path):
     f = tmp_path / "nosuch.toml"
-    path, message = _file_error(f)
+    _, message = _file_error(f)
     assert "cannot read" in message and "nosuch.toml" in message
     for as_json in ([], ["--json"]):
         line = cli_error(["price", str(f), *as_json], tmp_path)
@@ -465,7 +465,7 @@ def test_missing_file(tmp_path):
 def test_non_utf8_file(tmp_path):
     f = tmp_path / "latin1.toml"
     f.write_bytes(BASE_TOML.encode() + 'name = "Jalapeño"\n'.encode("latin-1"))
-    path, message = _file_error(f)
+    _, message = _file_error(f)
     assert "latin1.toml" in message and "not UTF-8" in message
     for as_json in ([], ["--json"]):
         line = cli_error(["price", str(f), *as_json], tmp_path)

@@ -63,7 +63,7 @@ def test_pchip_value_by_hand():
 def test_interpolation_is_monotone_and_never_overshoots():
     f = curve(RAW).frontier()
     xs = np.linspace(10, 40, 1001)
-    status, _, y = f.read_many(xs)
+    _, _, y = f.read_many(xs)
     assert np.all(np.diff(y) <= 1e-9)
     assert y.max() <= 1000 and y.min() >= 300
 

@@ -40,7 +40,7 @@ def test_wrong_dimension_is_caught():
 
 def test_hidden_conversion_factor_is_caught():
     # W x USD/kWh is USD/h only after dividing by 1,000: the check demands a named constant
-    with pytest.raises(DeclarationError, match="hidden factor 0.001"):
+    with pytest.raises(DeclarationError, match=r"hidden factor 0\.001"):
         declare(Step("cost", "USD/h", "power * price", ""))
 
 

@@ -5,7 +5,7 @@ Every expected number is hand arithmetic written beside it.
 from __future__ import annotations
 
 import csv
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone
 
 import numpy as np
 import pytest
@@ -79,7 +79,7 @@ def test_two_gpus_header_units_timestamps():
     assert trace.gpu_ids == ("0", "1")
     assert "POSIX" in trace.clock
     # 2026/05/27 07:50:26.250 read as UTC
-    first = datetime(2026, 5, 27, 7, 50, 26, 250000, tzinfo=timezone.utc).timestamp()
+    first = datetime(2026, 5, 27, 7, 50, 26, 250000, tzinfo=UTC).timestamp()
     assert trace.gpus[0].times[0] == pytest.approx(first)
     _check_two_gpus(integrate(trace))
 

@@ -194,7 +194,7 @@ def test_cli_compare_ranks_quotes_and_writes_a_workbook(tmp_path):
     assert r.exit_code == 0, r.output
     d = json.loads(r.stdout.split("\nworkbook written")[0])
     gb300, jalapeno = d["scenarios"]
-    assert [c["quote"] for c in gb300["ranked"]][0] == "vendor-a-tokens"  # 0.73 < 4.03
+    assert gb300["ranked"][0]["quote"] == "vendor-a-tokens"  # 0.73 < 4.03
     # against Jalapeño the capacity quotes are cheapest per token: Jalapeño's throughput
     assert [c["quote"] for c in jalapeno["ranked"]][-1] == "vendor-a-tokens"
     assert gb300["ranked"][0]["price_per_mtok"] == {

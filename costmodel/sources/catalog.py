@@ -59,7 +59,7 @@ class Catalog:
         self._entries = entries
 
     @classmethod
-    def load(cls, folder: Path | None = None) -> "Catalog":
+    def load(cls, folder: Path | None = None) -> Catalog:
         folder = (folder or fixtures_dir()) / "catalog"
         entries: dict[str, dict[str, Entry]] = {}
         for kind, filename in KINDS.items():

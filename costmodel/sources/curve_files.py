@@ -25,7 +25,7 @@ import numpy as np
 
 from ..curves import Curve, CurveKey
 from ..inputs import InputError
-from ..units import UnitInputError, parse_quantity, parse_unit, ureg
+from ..units import UnitInputError, parse_quantity, parse_unit
 
 __all__ = ["read_curves", "read_curve_text", "write_curves_csv", "curves_csv_text",
            "CSV_COLUMNS", "KEY_COLUMNS"]
@@ -296,9 +296,9 @@ def _numeric(field: str, raw: str, unit: str | None, where: str) -> dict[str, fl
                 raise UnitInputError("must be a positive number")
             return {"concurrency": value}
         if field in _PER_TOKEN_TIMES:
-            ms = parse_quantity(ureg.Quantity(float(raw), unit), "ms", allow_zero=False)
+            ms = parse_quantity({"value": float(raw), "unit": unit}, "ms", allow_zero=False)
             return {"interactivity": 1000.0 / ms}
-        value = parse_quantity(ureg.Quantity(float(raw), unit), CSV_COLUMNS[field],
+        value = parse_quantity({"value": float(raw), "unit": unit}, CSV_COLUMNS[field],
                                allow_zero=field != "throughput")
     except ValueError as exc:  # UnitInputError, and float() of a non-number
         msg = str(exc) if isinstance(exc, UnitInputError) else f"cannot read {raw!r}"

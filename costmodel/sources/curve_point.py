@@ -117,7 +117,7 @@ class Target:
     label: str | None = None
 
     @classmethod
-    def interactivity(cls, value: float, label: str) -> "Target":
+    def interactivity(cls, value: float, label: str) -> Target:
         """A target interactivity [token/s/user]."""
         return cls("interactivity", float(value), label)
 

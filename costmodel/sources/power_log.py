@@ -38,9 +38,9 @@ from __future__ import annotations
 import csv
 import math
 import re
-from datetime import datetime, timezone, tzinfo
+from collections.abc import Sequence
+from datetime import UTC, datetime, tzinfo
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 
@@ -170,7 +170,7 @@ def _rows(text: str) -> list[tuple[int, list[str]]]:
 def parse_power_log(text: str, *, source: str = "power log", gpus: int | None = None,
                     sample_period: float | None = None,
                     query: str | Sequence[str] | None = None,
-                    naive_tz: tzinfo = timezone.utc, require_header: bool = False,
+                    naive_tz: tzinfo = UTC, require_header: bool = False,
                     require_timestamps: bool = False,
                     require_gpu_column: bool = False) -> PowerTrace:
     """Read the text of a power log (see the module docstring) into a PowerTrace.
@@ -326,7 +326,7 @@ def read_power_log(path: str | Path, **options) -> PowerTrace:
 
 def parse_inferencex_metrics(text: str, *, source: str = "gpu_metrics.csv",
                              gpus: int | None = None,
-                             naive_tz: tzinfo = timezone.utc) -> PowerTrace:
+                             naive_tz: tzinfo = UTC) -> PowerTrace:
     """Read InferenceX's ``gpu_metrics.csv`` (nvidia-smi or amd-smi layout) from text.
 
     A header naming a timestamp, a GPU and a power column is required; ``gpus``, if given,
@@ -338,7 +338,7 @@ def parse_inferencex_metrics(text: str, *, source: str = "gpu_metrics.csv",
 
 
 def read_inferencex_metrics(path: str | Path, *, gpus: int | None = None,
-                            naive_tz: tzinfo = timezone.utc) -> PowerTrace:
+                            naive_tz: tzinfo = UTC) -> PowerTrace:
     """Read InferenceX's ``gpu_metrics.csv`` from a file; see :func:`parse_inferencex_metrics`."""
     return parse_inferencex_metrics(_read_text(path), source=str(path), gpus=gpus,
                                     naive_tz=naive_tz)

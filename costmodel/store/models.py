@@ -1,8 +1,8 @@
 """SQLAlchemy 2.0 typed models."""
 from __future__ import annotations
 
-from datetime import datetime, timezone
-from typing import Any
+from datetime import UTC, datetime
+from typing import Any, ClassVar
 
 from sqlalchemy import (
     JSON,
@@ -24,11 +24,11 @@ MAX_ID = 2**31 - 1
 
 
 def utcnow() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 class Base(DeclarativeBase):
-    type_annotation_map = {dict[str, Any]: JSON, list[Any]: JSON}
+    type_annotation_map: ClassVar = {dict[str, Any]: JSON, list[Any]: JSON}
 
 
 class CatalogEntry(Base):
@@ -72,7 +72,7 @@ class SavedScenario(Base):
     name: Mapped[str] = mapped_column(String(200))
     latest_revision: Mapped[int] = mapped_column(Integer, default=0)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
-    revisions: Mapped[list["ScenarioRevision"]] = relationship(
+    revisions: Mapped[list[ScenarioRevision]] = relationship(
         back_populates="scenario", order_by="ScenarioRevision.number")
 
 

@@ -27,10 +27,11 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 from openpyxl import Workbook
@@ -110,7 +111,7 @@ def build_workbook(systems: Sequence[WorkbookSystem], *, title: str | None = Non
     """
     if not systems:
         raise ValueError("nothing to export")
-    generated = generated or datetime.now(timezone.utc)
+    generated = generated or datetime.now(UTC)
     wb = Workbook()
     wb.calculation.fullCalcOnLoad = True  # Excel recomputes on open: no stale figures
     names = _Names(wb, len(systems))

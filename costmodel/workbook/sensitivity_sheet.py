@@ -5,7 +5,8 @@ the sheet says so, and the Inputs sheet stays the live model.
 """
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from openpyxl.chart import BarChart, Reference, Series
 from openpyxl.formatting.rule import ColorScaleRule
