@@ -32,6 +32,7 @@ run: $(STAMP)
 	$(BIN)/costmodel serve --host 127.0.0.1 --port 8000
 
 test: $(STAMP)
+	$(BIN)/ruff check costmodel tests bench
 	$(BIN)/python -m pytest -q
 
 bench: $(STAMP)

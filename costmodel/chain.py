@@ -1,7 +1,7 @@
 """The chain: validated scenario -> declared calculation -> Result with disclosure."""
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from .evaluate import Evaluator
 from .inputs import NORMALISED_BY_DEFAULT, Scenario, default_source

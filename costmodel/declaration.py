@@ -25,8 +25,9 @@ from __future__ import annotations
 import ast
 import math
 import operator
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Callable, Generic, Iterable, Mapping, TypeVar, Union
+from typing import Generic, TypeVar
 
 from .units import ureg
 
@@ -54,36 +55,36 @@ class Num:
 @dataclass(frozen=True)
 class BinOp:
     op: str  # one of + - * / **
-    left: "Node"
-    right: "Node"
+    left: Node
+    right: Node
 
 
 @dataclass(frozen=True)
 class Neg:
-    operand: "Node"
+    operand: Node
 
 
 @dataclass(frozen=True)
 class Compare:
     op: str  # one of == != < <= > >=
-    left: "Node"
-    right: "Node"
+    left: Node
+    right: Node
 
 
 @dataclass(frozen=True)
 class Where:
     condition: Compare
-    if_true: "Node"
-    if_false: "Node"
+    if_true: Node
+    if_false: Node
 
 
 @dataclass(frozen=True)
 class Choose:
     selector: str  # name of an Enum input
-    options: tuple["Node", ...]
+    options: tuple[Node, ...]
 
 
-Node = Union[Name, Num, BinOp, Neg, Compare, Where, Choose]
+Node = Name | Num | BinOp | Neg | Compare | Where | Choose
 
 _BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Pow: "**"}
 _CMPOPS = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">="}

@@ -18,7 +18,7 @@ class InputError(ValueError):
         self.errors = errors
         super().__init__("; ".join(f"{p}: {m}" if p else m for p, m in errors))
 
-    def about(self, subject: str | None) -> "InputError":
+    def about(self, subject: str | None) -> InputError:
         """This error, marked as being about ``subject`` (kept if already marked)."""
         if self.subject is None:
             self.subject = subject

@@ -9,7 +9,8 @@ checked once when the declaration was built, so nothing here touches pint.
 from __future__ import annotations
 
 import operator
-from typing import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from typing import ClassVar
 
 import numpy as np
 
@@ -52,7 +53,8 @@ class _Ops(Algebra[Closure]):
 
 class _NumpyOps(_Ops):
     """Arrays: numpy ufuncs; ``where`` computes both branches and picks per element."""
-    binary = {"+": np.add, "-": np.subtract, "*": np.multiply, "/": np.divide, "**": np.power}
+    binary: ClassVar[dict[str, Callable]] = {
+        "+": np.add, "-": np.subtract, "*": np.multiply, "/": np.divide, "**": np.power}
     negative = staticmethod(np.negative)
 
     def where(self, condition: Closure, if_true: Closure, if_false: Closure) -> Closure:
@@ -70,8 +72,9 @@ class _NumpyOps(_Ops):
 class _ScalarOps(_Ops):
     """A batch of one in plain floats: only the branch taken is computed, so a division by
     zero in an untaken branch never happens; elsewhere it raises and the caller uses NUMPY."""
-    binary = {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv,
-              "**": operator.pow}
+    binary: ClassVar[dict[str, Callable]] = {
+        "+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv,
+        "**": operator.pow}
     negative = staticmethod(operator.neg)
 
     def where(self, condition: Closure, if_true: Closure, if_false: Closure) -> Closure:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from operator import attrgetter
-from typing import Annotated, Any, Literal, Optional
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     BaseModel,
@@ -108,14 +108,14 @@ class Section(BaseModel):
 class Accelerator(Section):
     """One accelerator package (a GPU, or one GPU of a superchip)."""
     name: str = "accelerator"
-    vendor: Optional[str] = None
+    vendor: str | None = None
     rated_power: Qty("W", positive=True, description="package TDP")
-    measured_power: Optional[Qty("W", positive=True)] = None
-    memory_bandwidth: Optional[Qty("TB/s", positive=True)] = None
-    memory: Optional[Qty("GB", positive=True)] = None
-    price: Optional[Qty("USD", description="capex per accelerator")] = None
-    hourly_price: Optional[Qty("USD/h", description="all-in price per accelerator-hour")] = None
-    note: Optional[str] = None
+    measured_power: Qty("W", positive=True) | None = None
+    memory_bandwidth: Qty("TB/s", positive=True) | None = None
+    memory: Qty("GB", positive=True) | None = None
+    price: Qty("USD", description="capex per accelerator") | None = None
+    hourly_price: Qty("USD/h", description="all-in price per accelerator-hour") | None = None
+    note: str | None = None
 
     @property
     def cost_basis(self) -> str:
@@ -154,28 +154,28 @@ class Financing(Section):
 class Electricity(Section):
     """Defaults to the EIA May 2026 US industrial average as cited by the source articles."""
     price: Qty("USD/kWh", per=("[energy]",)) = 0.0871
-    source: Optional[str] = ("EIA, average US industrial electricity price, May 2026 (8.71 "
+    source: str | None = ("EIA, average US industrial electricity price, May 2026 (8.71 "
                              "cents/kWh), as cited in \"OpenAI's Jalapeño Turns Latency Into a "
                              "Power Bill\", The Weighted Average, Aug 2026")
-    date: Optional[str] = "2026-05"
-    carbon_intensity: Optional[Qty("gCO2e/kWh", per=("[energy]",))] = None
+    date: str | None = "2026-05"
+    carbon_intensity: Qty("gCO2e/kWh", per=("[energy]",)) | None = None
 
 
 class OperatingPoint(Section):
-    throughput: Optional[Qty("token/s", positive=True, description="per accelerator")] = None
-    throughput_per_kw: Optional[Qty("token/s/kW", positive=True)] = None
-    normalised_by: Optional[Qty("W", positive=True)] = None
-    interactivity: Optional[Qty("token/s/user", positive=True)] = None
-    tbt: Optional[Qty("ms", positive=True, description="time between tokens")] = None
-    ttft: Optional[Qty("s", positive=True, description="time to first token")] = None
-    e2e_latency: Optional[Qty("s", positive=True, description="end-to-end latency")] = None
+    throughput: Qty("token/s", positive=True, description="per accelerator") | None = None
+    throughput_per_kw: Qty("token/s/kW", positive=True) | None = None
+    normalised_by: Qty("W", positive=True) | None = None
+    interactivity: Qty("token/s/user", positive=True) | None = None
+    tbt: Qty("ms", positive=True, description="time between tokens") | None = None
+    ttft: Qty("s", positive=True, description="time to first token") | None = None
+    e2e_latency: Qty("s", positive=True, description="end-to-end latency") | None = None
     token_kind: Literal[TOKEN_KINDS] = "mixed"  # type: ignore[valid-type]
-    label: Optional[str] = None
+    label: str | None = None
     chosen: str = "given"
-    curve: Optional[str] = None  # id of the curve the point was read from
-    read_status: Optional[str] = None  # exact | interpolated | clamped | measured
-    source: Optional[str] = None
-    note: Optional[str] = None
+    curve: str | None = None  # id of the curve the point was read from
+    read_status: str | None = None  # exact | interpolated | clamped | measured
+    source: str | None = None
+    note: str | None = None
 
     @property
     def throughput_basis(self) -> str:
@@ -197,13 +197,13 @@ class OperatingPoint(Section):
 
 
 class Workload(Section):
-    model: Optional[str] = None
+    model: str | None = None
     isl: Qty("token", positive=True) = 8192.0
     osl: Qty("token", positive=True) = 1024.0
-    precision: Optional[str] = None
-    framework: Optional[str] = None
-    speculative_decoding: Optional[str] = None
-    disaggregated: Optional[bool] = None
+    precision: str | None = None
+    framework: str | None = None
+    speculative_decoding: str | None = None
+    disaggregated: bool | None = None
 
 
 class Power(Section):
@@ -219,8 +219,8 @@ class Pricing(Section):
 class Scenario(Section):
     """Everything needed to price one system at one operating point."""
     name: str = "scenario"
-    description: Optional[str] = None
-    system: Optional[str] = None  # the system preset node and rack came from, if any
+    description: str | None = None
+    system: str | None = None  # the system preset node and rack came from, if any
     accelerator: Accelerator
     node: Node = Field(default_factory=Node)
     rack: Rack = Field(default_factory=Rack)
@@ -318,8 +318,8 @@ _NORMALISED_BY = "operating_point_normalised_by"  # the input Scenario.normalisi
 _DEFAULT_NORMALISING_POWER = attrgetter(NORMALISED_BY_DEFAULT)
 _ENUM_GETTERS = [(e.name, attrgetter(e.key), e.levels) for e in MODEL.enums.values()]
 # per model: (field, is a section) for the fields defaults_used() reports on
-_FIELDS = {m: [(n, isinstance(f.default_factory, type) and issubclass(f.default_factory,
-                                                                       BaseModel)
+_FIELDS = {m: [(n, (isinstance(f.default_factory, type) and issubclass(f.default_factory,
+                                                                       BaseModel))
                 or n in ("accelerator", "operating_point"))
                for n, f in m.model_fields.items() if n not in _NOT_INPUTS]
            for m in (Scenario, Accelerator, Node, Rack, Facility, Financing, Electricity,

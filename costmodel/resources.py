@@ -31,7 +31,14 @@ atexit.register(_extracted.close)
 @cache
 def _folder(package: str) -> Path:
     """The package's folder as a real path (readers glob it and hand it to Flask)."""
-    root = resources.files(package)
+    try:
+        root = resources.files(package)
+    except ModuleNotFoundError:
+        raise ModuleNotFoundError(
+            f"{package} is not installed beside {__package__} (imported from "
+            f"{Path(__file__).parent}): a source folder that was never installed is first on "
+            "sys.path; install the project (pip install -e . in a checkout)", name=package) \
+            from None
     if isinstance(root, Path):  # installed on a file system, as wheels and editables are
         return root
     return _extracted.enter_context(resources.as_file(root))  # e.g. a zip: extracted once

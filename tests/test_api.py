@@ -1,7 +1,7 @@
 """The pricing service over HTTP: every endpoint's success and failure paths, on SQLite and
 (when TEST_DATABASE_URL is set) PostgreSQL.
 
-The ``database`` fixture is module-wide and shared by every test here, so each test makes its
+The ``database`` fixture is module-wide and common to every test here, so each test makes its
 own uniquely named objects and asserts only presence or relative changes, never global counts.
 
 Every expected number is hand arithmetic from published figures (fixtures/catalog, cited
@@ -60,7 +60,7 @@ def energy_per_mtok(usd_per_kwh: float, watts: float, token_per_s: float) -> flo
 GB300_PEAK_ENERGY = EIA_PRICE / (GB300_PEAK_PER_KW * 3600) * 1e6
 # Facility power per accelerator from the defaults in costmodel/inputs.py: node wall =
 # (8 x 1,400 W + 2,400 W host) / 0.94 PSU; rack = (4 nodes + 1,500 W switch + 500 W other) /
-# 0.97 delivery, shared by 32 accelerators; facility = rack x PUE 1.3  ~= 2,507.5 W.
+# 0.97 delivery, split over 32 accelerators; facility = rack x PUE 1.3  ~= 2,507.5 W.
 GB300_FACILITY_W = ((4 * ((8 * 1400 + 2400) / 0.94) + 1500 + 500) / 0.97) / 32 * 1.3
 
 # fixtures/curves/illustrative-gpt-oss-120b.csv (illustrative sweeps): best interactivity

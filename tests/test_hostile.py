@@ -14,8 +14,13 @@ from click.testing import CliRunner
 from conftest import PUBLISHED, auth
 
 from costmodel.cli import main
-from costmodel.units import MAX_EXPONENT, MAX_QUANTITY_TEXT, UnitInputError, parse_quantity, \
-    parse_unit
+from costmodel.units import (
+    MAX_EXPONENT,
+    MAX_QUANTITY_TEXT,
+    UnitInputError,
+    parse_quantity,
+    parse_unit,
+)
 
 API = "/api/v1"
 GB300 = {"accelerator": "gb300", "operating_point": "deepseek-r1/gb300/peak"}
@@ -36,8 +41,8 @@ def test_hostile_quantity_text_is_refused_by_the_grammar(text):
 
 @pytest.mark.parametrize("text,watts", [
     ("700 W", 700.0), ("0.7 kW", 700.0), ("700 J/s", 700.0), ("7e2 W", 700.0),
-    ("700 kW h/h", 700_000.0), ("700 W*h/h", 700.0), ("700 (W)", 700.0), ("700 m**2*kg/s**3", 700.0),
-    ("700 m^2 kg s^-3", 700.0)])
+    ("700 kW h/h", 700_000.0), ("700 W*h/h", 700.0), ("700 (W)", 700.0),
+    ("700 m**2*kg/s**3", 700.0), ("700 m^2 kg s^-3", 700.0)])
 def test_ordinary_units_still_read(text, watts):
     assert parse_quantity(text, "W") == pytest.approx(watts, rel=1e-12)
 

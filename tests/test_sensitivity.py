@@ -40,7 +40,7 @@ GB300_PEAK = ROOT / "fixtures" / "scenarios" / "published" / "deepseek-r1_gb300_
 # GB300 (1,400 W rated) at DeepSeek R1 peak, 11,781 token/s/kW normalised by the 1,400 W TDP:
 THROUGHPUT = 11781 * 1400 / 1000  # token/s per accelerator = 16,493.4
 # facility boundary, rated basis: node = (4 x 1,400 W + 1,200 W host) / 0.95 PSU;
-# rack = (18 nodes x node + 7,200 W switch + 1,000 W other) / 0.97, shared by 4 x 18 = 72;
+# rack = (18 nodes x node + 7,200 W switch + 1,000 W other) / 0.97, split over 4 x 18 = 72;
 # facility = rack x PUE 1.2  (~2,354.7 W)
 FACILITY_W = (18 * (4 * 1400 + 1200) / 0.95 + 7200 + 1000) / 0.97 / 72 * 1.2
 LOAD_FACTOR = 0.7 + (1 - 0.7) * 0.3  # utilisation 0.7, idle power 0.3

@@ -14,9 +14,10 @@ gunicorn: ``gunicorn 'costmodel.api:create_app()'``.
 from __future__ import annotations
 
 import os
-from datetime import date, datetime, timezone
+from collections.abc import Mapping
+from datetime import UTC, date, datetime
 from importlib import resources
-from typing import Any, Mapping
+from typing import Any
 
 from flask import Flask, Response, abort, json, render_template, send_file
 from flask.json.provider import DefaultJSONProvider
@@ -48,7 +49,7 @@ class _JSON(DefaultJSONProvider):
     def default(o: Any) -> Any:
         if isinstance(o, datetime):
             # stored in UTC; SQLite hands times back without their zone
-            return (o if o.tzinfo else o.replace(tzinfo=timezone.utc)).isoformat()
+            return (o if o.tzinfo else o.replace(tzinfo=UTC)).isoformat()
         if isinstance(o, date):
             return o.isoformat()
         return DefaultJSONProvider.default(o)

@@ -37,7 +37,7 @@ class Problem(Exception):
         self.headers = headers or {}
 
     @classmethod
-    def from_input(cls, exc: InputError, prefix: str | None = None) -> "Problem":
+    def from_input(cls, exc: InputError, prefix: str | None = None) -> Problem:
         """A 422 listing the error's paths, each after ``prefix`` (default: the face's name
         of the scenario the error is about, when marked); an unreachable operating point has
         its own problem type."""

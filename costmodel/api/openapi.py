@@ -3,9 +3,10 @@ those declarations (so the spec cannot drift from what the handlers accept)."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import wraps
-from typing import Any, Callable
+from typing import Any
 
 import orjson
 from flask import Blueprint, Response, json, request

@@ -2,7 +2,8 @@
 its typed errors into problems with the request's field paths."""
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from ..app import (
     MATCHED,

@@ -1,8 +1,6 @@
 """The /api/v1 endpoints."""
 from __future__ import annotations
 
-from typing import Optional
-
 from flask import Blueprint, Response, current_app, request
 from pydantic import BaseModel, ValidationError
 
@@ -365,7 +363,7 @@ def revision_get(scenario_id: int, number: int, principal) -> dict:
 
 
 class RevisionQuery(BaseModel):
-    revision: Optional[Id] = None
+    revision: Id | None = None
 
 
 @route(scenarios, f"/scenarios/<{ID}:scenario_id>/workbook", "GET",

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Any, Literal, Optional
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 
@@ -94,9 +94,9 @@ Id = Annotated[int, Field(ge=1, le=MAX_ID)]
 
 class PriceRequest(Strict):
     """An inline scenario, or a saved one (latest revision unless given) plus overrides."""
-    scenario: Optional[ScenarioBody] = None
-    scenario_id: Optional[Id] = None
-    revision: Optional[Id] = None
+    scenario: ScenarioBody | None = None
+    scenario_id: Id | None = None
+    revision: Id | None = None
     overrides: dict[str, Any] = Field(default_factory=dict, description=(
         "dotted keys to values, e.g. {\"electricity.price\": \"0.10 USD/kWh\"}"))
 
@@ -104,15 +104,15 @@ class PriceRequest(Strict):
 class CompareRequest(Strict):
     """Several scenarios side by side; ratios are against the first."""
     scenarios: Annotated[list[PriceRequest], Field(min_length=2, max_length=12)]
-    at_interactivity: Optional[Quantity] = None
+    at_interactivity: Quantity | None = None
     matched: bool = False
 
 
 class WorkbookRequest(Strict):
     scenarios: Annotated[list[PriceRequest], Field(min_length=1, max_length=12)]
-    at_interactivity: Optional[Quantity] = None
+    at_interactivity: Quantity | None = None
     matched: bool = False
-    title: Optional[Annotated[str, Field(max_length=200)]] = None
+    title: Annotated[str, Field(max_length=200)] | None = None
 
 
 class QuotesCompareRequest(Strict):
@@ -130,8 +130,8 @@ class TornadoRequest(Strict):
     scenario: PriceRequest
     output: Output = "cost_per_mtok_total"
     swing: Annotated[float, Field(gt=0, lt=1)] = 0.2
-    inputs: Optional[Annotated[list[Annotated[str, Field(max_length=100)]],
-                               Field(max_length=60)]] = None
+    inputs: Annotated[list[Annotated[str, Field(max_length=100)]],
+                      Field(max_length=60)] | None = None
     ranges: dict[str, Annotated[str, Field(max_length=200)]] = Field(
         default_factory=dict, description='key -> "LOW..HIGH", e.g. "0.05..0.15 USD/kWh"')
 
@@ -152,7 +152,7 @@ class MonteCarloRequest(Strict):
     distributions: Annotated[dict[str, Annotated[str, Field(max_length=200)]],
                              Field(min_length=1, max_length=40)]
     draws: Annotated[int, Field(ge=1, le=2_000_000)] = 100_000
-    seed: Optional[Annotated[int, Field(ge=0, le=2**63 - 1)]] = None
+    seed: Annotated[int, Field(ge=0, le=2 ** 63 - 1)] | None = None
     bins: Annotated[int, Field(ge=1, le=500)] = 50
     truncate: bool = False
 
@@ -168,10 +168,10 @@ class QuoteTermRequest(Strict):
     """What each term length of a quote costs against staying flexible."""
     quote: dict[str, Any]
     scenario: PriceRequest
-    improvement: Optional[Annotated[float, Field(ge=0, lt=1)]] = Field(
+    improvement: Annotated[float, Field(ge=0, lt=1)] | None = Field(
         None, description="yearly fall of the market price per token, a fraction")
-    successor: Optional[PriceRequest] = None
-    available: Optional[Annotated[str, Field(max_length=40)]] = Field(
+    successor: PriceRequest | None = None
+    available: Annotated[str, Field(max_length=40)] | None = Field(
         None, description='when the successor is available: "12 month" or "2027-06"')
     tolerance: Annotated[float, Field(ge=0, le=10)] = 0.10
     terms: Annotated[list[Annotated[float, Field(gt=0, le=600)]],
@@ -199,8 +199,8 @@ class CurveCreate(Strict):
     content: Annotated[str, Field(min_length=1, max_length=2_000_000, description=(
         "a curve file's text: InferenceX agg rows or API export (JSON/CSV), or costmodel's "
         "curve CSV"))]
-    gpus: Optional[Annotated[int, Field(ge=1, le=100000)]] = None
-    hardware: Optional[Annotated[str, Field(min_length=1, max_length=100)]] = None
+    gpus: Annotated[int, Field(ge=1, le=100000)] | None = None
+    hardware: Annotated[str, Field(min_length=1, max_length=100)] | None = None
 
 
 class KeyCreate(Strict):
@@ -211,7 +211,7 @@ class KeyCreate(Strict):
 # ---- responses ------------------------------------------------------------------------------
 
 class QuantityOut(BaseModel):
-    value: Optional[float]
+    value: float | None
     unit: str
 
 
@@ -231,7 +231,7 @@ class ResultOut(Out):
 class ComparisonOut(BaseModel):
     baseline: str
     scenarios: list[ResultOut]
-    ratios: dict[str, list[Optional[float]]]
+    ratios: dict[str, list[float | None]]
 
 
 class RevisionOut(BaseModel):
@@ -283,7 +283,7 @@ class CurveOut(BaseModel):
     source: str
     origin: str
     created_at: datetime
-    csv: Optional[str] = None
+    csv: str | None = None
 
 
 class CurvePage(BaseModel):
@@ -298,7 +298,7 @@ class KeyOut(BaseModel):
     name: str
     role: str
     created_at: datetime
-    revoked_at: Optional[datetime]
+    revoked_at: datetime | None
 
 
 class KeyList(BaseModel):
@@ -323,7 +323,7 @@ class QuoteComparisonOut(Out):
     price_per_mtok: QuantityOut
     own_cost_per_mtok: QuantityOut
     implied_margin: float
-    break_even_utilisation: Optional[float]
+    break_even_utilisation: float | None
     quote_pv: QuantityOut
     own_pv: QuantityOut
     saving_pv: QuantityOut
@@ -336,7 +336,7 @@ class QuoteTermOut(Out):
     price_per_mtok: QuantityOut
     volume: QuantityOut
     tolerance: float
-    longest_term_within_tolerance: Optional[QuantityOut]
+    longest_term_within_tolerance: QuantityOut | None
     terms: list[dict[str, Any]]
 
 
@@ -355,7 +355,7 @@ class ProblemOut(BaseModel):
     status: int
     detail: str
     instance: str
-    errors: Optional[list[dict[str, str]]] = None
+    errors: list[dict[str, str]] | None = None
 
 
 CATALOG_MODELS = {"accelerator": Accelerator, "operating_point": OperatingPoint,

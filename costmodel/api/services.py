@@ -7,8 +7,9 @@ from __future__ import annotations
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import orjson
 from sqlalchemy import func, select, text
@@ -93,7 +94,7 @@ class Services:
                 yield own
 
     # -- the application layer's context ------------------------------------------------
-    def context(self, session: Session | None) -> "ServiceContext":
+    def context(self, session: Session | None) -> ServiceContext:
         """The catalog, curves and saved revisions of this database, for the use cases;
         ``session=None`` opens one only when something must be read."""
         return ServiceContext(self, session)

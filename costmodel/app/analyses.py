@@ -6,8 +6,9 @@ priced scenario so a face can also write the workbook with a Sensitivity sheet.
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 from .. import sensitivity as core
 from .context import Context

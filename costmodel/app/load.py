@@ -1,7 +1,7 @@
 """Loading scenarios: a typed spec -> a validated scenario, read at a chosen target."""
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from ..curves import matched_interactivity
 from ..errors import InputError, UnknownReference

@@ -2,10 +2,11 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from io import BytesIO
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from ..chain import compare as compare_results
 from ..chain import price as price_result

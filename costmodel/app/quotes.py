@@ -6,8 +6,9 @@ own point, and flagged by the core).
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 from ..errors import InputError
 from ..quotes import (

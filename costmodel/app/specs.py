@@ -8,9 +8,10 @@ path) and comes back on the errors raised while loading it, for the face to rend
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Union
+from typing import Any
 
 from ..errors import InputError
 from ..sources.scenario_file import known_key, parse_override
@@ -69,7 +70,7 @@ class SavedRevision:
     revision: int | None = None
 
 
-Source = Union[FileScenario, InlineScenario, SavedRevision]
+Source = FileScenario | InlineScenario | SavedRevision
 
 
 @dataclass(frozen=True)
@@ -97,6 +98,6 @@ class AtInteractivity:
     label: str = field(default="", compare=False)
 
 
-Reading = Union[OwnPoint, Matched, AtInteractivity]
+Reading = OwnPoint | Matched | AtInteractivity
 OWN_POINT = OwnPoint()
 MATCHED = Matched()

@@ -11,8 +11,9 @@ would.
 from __future__ import annotations
 
 import difflib
-from functools import lru_cache
-from typing import Any, Mapping
+from collections.abc import Mapping
+from functools import cache
+from typing import Any
 
 import numpy as np
 
@@ -41,7 +42,7 @@ def _output(name: str) -> tuple[str, str]:
     raise SensitivityError("output", f"unknown output {name!r}{hint} (see `costmodel steps`)")
 
 
-@lru_cache(maxsize=None)
+@cache
 def _evaluator(output: str) -> Evaluator:
     return Evaluator(MODEL, outputs=[output])
 

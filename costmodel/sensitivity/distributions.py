@@ -51,7 +51,7 @@ class Distribution:
     def __str__(self) -> str:
         return self.text
 
-    def in_unit(self, var: Var) -> "Distribution":
+    def in_unit(self, var: Var) -> Distribution:
         """This distribution with every parameter a magnitude [``var.unit``] (shape
         parameters plain numbers); SensitivityError naming the key if a parameter is not a
         quantity of the input's dimension or the parameters do not make a distribution."""

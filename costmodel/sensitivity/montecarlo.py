@@ -19,8 +19,9 @@ linear interpolation).
 from __future__ import annotations
 
 import secrets
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping
+from typing import Any
 
 import numpy as np
 

@@ -14,7 +14,8 @@ a value outside the input's valid range is an error.
 from __future__ import annotations
 
 import re
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 

@@ -18,8 +18,9 @@ import csv
 import io
 import json
 import math
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 import numpy as np
 
@@ -76,7 +77,7 @@ def read_curve_text(text: str, *, name: str = "<text>", gpus: int | None = None,
     header = reader.fieldnames or []
     if not header:
         raise InputError([(name, "empty file")])
-    if "hw" in header or "hardware" in header and ("conc" in header or "avg_power_w" in header):
+    if "hw" in header or ("hardware" in header and ("conc" in header or "avg_power_w" in header)):
         rows = list(reader)
         return _group([_from_inferencex_row(r, name, i + 2) for i, r in enumerate(rows)])
     return _read_own_csv(reader, header, name)

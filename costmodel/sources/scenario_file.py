@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import json
 import tomllib
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from pydantic import BaseModel
 
