@@ -6,7 +6,7 @@ face tells them apart by class, never by the wording of a message.
 """
 from __future__ import annotations
 
-__all__ = ["InputError", "UnknownReference", "UnreachablePoint"]
+__all__ = ["InputError", "UnknownReference", "UnreachablePoint", "NonFiniteResult"]
 
 
 class InputError(ValueError):
@@ -42,3 +42,8 @@ class UnreachablePoint(InputError):
     def __init__(self, path: str, message: str, *, best: float):
         super().__init__([(path, message)])
         self.best = best
+
+
+class NonFiniteResult(InputError):
+    """Inputs so extreme that a cost overflows float64 (``1e-308 token/s``, ``1e308 USD``):
+    no figure is answered or saved; ``errors`` name the inputs that overflowed."""

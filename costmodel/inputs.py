@@ -11,6 +11,7 @@ lists every default a scenario relied on, and the disclosure repeats it.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from operator import attrgetter
 from typing import Annotated, Any, Literal
@@ -23,6 +24,7 @@ from pydantic import (
     StrictInt,
     ValidationError,
     WithJsonSchema,
+    field_validator,
 )
 
 from .errors import InputError
@@ -101,8 +103,31 @@ MS_PER_S = 1000.0  # interactivity [token/s/user] = 1000 / TBT [ms]
 NORMALISED_BY_DEFAULT = "accelerator.rated_power"
 
 
+MAX_TEXT = 2000  # characters of any text field (names, labels, notes, sources)
+# control characters (C0 except tab, newline and carriage return, DEL and C1): a workbook
+# cannot hold them, PostgreSQL refuses NUL, and no name needs them
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+
+
+def check_text(value: str) -> str:
+    """Text as a person writes it: no control characters, at most :data:`MAX_TEXT`
+    characters. Raises ValueError with the reason."""
+    if len(value) > MAX_TEXT:
+        raise ValueError(f"must be at most {MAX_TEXT} characters, got {len(value)}")
+    bad = _CONTROL.search(value)
+    if bad is not None:
+        raise ValueError(f"must not contain control characters (U+{ord(bad.group()):04X} at "
+                         f"position {bad.start()})")
+    return value
+
+
 class Section(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_default=False)
+
+    @field_validator("*", mode="after")
+    @classmethod
+    def _text(cls, value: Any) -> Any:
+        return check_text(value) if isinstance(value, str) else value
 
 
 class Accelerator(Section):

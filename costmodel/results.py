@@ -6,11 +6,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import __version__
+from .errors import NonFiniteResult
 from .inputs import Scenario
 from .model import MODEL
 
 __all__ = ["Result", "Comparison", "quantity_json", "HEADLINE", "CONVENTIONS",
-           "ALLOCATION_RULE"]
+           "ALLOCATION_RULE", "MUST_BE_FINITE", "check_finite"]
 
 # Figures shown first (table) and at the top level of the JSON result, besides groups.
 HEADLINE = ["power_per_accelerator", "throughput", "throughput_per_kw", "tokens_per_kwh",
@@ -18,6 +19,15 @@ HEADLINE = ["power_per_accelerator", "throughput", "throughput_per_kw", "tokens_
             "cost_per_mtok_energy", "cost_per_mtok_capex", "cost_per_mtok_opex",
             "cost_per_mtok_total", "price_per_mtok_total", "price_per_mtok_input",
             "price_per_mtok_output", "emissions_per_mtok"]
+
+# Figures every priced scenario has; one that is not finite means inputs beyond float64's
+# range, never an answer (optional figures such as emissions are null when an input is absent)
+MUST_BE_FINITE = ["power_per_accelerator", "throughput", "tokens_per_kwh", "joules_per_token",
+                  "cost_per_hour", "cost_per_mtok_energy", "cost_per_mtok_capex",
+                  "cost_per_mtok_opex", "cost_per_mtok_total", "price_per_mtok_total",
+                  "price_per_mtok_input", "price_per_mtok_output"]
+EXTREME = 1e100  # an input this far from 1 (either way) is named as a likely overflow
+
 
 CONVENTIONS = [
     "a year is 8,760 hours and 12 months; money is USD",
@@ -154,3 +164,26 @@ class Comparison:
             "scenarios": [r.to_json() for r in self.results],
             "ratios": {name: self.ratios(name) for name in HEADLINE},
         }
+
+
+def check_finite(result: Result) -> None:
+    """Refuse a result whose costs overflowed: :class:`NonFiniteResult` naming the inputs
+    (dotted keys) whose magnitude is beyond 10^+-100 among those the figure reads."""
+    bad = [n for n in MUST_BE_FINITE if not math.isfinite(result.values[n])]
+    if not bad:
+        return
+    inputs = result.scenario.to_inputs()
+    read = MODEL.inputs_read(MODEL.dependencies(bad))
+    extreme = sorted(MODEL.inputs[n].key for n in read if n in MODEL.inputs
+                     and math.isfinite(inputs[n]) and inputs[n] != 0
+                     and not 1 / EXTREME < abs(inputs[n]) < EXTREME)
+    why = (f"{bad[0]} is not a finite number: the inputs are beyond the range of the "
+           f"calculation")
+    raise NonFiniteResult([(key, f"{inputs_value(inputs, key)} overflows the calculation "
+                                 f"({bad[0]} is not finite)") for key in extreme]
+                          or [("", why)])
+
+
+def inputs_value(inputs: dict[str, float], key: str) -> str:
+    name = key.replace(".", "_")
+    return f"{inputs[name]:g} {MODEL.inputs[name].unit}"

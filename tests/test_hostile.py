@@ -2,12 +2,17 @@
 one-line CLI error), fast by construction, and nothing is stored.
 
 Rows covered here: 1 (a quantity that pint would evaluate: "9**9**9 W"), 6 (pint parser
-errors that escaped as 500), 10 (loopback decided by resolving the address:
-tests/test_service_cli.py). Quantities are read by costmodel's own grammar
-(costmodel.units), never by pint's expression evaluator, at every entry: API bodies, scenario
-files and --set, sensitivity ranges and distributions, workbook cells, curve files.
+errors that escaped as 500), 7 and 9 (control characters and NUL in names and titles), 11
+(catalog entries validated as deeply as scenarios), 12 (a cost that overflows is refused,
+never saved), 15 (a chunked body over the limit is a 413; long names); 10 (loopback decided
+by resolving the address) is in tests/test_service_cli.py. Quantities are read by
+costmodel's own grammar (costmodel.units), never by pint's expression evaluator, at every
+entry: API bodies, scenario files and --set, sensitivity ranges and distributions, workbook
+cells, curve files.
 """
 from __future__ import annotations
+
+import io
 
 import pytest
 from click.testing import CliRunner
@@ -101,3 +106,108 @@ def test_sensitivity_ranges_use_the_grammar_too(client, viewer):
         "scenario": {"scenario": GB300},
         "distributions": {"electricity.price": "uniform(9**9**9 USD/kWh, 1 USD/kWh)"}})
     assert resp.status_code == 422, resp.get_data(as_text=True)
+
+
+# ---- rows 7 and 9: names and titles -----------------------------------------------------------
+
+def _scenario_count(client, viewer) -> int:
+    return client.get(f"{API}/scenarios?limit=1", headers=viewer).json["total"]
+
+
+@pytest.mark.parametrize("name,why", [
+    ("a\u0001b", "control characters"), ("x\u0000y", "NUL"), ("x" * 201, "200"),
+    ("a\u009bb", "control characters")])
+def test_names_with_control_characters_are_refused_and_nothing_is_stored(
+        client, tokens, name, why):
+    editor, viewer = auth(tokens["editor"]), auth(tokens["viewer"])
+    before = _scenario_count(client, viewer)
+    resp = client.post(f"{API}/scenarios", headers=editor,
+                       json={"name": name, "scenario": GB300})
+    assert resp.status_code == 422, resp.get_data(as_text=True)
+    assert why in resp.json["detail"]
+    assert resp.json["errors"][0]["path"] == "name"
+    # the same text as the scenario's own name, inside the stored data (its limit: 2,000)
+    inner = "x" * 2001 if why == "200" else name
+    resp = client.post(f"{API}/scenarios", headers=editor,
+                       json={"name": "ok", "scenario": {**GB300, "name": inner}})
+    assert resp.status_code == 422
+    assert resp.json["errors"][0]["path"] == "scenario.name"
+    assert _scenario_count(client, viewer) == before
+
+
+def test_workbook_title_and_key_names_refuse_control_characters(client, tokens):
+    resp = client.post(f"{API}/workbook", headers=auth(tokens["viewer"]),
+                       json={"scenarios": [{"scenario": GB300}], "title": "t\u0007"})
+    assert resp.status_code == 422 and resp.json["errors"][0]["path"] == "title"
+    resp = client.post(f"{API}/keys", headers=auth(tokens["admin"]),
+                       json={"name": "k\u0000", "role": "viewer"})
+    assert resp.status_code == 422
+
+
+def test_nul_anywhere_in_a_body_is_refused_with_its_path(client, tokens):
+    resp = client.post(f"{API}/price", headers=auth(tokens["viewer"]),
+                       json={"scenario": GB300, "overrides": {"workload.model": "a\u0000"}})
+    assert resp.status_code == 422
+    assert resp.json["errors"][0]["path"] == "overrides.workload.model"
+
+
+def test_tabs_and_newlines_stay_allowed_in_descriptions(client, tokens):
+    resp = client.post(f"{API}/price", headers=auth(tokens["viewer"]),
+                       json={"scenario": {**GB300, "description": "line 1\n\tline 2"}})
+    assert resp.status_code == 200, resp.get_data(as_text=True)
+
+
+# ---- row 11: catalog entries validated before they are stored ---------------------------------
+
+@pytest.mark.parametrize("workload,path", [
+    ({"isl": "nan", "foo": "x"}, "data.workload."),
+    ({"isl": "8192 W"}, "data.workload.isl"),
+    ({"precision": "fp8\u0001"}, "data.workload.precision"),
+])
+def test_catalog_operating_point_workload_is_validated(client, tokens, workload, path):
+    key = f"hostile-{abs(hash(str(workload))) % 10**8}"
+    resp = client.post(f"{API}/operating-points", headers=auth(tokens["editor"]), json={
+        "key": key, "data": {"throughput": "100 token/s", "workload": workload}})
+    assert resp.status_code == 422, resp.get_data(as_text=True)
+    assert resp.json["errors"][0]["path"].startswith(path)
+    assert client.get(f"{API}/operating-points/{key}",
+                      headers=auth(tokens["viewer"])).status_code == 404
+
+
+# ---- row 12: overflow ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("override,path", [
+    ({"operating_point.throughput": "1e-308 token/s"}, "scenario.operating_point.throughput"),
+    ({"electricity.price": "1e308 USD/kWh"}, "scenario.electricity.price"),
+])
+def test_a_cost_that_overflows_is_refused_and_never_saved(client, tokens, override, path):
+    viewer, editor = auth(tokens["viewer"]), auth(tokens["editor"])
+    scenario = {"accelerator": "gb300", "operating_point": {"throughput": "1000 token/s"}}
+    resp = client.post(f"{API}/price", headers=viewer,
+                       json={"scenario": scenario, "overrides": override})
+    assert resp.status_code == 422, resp.get_data(as_text=True)
+    assert resp.json["errors"][0]["path"] == path
+    assert "overflows" in resp.json["detail"]
+    key, value = next(iter(override.items()))
+    section, field = key.split(".")
+    saved = {**scenario, section: {**scenario.get(section, {}), field: value}} \
+        if isinstance(scenario.get(section), dict) else {**scenario, section: {field: value}}
+    before = _scenario_count(client, viewer)
+    resp = client.post(f"{API}/scenarios", headers=editor, json={"name": "x", "scenario": saved})
+    assert resp.status_code == 422
+    assert _scenario_count(client, viewer) == before
+
+
+# ---- row 15: words and limits -------------------------------------------------------------------
+
+def test_a_chunked_body_over_the_limit_is_413_not_400(app, client, tokens):
+    limit = app.config["MAX_CONTENT_LENGTH"]
+    body = b'{"scenario": {"name": "' + b"x" * (limit + 10) + b'"}}'
+
+    # no Content-Length: the server de-chunks the body and the app counts what it reads
+    resp = client.post(f"{API}/price", headers={**auth(tokens["viewer"]),
+                                                "Transfer-Encoding": "chunked"},
+                       input_stream=io.BytesIO(body), content_type="application/json")
+    assert resp.status_code == 413, resp.get_data(as_text=True)
+    assert resp.mimetype == "application/problem+json"
+    assert f"{limit // 2**20} MiB" in resp.json["detail"]

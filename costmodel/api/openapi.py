@@ -9,7 +9,7 @@ from functools import wraps
 from typing import Any
 
 import orjson
-from flask import Blueprint, Response, json, request
+from flask import Blueprint, Response, current_app, json, request
 from pydantic import BaseModel, ValidationError
 from pydantic.json_schema import models_json_schema
 
@@ -19,7 +19,7 @@ from .auth import require
 from .errors import Problem
 from .schemas import ProblemOut
 
-__all__ = ["route", "ROUTES", "build_spec", "ListQuery"]
+__all__ = ["route", "ROUTES", "build_spec", "ListQuery", "read_body", "too_large"]
 
 
 @dataclass
@@ -57,11 +57,15 @@ def _body(model: type[BaseModel]) -> BaseModel:
     if request.mimetype != "application/json":
         raise Problem(415, "Unsupported media type",
                       f"send application/json, not {request.mimetype or 'no content type'}")
-    raw = request.get_data(cache=True)
+    raw = read_body()
     try:
         data = orjson.loads(raw) if raw else None
     except orjson.JSONDecodeError as exc:
         raise Problem(400, "Malformed JSON", f"the body is not valid JSON: {exc}") from None
+    nul = _nul_path(data)
+    if nul is not None:  # PostgreSQL cannot store it; SQLite would: refused alike everywhere
+        raise Problem(422, "Invalid input", f"{nul or 'body'}: must not contain NUL (U+0000)",
+                      errors=[{"path": nul or "body", "message": "must not contain NUL"}])
     try:
         return model.model_validate(data)
     except ValidationError as exc:
@@ -69,6 +73,48 @@ def _body(model: type[BaseModel]) -> BaseModel:
             f"{_loc(e['loc'])}: {e['msg']}" for e in exc.errors()),
             errors=[{"path": _loc(e["loc"]), "message": e["msg"]}
                     for e in exc.errors()]) from None
+
+
+def read_body(limit: int | None = None) -> bytes:
+    """The request body, read up to ``limit`` bytes (default: the app's MAX_CONTENT_LENGTH);
+    a longer body, declared or chunked, is a 413 that states the limit."""
+    limit = limit or current_app.config["MAX_CONTENT_LENGTH"]
+    declared = request.content_length
+    if declared is not None and declared > limit:
+        raise too_large(limit)
+    if request.environ.get("costmodel.body") is None:
+        # read the raw stream ourselves: a chunked body has no declared length to check
+        stream = request.environ["wsgi.input"]
+        raw = stream.read(limit + 1) if declared is None else stream.read(declared)
+        if len(raw) > limit:
+            raise too_large(limit)
+        request.environ["costmodel.body"] = raw
+    return request.environ["costmodel.body"]
+
+
+def too_large(limit: int) -> Problem:
+    size = f"{limit // 2**20} MiB" if limit % 2**20 == 0 else f"{limit // 1024} KiB"
+    return Problem(413, "Payload too large", f"the request body is larger than {size}")
+
+
+def _nul_path(data: Any, path: str = "") -> str | None:
+    """The path of the first string (or key) holding NUL, or None."""
+    if isinstance(data, str):
+        return path if "\x00" in data else None
+    if isinstance(data, dict):
+        for k, v in data.items():
+            sub = f"{path}.{k}" if path else str(k)
+            if "\x00" in k:
+                return sub
+            found = _nul_path(v, sub)
+            if found is not None:
+                return found
+    elif isinstance(data, list):
+        for i, v in enumerate(data):
+            found = _nul_path(v, f"{path}[{i}]")
+            if found is not None:
+                return found
+    return None
 
 
 def _query(model: type[BaseModel]) -> BaseModel:

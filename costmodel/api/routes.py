@@ -6,7 +6,7 @@ from pydantic import BaseModel, ValidationError
 
 from .. import __version__, app
 from ..errors import InputError
-from ..inputs import Node, Rack
+from ..inputs import Node, Rack, Workload, check_text
 from ..sources.catalog import split_sources
 from ..sources.curve_files import read_curve_text
 from ..store import repo
@@ -199,8 +199,20 @@ def _validate_entry(kind: str, data: dict) -> tuple[dict, dict]:
             body = dict(plain)
             workload = body.pop("workload", None) if kind == "operating_point" else None
             CATALOG_MODELS[kind].model_validate(body)
-            if workload is not None and not isinstance(workload, dict):
-                raise InputError([("data.workload", "must be a table")])
+            if workload is not None:
+                # as deep as a scenario's own workload: a bad one stored would break every
+                # later use (entries are never overwritten)
+                if not isinstance(workload, dict):
+                    raise InputError([("data.workload", "must be a table")])
+                try:
+                    Workload.model_validate(workload)
+                except ValidationError as exc:
+                    raise _invalid(exc, "data.workload.") from None
+        for key, text in provenance.items():
+            try:
+                check_text(text)
+            except ValueError as exc:
+                raise InputError([(f"data.{key}.source", str(exc))]) from None
     except ValidationError as exc:
         raise _invalid(exc, "data.") from None
     except InputError as exc:

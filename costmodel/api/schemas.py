@@ -4,7 +4,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, WithJsonSchema
 
 from ..inputs import (
     Accelerator,
@@ -17,6 +17,7 @@ from ..inputs import (
     Pricing,
     Rack,
     Workload,
+    check_text,
 )
 from ..store.models import MAX_ID
 from ..store.repo import ROLES
@@ -112,7 +113,7 @@ class WorkbookRequest(Strict):
     scenarios: Annotated[list[PriceRequest], Field(min_length=1, max_length=12)]
     at_interactivity: Quantity | None = None
     matched: bool = False
-    title: Annotated[str, Field(max_length=200)] | None = None
+    title: Annotated[str, Field(max_length=200), AfterValidator(check_text)] | None = None
 
 
 class QuotesCompareRequest(Strict):
@@ -179,7 +180,7 @@ class QuoteTermRequest(Strict):
 
 
 class ScenarioCreate(Strict):
-    name: Annotated[str, Field(min_length=1, max_length=200)]
+    name: Annotated[str, Field(min_length=1, max_length=200), AfterValidator(check_text)]
     scenario: ScenarioBody
 
 
@@ -204,7 +205,7 @@ class CurveCreate(Strict):
 
 
 class KeyCreate(Strict):
-    name: Annotated[str, Field(min_length=1, max_length=100)]
+    name: Annotated[str, Field(min_length=1, max_length=100), AfterValidator(check_text)]
     role: Literal[ROLES]  # type: ignore[valid-type]
 
 

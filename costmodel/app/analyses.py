@@ -12,8 +12,7 @@ from typing import Any
 
 from .. import sensitivity as core
 from .context import Context
-from .load import load
-from .pricing import Priced, WorkbookFile, price_loaded, render_workbook
+from .pricing import Priced, WorkbookFile, price, render_workbook
 from .specs import ScenarioSpec
 
 __all__ = ["Analysis", "tornado", "grid", "monte_carlo", "analysis_workbook"]
@@ -34,7 +33,7 @@ class Analysis:
 
 
 def _run(ctx: Context, spec: ScenarioSpec, run: Callable[[Any], Any]) -> Analysis:
-    priced = price_loaded(load(ctx, spec))
+    priced = price(ctx, spec)
     return Analysis(priced, run(priced.result.scenario))
 
 

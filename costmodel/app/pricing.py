@@ -10,7 +10,8 @@ from typing import Any
 
 from ..chain import compare as compare_results
 from ..chain import price as price_result
-from ..results import Comparison, Result
+from ..errors import InputError
+from ..results import Comparison, Result, check_finite
 from ..sources.curve_point import CurveReading
 from ..sources.scenario_file import LoadedScenario
 from .context import Context
@@ -45,12 +46,19 @@ class WorkbookFile:
 
 
 def price_loaded(loaded: LoadedScenario) -> Priced:
-    return Priced(price_result(loaded.scenario, loaded.provenance), loaded.curve, loaded)
+    """A loaded scenario priced; costs that overflow are an error, never an answer."""
+    result = price_result(loaded.scenario, loaded.provenance)
+    check_finite(result)
+    return Priced(result, loaded.curve, loaded)
 
 
 def price(ctx: Context, spec: ScenarioSpec) -> Priced:
     """One scenario at its own operating point."""
-    return price_loaded(load(ctx, spec))
+    loaded = load(ctx, spec)
+    try:
+        return price_loaded(loaded)
+    except InputError as exc:
+        raise exc.about(spec.subject) from None
 
 
 def compare(ctx: Context, specs: Sequence[ScenarioSpec], reading: Reading = OWN_POINT
@@ -58,6 +66,11 @@ def compare(ctx: Context, specs: Sequence[ScenarioSpec], reading: Reading = OWN_
     """Several scenarios, every curve read where ``reading`` says."""
     loaded = load_all(ctx, specs, reading)
     comparison = compare_results([(x.scenario, x.provenance) for x in loaded])
+    for result, spec in zip(comparison.results, specs, strict=True):
+        try:
+            check_finite(result)
+        except InputError as exc:
+            raise exc.about(spec.subject) from None
     return Compared(comparison, [Priced(r, x.curve, x)
                                  for r, x in zip(comparison.results, loaded, strict=True)])
 
@@ -86,7 +99,13 @@ def workbook(ctx: Context, specs: Sequence[ScenarioSpec], reading: Reading = OWN
              title: str | None = None) -> WorkbookFile:
     """The workbook of one scenario or a comparison."""
     loaded = load_all(ctx, specs, reading)
-    return render_workbook([price_loaded(x) for x in loaded], title=title)
+    priced = []
+    for x, spec in zip(loaded, specs, strict=True):
+        try:
+            priced.append(price_loaded(x))
+        except InputError as exc:
+            raise exc.about(spec.subject) from None
+    return render_workbook(priced, title=title)
 
 
 def reprice(source: bytes | str | Path, name: str = "workbook"):

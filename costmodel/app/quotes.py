@@ -48,10 +48,9 @@ class _AtQuotes:
             target = None if x is None else Target.interactivity(
                 x, f"the interactivity quote {quote.name!r} guarantees ({x:.4g} token/s/user)")
             try:
-                loaded = self.prepared.finish(target)
+                self._priced[x] = price_loaded(self.prepared.finish(target))
             except InputError as exc:
                 raise exc.about(self.spec.subject) from None
-            self._priced[x] = price_loaded(loaded)
         return self._priced[x]
 
 
