@@ -211,3 +211,41 @@ def test_a_chunked_body_over_the_limit_is_413_not_400(app, client, tokens):
     assert resp.status_code == 413, resp.get_data(as_text=True)
     assert resp.mimetype == "application/problem+json"
     assert f"{limit // 2**20} MiB" in resp.json["detail"]
+
+
+# ---- row 4: curves parsed once per worker; uploads bounded ---------------------------------------
+
+CURVE_HEADER = ("hardware,model,framework,precision,isl,osl,spec_decoding,disaggregated,"
+                "concurrency,interactivity [token/s/user],throughput [token/s],source")
+
+
+def _curve_csv(hardware: str, n: int) -> str:
+    rows = [f"{hardware},hostile-model,vllm,fp8,1024,1024,none,false,{i + 1},"
+            f"{1000 / (i + 1):.6f},{100 + i},test" for i in range(n)]
+    return "\n".join([CURVE_HEADER, *rows])
+
+
+def test_adding_a_curve_parses_only_the_new_one(app, client, tokens):
+    services = app.extensions["costmodel"]
+    _, before = services.curves(None, fresh=True)
+    old_id = before.ids()[0]
+    new = f"h-{abs(hash(old_id)) % 10**8}"
+    resp = client.post(f"{API}/curves", headers=auth(tokens["editor"]),
+                       json={"content": _curve_csv(new, 3)})
+    assert resp.status_code == 201, resp.get_data(as_text=True)
+    _, after = services.curves(None, fresh=True)
+    assert len(after) == len(before) + 1
+    assert after.get(old_id)[0] is before.get(old_id)[0]  # the same object: not parsed again
+    assert len(after.get(resp.json["items"][0]["curve_id"])[0]) == 3
+
+
+def test_curve_uploads_are_bounded_before_parsing(client, tokens):
+    from costmodel.api.schemas import MAX_CURVE_POINTS, MAX_UPLOAD_POINTS
+    resp = client.post(f"{API}/curves", headers=auth(tokens["editor"]),
+                       json={"content": _curve_csv("too-long", MAX_CURVE_POINTS + 1)})
+    assert resp.status_code == 422 and f"{MAX_CURVE_POINTS:,} a curve" in resp.json["detail"]
+    rows = "\n".join(f"hw{i % 40},m,vllm,fp8,1,1,none,false,{i},1,1,x"
+                     for i in range(MAX_UPLOAD_POINTS + 1))
+    resp = client.post(f"{API}/curves", headers=auth(tokens["editor"]),
+                       json={"content": CURVE_HEADER + "\n" + rows})
+    assert resp.status_code == 422 and "an upload" in resp.json["detail"]

@@ -17,6 +17,8 @@ from .openapi import ListQuery, route
 from .requests import quote_of, reading_of, spec_of, specs_of
 from .schemas import (
     CATALOG_MODELS,
+    MAX_CURVE_POINTS,
+    MAX_UPLOAD_POINTS,
     CatalogCreate,
     CatalogEntryOut,
     CatalogPage,
@@ -292,7 +294,8 @@ def curve_get(curve_id: str, principal) -> dict:
 def curves_create(body: CurveCreate, principal) -> dict:
     try:
         parsed = read_curve_text(body.content, name="content", gpus=body.gpus,
-                                 hardware=body.hardware)
+                                 hardware=body.hardware, max_points=MAX_UPLOAD_POINTS,
+                                 max_points_per_curve=MAX_CURVE_POINTS)
     except InputError as exc:
         raise Problem.from_input(exc) from None
     with services().sessions() as session:

@@ -196,10 +196,15 @@ class CatalogCreate(Strict):
     data: dict[str, Any] = Field(description="the entry's values, as in the catalog files")
 
 
+MAX_CURVE_POINTS = 2_000  # points of one curve (an InferenceX sweep has tens)
+MAX_UPLOAD_POINTS = 10_000  # rows of one upload, counted before any is parsed
+
+
 class CurveCreate(Strict):
     content: Annotated[str, Field(min_length=1, max_length=2_000_000, description=(
         "a curve file's text: InferenceX agg rows or API export (JSON/CSV), or costmodel's "
-        "curve CSV"))]
+        f"curve CSV; at most {MAX_UPLOAD_POINTS:,} rows, {MAX_CURVE_POINTS:,} points a "
+        f"curve"))]
     gpus: Annotated[int, Field(ge=1, le=100000)] | None = None
     hardware: Annotated[str, Field(min_length=1, max_length=100)] | None = None
 

@@ -58,7 +58,27 @@ def read_curves(path: str | Path, *, gpus: int | None = None,
 
 
 def read_curve_text(text: str, *, name: str = "<text>", gpus: int | None = None,
-                    hardware: str | None = None) -> list[Curve]:
+                    hardware: str | None = None, max_points: int | None = None,
+                    max_points_per_curve: int | None = None) -> list[Curve]:
+    """Curves from a file's text (InferenceX rows or API export as JSON or CSV, raw
+    benchmark_serving results, costmodel's curve CSV). ``max_points`` bounds the rows read,
+    counted before any is parsed; ``max_points_per_curve`` bounds each curve."""
+    curves = _read_curve_text(text, name, gpus, hardware, max_points)
+    if max_points_per_curve is not None:
+        for c in curves:
+            if len(c) > max_points_per_curve:
+                raise InputError([(name, f"curve {c.key.id} has {len(c):,} points; the limit "
+                                         f"is {max_points_per_curve:,} a curve")])
+    return curves
+
+
+def _too_many(name: str, n: int, limit: int | None) -> None:
+    if limit is not None and n > limit:
+        raise InputError([(name, f"{n:,} rows; the limit is {limit:,} points an upload")])
+
+
+def _read_curve_text(text: str, name: str, gpus: int | None, hardware: str | None,
+                     max_points: int | None) -> list[Curve]:
     stripped = text.lstrip()
     if stripped.startswith(("{", "[")):
         try:
@@ -67,12 +87,14 @@ def read_curve_text(text: str, *, name: str = "<text>", gpus: int | None = None,
             raise InputError([(name, f"malformed JSON at line {exc.lineno}: {exc.msg}")]) \
                 from None
         rows = data if isinstance(data, list) else [data]
+        _too_many(name, len(rows), max_points)
         if not rows or not all(isinstance(r, dict) for r in rows):
             raise InputError([(name, "expected an object or a list of objects")])
         if "total_token_throughput" in rows[0] and "tput_per_gpu" not in rows[0]:
             return _group([_from_raw_benchmark(r, name, gpus, hardware) for r in rows])
         return _group([_from_inferencex_row(r, name, i) for i, r in enumerate(rows, 1)])
     lines = [ln for ln in text.splitlines() if not ln.lstrip().startswith("#")]
+    _too_many(name, len(lines) - 1, max_points)
     reader = csv.DictReader(io.StringIO("\n".join(lines)))
     header = reader.fieldnames or []
     if not header:

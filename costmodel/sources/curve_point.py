@@ -56,6 +56,14 @@ class CurveLibrary:
     def ids(self) -> list[str]:
         return sorted(self._curves)
 
+    def __len__(self) -> int:
+        return len(self._curves)
+
+    def extended(self, more: dict[str, tuple[Curve, str]]) -> CurveLibrary:
+        """A new library with ``more`` added (this one is shared between threads: never
+        changed in place)."""
+        return CurveLibrary({**self._curves, **more})
+
 
 @lru_cache(maxsize=1)
 def _fixture_library(folder: str) -> CurveLibrary:

@@ -28,7 +28,7 @@ __all__ = ["NotFound", "Conflict", "ROLES", "content_hash", "catalog_list", "cat
            "catalog_create", "catalog_snapshot", "curve_list", "curve_get", "curve_create",
            "curve_library", "curve_record", "scenario_create", "scenario_revise", "scenario_get",
            "scenario_list", "revision_get", "key_create", "key_verify", "key_list",
-           "key_revoke", "role_allows", "curve_of"]
+           "key_revoke", "role_allows", "curve_of", "curves_after"]
 
 ROLES = ("viewer", "editor", "admin")  # each includes the ones before it
 
@@ -145,6 +145,13 @@ def curve_of(row: CurveRecord) -> Curve:
 def curve_library(session: Session) -> CurveLibrary:
     return CurveLibrary({row.curve_id: (curve_of(row), "database")
                          for row in session.scalars(select(CurveRecord))})
+
+
+def curves_after(session: Session, after_id: int) -> dict[str, tuple[Curve, str]]:
+    """Curves stored after row ``after_id``, parsed: id -> (curve, origin)."""
+    rows = session.scalars(select(CurveRecord).where(CurveRecord.id > after_id)
+                           .order_by(CurveRecord.id))
+    return {row.curve_id: (curve_of(row), "database") for row in rows}
 
 
 # ---- scenarios ------------------------------------------------------------------------------
