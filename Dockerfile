@@ -1,13 +1,22 @@
 # costmodel pricing service: gunicorn on a slim Python base, as a non-root user.
 #   docker build -t costmodel .
-#   docker run -p 8000:8000 -e DATABASE_URL=postgresql://user:pass@db:5432/costmodel costmodel
+#   docker run -p 127.0.0.1:8000:8000 -e DATABASE_URL=postgresql://user:pass@db:5432/costmodel costmodel
+# Run it behind nginx with deploy/nginx.conf (or another proxy that buffers whole requests and
+# times out slow ones), never with port 8000 open to clients: each gunicorn thread reads one
+# request at the client's pace, and 64 connections sending a byte a second stop this image's
+# 8 threads from answering, while behind nginx every normal request is answered in a few ms
+# (README "Behind a reverse proxy"; bench/slowclients.py). gunicorn trusts X-Forwarded-Proto
+# only from FORWARDED_ALLOW_IPS (default 127.0.0.1,::1): set it to the proxy's address when the
+# proxy runs in another container or host, never to '*'.
 # Without DATABASE_URL the service keeps a SQLite file in /data (mount a volume there).
+# Limits (README "Limits"): -e REDIS_URL=redis://redis:6379/0 shares the per-key rate and the
+# heavy-analysis slots across workers and hosts; without it each worker counts on its own.
 FROM python:3.11-slim
 
 ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_NO_CACHE_DIR=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1 \
     DATABASE_URL=sqlite:////data/costmodel.db \
-    WEB_CONCURRENCY=2 GUNICORN_THREADS=4
+    WEB_CONCURRENCY=2 GUNICORN_THREADS=4 FORWARDED_ALLOW_IPS=127.0.0.1,::1
 # Built from a scratch folder that is then removed: the wheel carries fixtures/ and templates/
 # (as costmodel.fixtures and costmodel.templates), and no source copy is left in /app, where
 # gunicorn (which puts its working directory first on sys.path) would import it instead.
@@ -25,4 +34,4 @@ EXPOSE 8000
 HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
   CMD ["python", "-c", "import sys, urllib.request; sys.exit(0 if urllib.request.urlopen('http://127.0.0.1:8000/healthz', timeout=4).status == 200 else 1)"]
 # migrate and seed (both idempotent), then serve; keys: docker exec ... costmodel keys create
-CMD ["sh", "-c", "costmodel db upgrade && costmodel db seed && exec gunicorn 'costmodel.api:create_app()' --bind 0.0.0.0:8000 --workers \"$WEB_CONCURRENCY\" --worker-class gthread --threads \"$GUNICORN_THREADS\" --access-logfile - --forwarded-allow-ips '*'"]
+CMD ["sh", "-c", "costmodel db upgrade && costmodel db seed && exec gunicorn 'costmodel.api:create_app()' --bind 0.0.0.0:8000 --workers \"$WEB_CONCURRENCY\" --worker-class gthread --threads \"$GUNICORN_THREADS\" --access-logfile -"]

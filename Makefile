@@ -41,6 +41,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/workbook.py
 	$(BIN)/python bench/montecarlo.py
 	$(BIN)/python bench/load.py
+	$(BIN)/python bench/slowclients.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache

@@ -129,6 +129,9 @@ def run(backend: str, url: str, folder: Path, args, round_no: int) -> bool:
     stop = threading.Event()
     loader = threading.Thread(target=_load, args=(port, token, args.clients, acked, stop))
     loader.start()
+    deadline = time.monotonic() + 60
+    while len(acked) < args.min_acked and time.monotonic() < deadline:
+        time.sleep(0.05)  # the load is running: the kill falls in its middle, not its start
     time.sleep(args.seconds)
     os.killpg(proc.pid, signal.SIGKILL)  # master and workers, mid-load
     proc.wait(10)
@@ -144,8 +147,9 @@ def run(backend: str, url: str, folder: Path, args, round_no: int) -> bool:
         os.killpg(proc.pid, signal.SIGTERM)
         proc.wait(10)
     present, missing, verdict = _check(url, acked)
-    ok = missing == 0 and healthy and "orphans 0" in verdict and "latest revision 0" in verdict \
-        and ("integrity_check" not in verdict or verdict.endswith("ok"))
+    ok = (missing == 0 and len(acked) >= args.min_acked and healthy
+          and "orphans 0" in verdict and "latest revision 0" in verdict
+          and ("integrity_check" not in verdict or verdict.endswith("ok")))
     print(f"{backend:10s} round {round_no}: acknowledged {len(acked):5d}, present {present:5d}, "
           f"missing {missing}; {verdict}; restarted healthy {healthy}  "
           f"{'OK' if ok else 'FAILED'}")
@@ -156,6 +160,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seconds", type=float, default=4.0, help="load before the kill")
     ap.add_argument("--clients", type=int, default=16)
+    ap.add_argument("--min-acked", type=int, default=20,
+                    help="acknowledged saves before the kill timer starts")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--threads", type=int, default=4)

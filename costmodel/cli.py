@@ -524,6 +524,7 @@ def serve(host: str, port: int, url: str | None, no_seed: bool, workers: int,
                    + "; writes need a key: costmodel keys create --name me --role editor")
     else:
         click.echo("  every request needs a key: costmodel keys create --name me --role viewer")
+    click.echo(f"  limits: {app.extensions['costmodel.limits'].describe()}")
     app.extensions["costmodel"].dispose()  # no connection crosses gunicorn's fork
     _gunicorn(app, host, port, workers=workers, threads=threads)
 

@@ -71,10 +71,39 @@ class QuantityField:
 
 
 _QUANTITY_SCHEMA = {"oneOf": [
-    {"type": "string", "examples": ["700 W"]},
+    {"type": "string", "minLength": 1},
     {"type": "object", "required": ["value", "unit"], "additionalProperties": False,
      "properties": {"value": {"type": "number"}, "unit": {"type": "string"}}},
 ]}
+# a typical magnitude [unit] for each canonical unit: the schema's example ("700 W")
+_EXAMPLE = {"W": 700, "TB/s": 8, "GB": 192, "USD": 30000, "USD/h": 2.5, "USD/kWh": 0.08,
+            "USD/kW/month": 150, "gCO2e/kWh": 380, "year": 5, "month": 12, "ms": 20, "s": 2,
+            "token": 1024, "token/s": 5000, "token/s/kW": 4000, "token/s/user": 169,
+            "USD/Mtok": 2, "USD/month": 1500, "Mtok/month": 500, "dimensionless": 0.5}
+
+
+def _quantity_schema(meta: QuantityField, description: str) -> dict[str, Any]:
+    """A quantity as JSON Schema: text (``"700 W"``) or ``{"value", "unit"}``, and a bare
+    number (within the field's bounds) for the units in BARE_NUMBER_UNITS. Which units have
+    the field's dimension is the grammar's business (README, Quantities), not the schema's."""
+    low = {"exclusiveMinimum": 0} if meta.lowest_excluded else {"minimum": 0}
+    value = {"type": "number", **low}  # no quantity is negative, whatever its unit
+    text, obj = (dict(s) for s in _QUANTITY_SCHEMA["oneOf"])
+    obj["properties"] = {**obj["properties"], "value": value}
+    example = _EXAMPLE.get(meta.unit, 1)
+    if meta.minimum is not None and example < meta.minimum:
+        example = meta.minimum + 0.3  # e.g. a PUE of 1.3
+    branches = [text, obj]
+    if meta.unit in BARE_NUMBER_UNITS:
+        bare: dict[str, Any] = {"type": "number", **low}
+        if meta.minimum is not None and meta.minimum > 0:
+            bare = {"type": "number", "minimum": meta.minimum}
+        if meta.maximum is not None:
+            bare["exclusiveMaximum" if meta.below_maximum else "maximum"] = meta.maximum
+        branches.insert(0, bare)
+    shown = example if meta.unit == "dimensionless" else f"{example:g} {meta.unit}"
+    return {"oneOf": branches, "examples": [shown],
+            "description": f"{description} [{meta.unit}]".strip()}
 
 
 def Qty(unit: str, *, positive: bool = False, minimum: float | None = None,
@@ -82,10 +111,7 @@ def Qty(unit: str, *, positive: bool = False, minimum: float | None = None,
         per: tuple[str, ...] = (), description: str = ""):
     """An annotated float field holding a magnitude in ``unit`` [unit]."""
     meta = QuantityField(unit, positive, minimum, maximum, below_maximum, per)
-    schema = dict(_QUANTITY_SCHEMA)
-    if unit in BARE_NUMBER_UNITS:
-        schema = {"oneOf": [{"type": "number"}, *_QUANTITY_SCHEMA["oneOf"]]}
-    schema["description"] = f"{description} [{unit}]".strip()
+    schema = _quantity_schema(meta, description)
     return Annotated[float, BeforeValidator(meta.parse), meta, WithJsonSchema(schema)]
 
 

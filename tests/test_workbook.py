@@ -16,6 +16,7 @@ from conftest import (
 )
 from openpyxl import load_workbook
 
+from costmodel.app import reprice
 from costmodel.inputs import InputError
 from costmodel.model import MODEL
 from costmodel.workbook.excel_formula import to_formula
@@ -110,7 +111,7 @@ def test_user_text_never_becomes_a_formula(tmp_path):
 
 
 def test_round_trip_without_edits_reprices_to_the_engine(three):
-    imported = read_workbook(three)
+    imported = reprice(three)  # read back, then priced by the application layer
     assert imported.changes == [] and imported.warnings == []
     systems, _ = workbook_systems(CURVE_SCENARIOS, matched=True)
     for got, want in zip(imported.results, systems, strict=True):
@@ -133,7 +134,7 @@ def test_edited_workbook_reprices_like_the_engine(single, tmp_path):
     edited = _edit(single, tmp_path / "edited.xlsx", {
         "electricity_price": [0.12], "facility_pue": [1.5], "power_boundary": ["rack"],
         "utilisation": [0.55]})
-    imported = read_workbook(edited)
+    imported = reprice(edited)
     changed = {c.name: (c.before, c.after) for c in imported.changes}
     assert changed == {"electricity_price": (pytest.approx(0.0871), 0.12),
                        "facility_pue": (1.2, 1.5), "power_boundary": ("facility", "rack"),

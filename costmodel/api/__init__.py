@@ -7,7 +7,14 @@ Configuration comes from the environment (or the ``config`` mapping, which wins)
 - ``COSTMODEL_OPEN_READS``: ``1`` lets price, compare and catalog reads answer without a key
   (``costmodel serve`` opens them on a loopback address); writes always need one;
 - ``COSTMODEL_MAX_BODY``: the request body limit in bytes (default 2 MiB; workbook uploads
-  may reach the reader's own 20 MiB limit).
+  may reach the reader's own 20 MiB limit);
+- ``COSTMODEL_KEY_CACHE_SECONDS`` (``KEY_CACHE_SECONDS``): how long a worker's reads trust a
+  key it verified (default 2; writes and key management always ask the database: see
+  :mod:`.auth`);
+- limits (see :mod:`.limits`): ``COSTMODEL_RATE_LIMIT`` (``RATE_LIMIT``, default
+  ``600/minute`` a key, ``off``), ``REDIS_URL`` (shared counts), ``COSTMODEL_REDIS_PREFIX``,
+  ``COSTMODEL_HEAVY_PER_WORKER`` (2), ``COSTMODEL_HEAVY_TOTAL`` (4, with Redis),
+  ``COSTMODEL_HEAVY_LEASE`` (300 s), ``COSTMODEL_GRID_MAX_CELLS`` (1,000,000).
 
 gunicorn: ``gunicorn 'costmodel.api:create_app()'``.
 """
@@ -24,6 +31,9 @@ from flask.json.provider import DefaultJSONProvider
 
 from .. import __version__
 from ..resources import templates_dir
+from . import limits
+from .auth import EXTENSION as KEYS
+from .auth import KEY_CACHE_SECONDS, VerifiedKeys
 from .errors import register_error_handlers
 from .openapi import build_spec
 from .routes import catalog, keys, pricing, scenarios
@@ -63,9 +73,14 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
         DATABASE_URL=os.environ.get("DATABASE_URL"),
         OPEN_READS=open_reads_from_env(),
         MAX_CONTENT_LENGTH=int(os.environ.get("COSTMODEL_MAX_BODY", 2 * 2**20)),
+        KEY_CACHE_SECONDS=float(os.environ.get("COSTMODEL_KEY_CACHE_SECONDS",
+                                               KEY_CACHE_SECONDS)),
+        **limits.config_from_env(),
     )
     app.config.update(config)
     app.extensions["costmodel"] = Services(app.config["DATABASE_URL"])
+    app.extensions[KEYS] = VerifiedKeys(app.config["KEY_CACHE_SECONDS"])
+    limits.install(app)
     register_error_handlers(app)
     for bp in (pricing, catalog, scenarios, keys):
         app.register_blueprint(bp)

@@ -1,5 +1,20 @@
 """API keys and roles: viewer < editor < admin. Reads may be open when the operator says so
-(``COSTMODEL_OPEN_READS``, or ``costmodel serve`` on a loopback address); writes never are."""
+(``COSTMODEL_OPEN_READS``, or ``costmodel serve`` on a loopback address); writes never are.
+
+Revocation, on every worker (gunicorn's or another host's):
+
+- writes and key management (access ``write`` and ``admin``) read the key's row from the
+  database on every request: a revoked key is refused (401) on its next such request;
+- reads may answer from the worker's cache of keys it verified, for at most
+  ``KEY_CACHE_SECONDS`` (``COSTMODEL_KEY_CACHE_SECONDS``, default 2; ``0`` checks every read):
+  a revoked key can go on reading for up to that long on a worker that verified it just
+  before. A check that finds a key revoked drops it from that worker's cache at once, and the
+  worker that revokes a key forgets its whole cache.
+
+The check is one indexed query (by the key's prefix); it costs about as much as a cached price
+answer, which is why reads keep the short cache. The cache belongs to the app
+(``app.extensions["costmodel.keys"]``), not to the process.
+"""
 from __future__ import annotations
 
 import hashlib
@@ -11,19 +26,50 @@ from flask import current_app, request
 from ..store.repo import key_verify, role_allows
 from .errors import Problem
 
-__all__ = ["Principal", "require", "NEEDED_ROLE"]
+__all__ = ["Principal", "require", "NEEDED_ROLE", "VerifiedKeys", "KEY_CACHE_SECONDS",
+           "forget_keys"]
 
 NEEDED_ROLE = {"read": "viewer", "write": "editor", "admin": "admin"}
-_CACHE_SECONDS = 10.0  # a revoked key stops working within this long on every worker
+KEY_CACHE_SECONDS = 2.0  # the default: how long a worker's reads trust a key it verified
+EXTENSION = "costmodel.keys"
 
 
 @dataclass(frozen=True)
 class Principal:
     name: str
     role: str
+    key_id: int | None = None  # None: an anonymous read
 
 
-_verified: dict[str, tuple[float, Principal]] = {}
+class VerifiedKeys:
+    """One app's cache of verified keys, by the SHA-256 of the token, for reads only."""
+
+    def __init__(self, seconds: float = KEY_CACHE_SECONDS, size: int = 10_000):
+        self.seconds, self._size = float(seconds), size
+        self._items: dict[str, tuple[float, Principal]] = {}
+
+    def get(self, digest: str) -> Principal | None:
+        hit = self._items.get(digest)
+        return hit[1] if hit is not None and hit[0] > time.monotonic() else None
+
+    def put(self, digest: str, principal: Principal) -> None:
+        if self.seconds <= 0:
+            return
+        if len(self._items) >= self._size:
+            self._items.clear()
+        self._items[digest] = (time.monotonic() + self.seconds, principal)
+
+    def drop(self, digest: str) -> None:
+        self._items.pop(digest, None)
+
+    def clear(self) -> None:
+        self._items.clear()
+
+
+def forget_keys() -> None:
+    """The current app's key cache forgets every key (after a revocation): this worker
+    refuses a revoked key at once; writes and key management check the database anyway."""
+    current_app.extensions[EXTENSION].clear()
 
 
 def _token() -> str | None:
@@ -44,7 +90,7 @@ def require(access: str) -> Principal | None:
         raise Problem(401, "Unauthorized", "an API key is required: send "
                                            "'Authorization: Bearer <key>' or 'X-API-Key'",
                       headers={"WWW-Authenticate": 'Bearer realm="costmodel"'})
-    principal = _principal(token)
+    principal = _principal(token, cached=access == "read")
     if principal is None:
         raise Problem(401, "Unauthorized", "the API key is not valid or was revoked",
                       headers={"WWW-Authenticate": 'Bearer realm="costmodel", '
@@ -56,18 +102,20 @@ def require(access: str) -> Principal | None:
     return principal
 
 
-def _principal(token: str) -> Principal | None:
+def _principal(token: str, *, cached: bool) -> Principal | None:
+    """The live key of ``token``: from the database, or (``cached``, reads) from this app's
+    cache of keys verified within KEY_CACHE_SECONDS."""
+    keys: VerifiedKeys = current_app.extensions[EXTENSION]
     digest = hashlib.sha256(token.encode()).hexdigest()
-    now = time.monotonic()
-    hit = _verified.get(digest)
-    if hit is not None and hit[0] > now:
-        return hit[1]
-    services = current_app.extensions["costmodel"]
-    with services.sessions(write=False) as session:
+    if cached:
+        hit = keys.get(digest)
+        if hit is not None:
+            return hit
+    with current_app.extensions["costmodel"].sessions(write=False) as session:
         row = key_verify(session, token)
-        principal = Principal(row.name, row.role) if row is not None else None
-    if principal is not None:
-        if len(_verified) > 10000:
-            _verified.clear()
-        _verified[digest] = (now + _CACHE_SECONDS, principal)
+        principal = Principal(row.name, row.role, row.id) if row is not None else None
+    if principal is None:
+        keys.drop(digest)  # revoked: this worker's reads stop trusting it at once too
+    else:
+        keys.put(digest, principal)
     return principal

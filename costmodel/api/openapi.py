@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from contextlib import nullcontext
 from dataclasses import dataclass
 from functools import wraps
 from typing import Any
@@ -17,6 +18,7 @@ from .. import __version__
 from ..store.models import MAX_ID
 from .auth import require
 from .errors import Problem
+from .limits import GRID, HEAVY, current_limits
 from .schemas import ProblemOut
 
 __all__ = ["route", "ROUTES", "build_spec", "ListQuery", "read_body", "too_large"]
@@ -146,23 +148,32 @@ def route(bp: Blueprint, rule: str, method: str, *, summary: str, access: str,
     """Register a view and its contract. The view gets ``body``/``query`` models parsed and
     may return a pydantic model, a dict, or a Response."""
     def decorate(view: Callable) -> Callable:
+        operation = (method, _openapi_path((bp.url_prefix or "") + rule)[0])
+        heavy = operation in HEAVY
+
         @wraps(view)
         def wrapper(**kwargs: Any):
             principal = require(access)
+            limits = current_limits()
+            if access != "public":
+                limits.count(principal)  # 429 past the caller's rate
             if body is not None:
                 kwargs["body"] = _body(body)
             if query is not None:
                 kwargs["query"] = _query(query)
             kwargs["principal"] = principal
-            out = view(**kwargs)
-            if isinstance(out, Response):
-                return out
-            code = status
-            if isinstance(out, tuple):  # (body, status) where a view answers otherwise
-                out, code = out
-            if isinstance(out, BaseModel):
-                out = out.model_dump(mode="json")
-            return Response(json.dumps(out), status=code, mimetype="application/json")
+            # a heavy analysis holds its slot until its answer is serialised (429 when none)
+            with limits.heavy(kwargs.get("body"), grid=operation == GRID) if heavy \
+                    else nullcontext():
+                out = view(**kwargs)
+                if isinstance(out, Response):
+                    return out
+                code = status
+                if isinstance(out, tuple):  # (body, status) where a view answers otherwise
+                    out, code = out
+                if isinstance(out, BaseModel):
+                    out = out.model_dump(mode="json")
+                return Response(json.dumps(out), status=code, mimetype="application/json")
         bp.add_url_rule(rule, endpoint=f"{view.__name__}", view_func=wrapper,
                         methods=[method])
         ROUTES.append(Route(bp.name, (bp.url_prefix or "") + rule, method, summary, access,
@@ -181,6 +192,25 @@ def _openapi_path(rule: str) -> tuple[str, list[dict]]:
     return _RULE_PARAM.sub(lambda m: "{" + m.group(2) + "}", rule), params
 
 
+_INT = {"schema": {"type": "integer", "minimum": 0}}
+RATE_HEADERS = {
+    "Retry-After": {"description": "seconds to wait before trying again", **_INT},
+    "RateLimit-Policy": {"description": 'the caller\'s quota, e.g. "per-key";q=600;w=60 '
+                                        "(draft-ietf-httpapi-ratelimit-headers)",
+                         "schema": {"type": "string"}},
+    "RateLimit": {"description": 'what is left of it, e.g. "per-key";r=0;t=42',
+                  "schema": {"type": "string"}},
+    "RateLimit-Limit": {"description": "requests a window", **_INT},
+    "RateLimit-Remaining": {"description": "requests left in this window", **_INT},
+    "RateLimit-Reset": {"description": "seconds until this window closes", **_INT},
+}
+HEAVY_NOTE = ("A heavy analysis: each worker runs at most COSTMODEL_HEAVY_PER_WORKER (default 2) "
+              "at once and, with Redis, the service at most COSTMODEL_HEAVY_TOTAL (default 4); "
+              "past that the answer is 429 with Retry-After, at once.")
+GRID_NOTE = (" The grid has at most COSTMODEL_GRID_MAX_CELLS cells (default 1,000,000): a "
+             "larger one is refused with 422.")
+
+
 def build_spec() -> dict[str, Any]:
     """The OpenAPI 3.1 document of every declared route."""
     models = {r.body for r in ROUTES if r.body} | {r.response for r in ROUTES if r.response}
@@ -191,6 +221,10 @@ def build_spec() -> dict[str, Any]:
     ref_of = {m: refs[(m, "validation")] for m in models}
     problem = {"description": "a problem (RFC 9457)",
                "content": {"application/problem+json": {"schema": ref_of[ProblemOut]}}}
+    too_many = {**problem, "description": "too many requests for the caller's rate limit, or "
+                                          "no heavy-analysis slot free: retry after "
+                                          "Retry-After seconds",
+                "headers": RATE_HEADERS}
     paths: dict[str, Any] = {}
     for r in ROUTES:
         path, params = _openapi_path(r.rule)
@@ -231,9 +265,12 @@ def build_spec() -> dict[str, Any]:
         if r.query is not None or params:
             codes |= {422} if r.query is not None else set()
         if r.access != "public":
-            codes |= {401, 403}
+            codes |= {401, 403, 429}  # 429: the caller's rate (and heavy slots, below)
+        if (r.method, path) in HEAVY:
+            codes.add(429)
+            op["description"] = HEAVY_NOTE + (GRID_NOTE if (r.method, path) == GRID else "")
         for code in sorted(codes):
-            op["responses"][str(code)] = problem
+            op["responses"][str(code)] = too_many if code == 429 else problem
         if r.access in ("write", "admin"):
             op["security"] = [{"bearer": []}, {"apiKeyHeader": []}]
         elif r.access == "read":

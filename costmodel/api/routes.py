@@ -11,9 +11,9 @@ from ..sources.catalog import split_sources
 from ..sources.curve_files import read_curve_text
 from ..store import repo
 from ..store.models import MAX_ID
-from .auth import _verified
+from .auth import forget_keys
 from .errors import Problem
-from .openapi import ListQuery, route
+from .openapi import ListQuery, read_body, route
 from .requests import quote_of, reading_of, spec_of, specs_of
 from .schemas import (
     CATALOG_MODELS,
@@ -155,13 +155,14 @@ def workbook(body: WorkbookRequest, principal) -> Response:
 
 
 @route(pricing, "/workbook/reprice", "POST", summary="Read an edited workbook back and price it",
-       access="read", response=RepriceOut, request_content_type=XLSX, errors=(415, 422))
+       access="read", response=RepriceOut, request_content_type=XLSX,
+       errors=(413, 415, 422))
 def reprice(principal) -> dict:
     from ..workbook.reader import MAX_BYTES
-    request.max_content_length = MAX_BYTES  # a workbook may be larger than a JSON body
     if request.mimetype != XLSX:
         raise Problem(415, "Unsupported media type", f"send the workbook as {XLSX}")
-    imported = app.reprice(request.get_data(), name="upload")
+    # a workbook may be larger than a JSON body: the reader's limit, and a 413 that says it
+    imported = app.reprice(read_body(MAX_BYTES), name="upload")
     return {"results": [r.to_json() for r in imported.results],
             "changes": [vars(c) for c in imported.changes], "warnings": imported.warnings}
 
@@ -417,7 +418,7 @@ def keys_create(body: KeyCreate, principal) -> dict:
 def keys_revoke(key_id: int, principal) -> dict:
     with services().sessions() as session:
         row = repo.key_revoke(session, key_id)
-        _verified.clear()  # this worker forgets at once; others within the cache time
+        forget_keys()  # reads on other workers: within the key cache time (README, Limits)
         return _key(row)
 
 

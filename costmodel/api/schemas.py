@@ -2,29 +2,33 @@
 from __future__ import annotations
 
 from datetime import datetime
+from functools import cache
+from itertools import product
 from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, WithJsonSchema
 
 from ..inputs import (
+    MAX_TEXT,
     Accelerator,
     Electricity,
-    Facility,
-    Financing,
-    Node,
     OperatingPoint,
-    Power,
-    Pricing,
-    Rack,
-    Workload,
+    QuantityField,
+    Scenario,
+    _quantity_schema,
     check_text,
 )
+from ..model import MODEL
+from ..quotes import FORMS, Quote
+from ..sensitivity.inputs import VARS
+from ..sources.curve_point import CURVE_GIVES, SELECTIONS
 from ..store.models import MAX_ID
 from ..store.repo import ROLES
 
 __all__ = ["PriceRequest", "CompareRequest", "ScenarioCreate", "ScenarioRevise",
-           "CatalogCreate", "CurveCreate", "KeyCreate", "scenario_input_schema",
-           "CATALOG_MODELS"]
+           "CatalogCreate", "CATALOG_CREATE", "CurveCreate", "KeyCreate",
+           "scenario_input_schema", "quote_schema", "overrides_schema", "catalog_data_schema",
+           "CATALOG_MODELS", "CATALOG_KEY", "MAX_CURVE_ID"]
 
 
 class Strict(BaseModel):
@@ -35,59 +39,274 @@ class Out(BaseModel):
     model_config = ConfigDict(extra="allow")
 
 
-_QUANTITY = {"oneOf": [{"type": "string", "examples": ["169 token/s/user"]},
-                       {"type": "object", "required": ["value", "unit"],
-                        "additionalProperties": False,
-                        "properties": {"value": {"type": "number"},
-                                       "unit": {"type": "string"}}}]}
-_SECTIONS = {"accelerator": Accelerator, "node": Node, "rack": Rack, "facility": Facility,
-             "financing": Financing, "electricity": Electricity,
-             "operating_point": OperatingPoint, "workload": Workload, "power": Power,
-             "pricing": Pricing}
+# ---- the scenario, quote and catalog inputs as JSON Schema ----------------------------------
+# Built from the engine's own models, then tightened to what their validation accepts: every
+# rule JSON Schema can state is stated (text without control characters, a table's required
+# keys, a quote form's prices, exactly one throughput...). What it cannot state (a unit's
+# dimension, whether a catalog key exists, cross-field rules such as a TBT matching the
+# interactivity) is listed in the README (API contract).
+
+_SECTIONS = ("accelerator", "node", "rack", "facility", "financing", "electricity",
+             "operating_point", "workload", "power", "pricing")
 _CATALOG_SECTIONS = ("accelerator", "operating_point", "electricity")
+CATALOG_MODELS = {"accelerator": Accelerator, "operating_point": OperatingPoint,
+                  "electricity": Electricity}
+_CONTROL = "\\u0000-\\u0008\\u000b\\u000c\\u000e-\\u001f\\u007f-\\u009f"
+TEXT = {"type": "string", "maxLength": MAX_TEXT, "pattern": f"^[^{_CONTROL}]*$"}
+CATALOG_KEY = r"^[A-Za-z0-9][A-Za-z0-9._/+-]{0,99}$"
+_KEY = {"type": "string", "pattern": CATALOG_KEY}
+MAX_JSON_INT = 2**64 - 1  # a larger JSON integer is read as a float, which is not a count
+# the booleans of a scenario's tables are pydantic's lax ones: true/false, 0/1, and these
+# words in any case ("yes", "Off")
+_BOOL_WORDS = ("0", "1", "t", "f", "y", "n", "on", "off", "no", "yes", "true", "false")
+_LAX_BOOL = {"anyOf": [{"type": "boolean"}, {"enum": [0, 1]}, {"enum": sorted(
+    {"".join(c) for w in _BOOL_WORDS for c in product(*({ch.lower(), ch.upper()} for ch in w))})}],
+    "description": "true or false (also read: 0/1, and yes/no, on/off, t/f, y/n in any case)"}
+_QUANTITY = _quantity_schema(QuantityField("token/s/user", positive=True), "interactivity")
+_FORM_NEEDS = {"per_mtok": ("price_input", "price_output"),  # quotes.validate_quote's rule
+               "per_accelerator_hour": ("hourly_price",),
+               "reserved_monthly": ("monthly_price", "accelerators")}
+EXAMPLE_SCENARIO = {"accelerator": "gb300", "operating_point": "deepseek-r1/gb300/peak"}
+EXAMPLE_INLINE = {"name": "gb300 at 5000 token/s",
+                  "accelerator": {"rated_power": "1400 W", "price": "45000 USD"},
+                  "operating_point": {"throughput": "5000 token/s",
+                                      "interactivity": "169 token/s/user"},
+                  "electricity": {"price": "0.08 USD/kWh"}, "utilisation": 0.6}
+EXAMPLE_QUOTE = {"name": "vendor-a-tokens", "vendor": "Vendor A", "date": "2026-11-16",
+                 "form": "per_mtok", "price_input": "0.55 USD/Mtok",
+                 "price_output": "2.19 USD/Mtok", "term": "12 month",
+                 "operating_point": {"interactivity": "169 token/s/user"}}
+
+
+def _inline(schema: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` with its local ``$ref``s replaced by their definitions (it is embedded in
+    other documents, where ``#/$defs`` would not resolve)."""
+    defs = schema.get("$defs", {})
+
+    def walk(node: Any) -> Any:
+        if isinstance(node, dict):
+            if "$ref" in node:
+                target = defs[node["$ref"].rsplit("/", 1)[-1]]
+                return walk({**target, **{k: v for k, v in node.items() if k != "$ref"}})
+            return {k: walk(v) for k, v in node.items() if k != "$defs"}
+        if isinstance(node, list):
+            return [walk(v) for v in node]
+        return node
+    return walk(schema)
+
+
+def _is_quantity(node: dict[str, Any]) -> bool:
+    return any(isinstance(b, dict) and b.get("required") == ["value", "unit"]
+               for b in node.get("oneOf", ()))
+
+
+def _accepted(schema: Any, *, provenance: bool = False) -> Any:
+    """A schema of the engine's models (:class:`~costmodel.inputs.Section`) as their
+    validation reads input: text is checked text, booleans are lax, counts fit orjson's
+    integers; titles and defaults dropped (a default is a canonical magnitude, 2400.0 for
+    "2400 W", which a quantity's own schema rightly does not accept). ``provenance``: a
+    quantity table may carry its ``source`` and ``note`` (scenario files and catalog data)."""
+    if isinstance(schema, list):
+        return [_accepted(v, provenance=provenance) for v in schema]
+    if not isinstance(schema, dict):
+        return schema
+    node = {k: v for k, v in schema.items() if k not in ("title", "default")}
+    if _is_quantity(node):
+        if provenance:
+            node["oneOf"] = [{**b, "properties": {**b["properties"], "source": {}, "note": {}}}
+                             if b.get("type") == "object" else b for b in node["oneOf"]]
+        return node
+    kind = node.get("type")
+    if kind == "string" and not {"enum", "const", "pattern", "format"} & set(node):
+        node = {**node, **TEXT}
+    elif kind == "boolean":
+        node = {k: v for k, v in node.items() if k != "type"} | _LAX_BOOL
+    elif kind == "integer" and "maximum" not in node:
+        node["maximum"] = MAX_JSON_INT
+    for key in ("properties",):
+        if key in node:
+            node[key] = {k: _accepted(v, provenance=provenance) for k, v in node[key].items()}
+    for key in ("anyOf", "oneOf", "allOf", "items"):
+        if key in node:
+            node[key] = _accepted(node[key], provenance=provenance)
+    return node
+
+
+def _present(schema: dict[str, Any]) -> dict[str, Any]:
+    """An optional field's schema without its ``null`` (a value the rule needs given)."""
+    kept = [b for b in schema.get("anyOf", ()) if b != {"type": "null"}]
+    if len(kept) == 1 and set(schema) <= {"anyOf", "description", "examples"}:
+        return {**{k: v for k, v in schema.items() if k != "anyOf"}, **kept[0]}
+    return schema
+
+
+def _section_props(model: type[BaseModel], provenance: bool = True) -> dict[str, Any]:
+    return _accepted(_inline(model.model_json_schema()), provenance=provenance)
+
+
+def _at_schema() -> dict[str, Any]:
+    """``operating_point.at``: "peak", or one of interactivity, TBT or concurrency."""
+    at = {"interactivity": _quantity_schema(QuantityField("token/s/user", positive=True),
+                                            "read the curve at this interactivity"),
+          "tbt": _quantity_schema(QuantityField("ms", positive=True),
+                                  "read the curve at this time between tokens"),
+          "concurrency": {"type": "number", "exclusiveMinimum": 0,
+                          "description": "read the curve at this concurrency"}}
+    assert set(at) == set(SELECTIONS) - {"peak"}
+    return {"oneOf": [{"const": "peak"},
+                      {"type": "object", "properties": at, "additionalProperties": False,
+                       "minProperties": 1, "maxProperties": 1}],
+            "description": 'where to read the curve: "peak" (the default) or one of '
+                           '{"interactivity": ...}, {"tbt": ...}, {"concurrency": N}'}
+
+
+def _branches(name: str, section: dict[str, Any]) -> list[dict[str, Any]]:
+    """A catalog section given in full (without ``catalog``): the rules of its own table."""
+    props = section["properties"]
+    table = {"type": "object", "additionalProperties": False}
+    if name == "accelerator":  # rated power, and a price to own or an hourly price to rent
+        return [{**table, "properties": {**props, k: _present(props[k])},
+                 "required": ["rated_power", k], "description": description}
+                for k, description in (("price", "an accelerator to own"),
+                                       ("hourly_price", "an accelerator rented by the hour"))]
+    if name == "operating_point":  # exactly one throughput, or a curve to read it from
+        null = {"type": "null"}
+        return [
+            {**table, "required": ["throughput"], "description": "a throughput per accelerator",
+             "properties": {**props, "throughput": _present(props["throughput"]),
+                            "throughput_per_kw": null, "normalised_by": null}},
+            {**table, "required": ["throughput_per_kw"], "description": "a throughput per kW",
+             "properties": {**props, "throughput_per_kw": _present(props["throughput_per_kw"]),
+                            "throughput": null}},
+            {**table, "required": ["curve"], "description": "read off a stored curve",
+             "properties": {
+                 **{k: v for k, v in props.items() if k not in CURVE_GIVES},
+                 "curve": {"type": "string", "description": "id of a stored curve",
+                           "examples": ["b200/gpt-oss-120b/vllm/fp8/8192x1024/none/agg"]},
+                 "curve_id": {"anyOf": [{"type": "string"}, {"type": "null"}],
+                              "description": "the curve's id, when curve names another"},
+                 "at": _at_schema()}},
+        ]
+    return [{**table, "properties": props}]
+
+
+def _catalog_section(name: str, section: dict[str, Any], example: str) -> dict[str, Any]:
+    """A section the catalog can supply: its key, the key plus overrides, or the section in
+    full (its own required keys)."""
+    props = dict(section["properties"])
+    if name == "operating_point":
+        props.update({k: v for k, v in _branches(name, section)[2]["properties"].items()
+                      if k in ("curve", "curve_id", "at")})
+    return {"oneOf": [
+        {**_KEY, "description": "a catalog key", "examples": [example]},
+        {"type": "object", "required": ["catalog"], "additionalProperties": False,
+         "description": "a catalog entry (its key) and keys that override it",
+         "properties": {"catalog": {**_KEY, "examples": [example]}, **props}},
+        *_branches(name, section)]}
+
+
+_CATALOG_EXAMPLES = {"accelerator": "gb300", "operating_point": "deepseek-r1/gb300/peak",
+                     "electricity": "eia-2026-05-us-industrial"}
+
+
+@cache
+def _scenario_parts() -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+    """(the scenario's properties, each section's own table schema)."""
+    scenario = _section_props(Scenario)
+    props = scenario["properties"]
+    tables = {name: props[name] for name in _SECTIONS}
+    props["system"] = {"anyOf": [_KEY, {"type": "null"}], "examples": ["gb300-nvl72"],
+                       "description": "a system preset from the catalog (node and rack)"}
+    for name in _CATALOG_SECTIONS:
+        props[name] = _catalog_section(name, tables[name], _CATALOG_EXAMPLES[name])
+    return props, tables
 
 
 def scenario_input_schema() -> dict[str, Any]:
     """JSON schema of a scenario as a file or request gives it: tables, catalog keys
     (``"accelerator": "gb300"``), ``{"catalog": key, ...overrides}``, curve readings."""
-    props: dict[str, Any] = {"name": {"type": "string"}, "description": {"type": "string"},
-                             "system": {"type": "string", "examples": ["gb300-nvl72"]},
-                             "utilisation": {"oneOf": [{"type": "number"}, *_QUANTITY["oneOf"]]},
-                             "idle_power": {"oneOf": [{"type": "number"}, *_QUANTITY["oneOf"]]}}
-    for name, model in _SECTIONS.items():
-        schema = model.model_json_schema()
-        schema.pop("title", None)
-        if name == "operating_point":
-            schema["properties"].update({
-                "curve": {"type": "string", "description": "id of a stored curve"},
-                "curve_id": {"type": "string"},
-                "at": {"oneOf": [{"const": "peak"}, {"type": "object"}]}})
-        if name in _CATALOG_SECTIONS:
-            schema["properties"]["catalog"] = {"type": "string"}
-            schema.pop("required", None)
-            props[name] = {"oneOf": [{"type": "string", "description": "a catalog key"},
-                                     schema]}
-        else:
-            props[name] = schema
-    return {"type": "object", "properties": _without_defaults(props),
-            "additionalProperties": False, "required": ["accelerator", "operating_point"],
+    props, _ = _scenario_parts()
+    measured = {"required": ["power"], "properties": {"power": {
+        "required": ["basis"], "properties": {"basis": {"const": "measured"}}}}}
+    return {"type": "object", "properties": props, "additionalProperties": False,
+            "required": ["accelerator", "operating_point"],
+            # power.basis = measured needs the accelerator's measured power (a catalog entry
+            # may hold it)
+            "allOf": [{"if": measured, "then": {"properties": {"accelerator": {"anyOf": [
+                {"type": "string"}, {"type": "object", "required": ["catalog"]},
+                {"type": "object", "required": ["measured_power"],
+                 "properties": {"measured_power": {"not": {"type": "null"}}}}]}}}}],
+            "examples": [EXAMPLE_SCENARIO, EXAMPLE_INLINE],
             "description": "A scenario: the same structure and names as a scenario file. "
                            "Missing tables and keys take the documented defaults, which the "
                            "result's disclosure lists."}
 
 
-def _without_defaults(schema: Any) -> Any:
-    """Drop pydantic's ``default`` values: they are canonical magnitudes (2400.0 for
-    "2400 W"), which a quantity's own schema rightly does not accept as input."""
-    if isinstance(schema, dict):
-        return {k: _without_defaults(v) for k, v in schema.items() if k != "default"}
-    if isinstance(schema, list):
-        return [_without_defaults(v) for v in schema]
-    return schema
+def overrides_schema() -> dict[str, Any]:
+    """``overrides``: dotted scenario keys (the ones ``--set`` knows) to values."""
+    props, tables = _scenario_parts()
+    keys: dict[str, Any] = {}
+    for name, schema in props.items():
+        keys[name] = schema
+        if name in tables:
+            for sub, value in tables[name]["properties"].items():
+                keys[f"{name}.{sub}"] = value
+    at = _at_schema()
+    keys.update({"operating_point.curve_id": {"anyOf": [{"type": "string"}, {"type": "null"}]},
+                 "operating_point.at": at,
+                 **{f"operating_point.at.{k}": v
+                    for k, v in at["oneOf"][1]["properties"].items()}})
+    return {"type": "object", "properties": keys, "additionalProperties": False,
+            "description": 'dotted scenario keys to values, e.g. {"electricity.price": '
+                           '"0.10 USD/kWh"}', "examples": [{"electricity.price": "0.10 USD/kWh"}]}
+
+
+def quote_schema(*, term: bool = False) -> dict[str, Any]:
+    """A vendor quote (a quote file's [[quote]] table as JSON): name, vendor and form, and
+    the prices its form needs. ``term``: its date is where the term starts (an ISO date)."""
+    base = _section_props(Quote, provenance=False)
+    props = base["properties"]
+    if term:
+        props["date"] = {"anyOf": [{"type": "string", "format": "date"}, {"const": ""},
+                                   {"type": "null"}],
+                         "description": "the quote's date (YYYY-MM-DD), where its term starts "
+                                        "(default: today)"}
+    forms = []
+    for form, needs in _FORM_NEEDS.items():
+        own = {**props, "form": {"const": form}, **{k: _present(props[k]) for k in needs}}
+        forms.append({"type": "object", "properties": own, "additionalProperties": False,
+                      "required": ["name", "vendor", "form", *needs],
+                      "description": f"a {form} quote"})
+    assert set(_FORM_NEEDS) == set(FORMS)
+    return {"oneOf": forms, "examples": [EXAMPLE_QUOTE],
+            "description": "A vendor quote: per_mtok (price_input and price_output), "
+                           "per_accelerator_hour (hourly_price) or reserved_monthly "
+                           "(monthly_price and accelerators)."}
+
+
+def catalog_data_schema(kind: str) -> dict[str, Any]:
+    """The ``data`` of a new catalog entry, as the catalog files give it."""
+    _, tables = _scenario_parts()
+    text_source = {"anyOf": [TEXT, {"type": ["number", "boolean", "null"]}]}
+    if kind == "system":
+        return {"type": "object", "additionalProperties": False, "properties": {
+            "name": {}, "note": {}, "node": tables["node"], "rack": tables["rack"]},
+            "description": "a system preset: node and rack tables"}
+    table = _accepted(_inline(CATALOG_MODELS[kind].model_json_schema()), provenance=True)
+    table["properties"] = {k: {**v, "oneOf": [
+        {**b, "properties": {**b["properties"], "source": text_source}}
+        if b.get("type") == "object" else b for b in v["oneOf"]]} if _is_quantity(v) else v
+        for k, v in table["properties"].items()}
+    if kind == "operating_point":
+        table["properties"]["workload"] = tables["workload"]
+    return table
 
 
 ScenarioBody = Annotated[dict[str, Any], WithJsonSchema(scenario_input_schema())]
+Overrides = Annotated[dict[str, Any], WithJsonSchema(overrides_schema())]
 Quantity = Annotated[Any, WithJsonSchema(_QUANTITY)]
+QuoteBody = Annotated[dict[str, Any], WithJsonSchema(quote_schema())]
+TermQuoteBody = Annotated[dict[str, Any], WithJsonSchema(quote_schema(term=True))]
 
 
 Id = Annotated[int, Field(ge=1, le=MAX_ID)]
@@ -363,6 +582,3 @@ class ProblemOut(BaseModel):
     instance: str
     errors: list[dict[str, str]] | None = None
 
-
-CATALOG_MODELS = {"accelerator": Accelerator, "operating_point": OperatingPoint,
-                  "electricity": Electricity}

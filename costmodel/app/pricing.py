@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from io import BytesIO
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..chain import compare as compare_results
 from ..chain import price as price_result
@@ -18,8 +18,11 @@ from .context import Context
 from .load import load, load_all
 from .specs import OWN_POINT, Reading, ScenarioSpec
 
+if TYPE_CHECKING:  # the reader loads openpyxl: only when a workbook is read
+    from ..workbook.reader import InputChange
+
 __all__ = ["Priced", "Compared", "WorkbookFile", "price", "price_loaded", "compare",
-           "workbook", "render_workbook", "reprice"]
+           "workbook", "render_workbook", "reprice", "WorkbookImport"]
 
 
 @dataclass(frozen=True)
@@ -108,7 +111,28 @@ def workbook(ctx: Context, specs: Sequence[ScenarioSpec], reading: Reading = OWN
     return render_workbook(priced, title=title)
 
 
-def reprice(source: bytes | str | Path, name: str = "workbook"):
-    """An edited workbook read back: its inputs validated and priced, what changed."""
+@dataclass
+class WorkbookImport:
+    """An edited workbook read back: each system priced [every step in its declared unit],
+    the inputs that differ from the export, and what the reader noticed."""
+    results: list[Result]
+    changes: list[InputChange] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+def reprice(source: bytes | str | Path, name: str = "workbook") -> WorkbookImport:
+    """An edited workbook read back: its inputs validated (by the reader) and priced."""
     from ..workbook.reader import read_workbook
-    return read_workbook(source, name=name)
+    read = read_workbook(source, name=name)
+    results = []
+    for system in read.systems:
+        result = price_result(system.scenario, system.provenance)
+        result.defaults_used = list(system.defaults_used)  # as exported, less what was edited
+        try:
+            check_finite(result)
+        except InputError as exc:  # the same kind, its paths named like the reader's
+            InputError.__init__(exc, [(f"{system.label}: {p}" if p else system.label, m)
+                                      for p, m in exc.errors])
+            raise
+        results.append(result)
+    return WorkbookImport(results, read.changes, read.warnings)
