@@ -133,7 +133,7 @@ def rows(svc: Service) -> list[tuple[str, str, Callable[[], tuple[int, str]], se
         return max(out)
 
     def revoked_admin() -> tuple[int, str]:
-        status, text = svc.call("POST", "/api/v1/keys", {"name": "victim", "role": "admin"},
+        _, text = svc.call("POST", "/api/v1/keys", {"name": "victim", "role": "admin"},
                                 role="admin")
         victim = json.loads(text)
         for _ in range(8):  # warm it on every worker

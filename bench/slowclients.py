@@ -87,7 +87,16 @@ def start_gunicorn(port: int, env: dict[str, str], log: Path, *, workers: int = 
                                  "--no-control-socket"],
                                 cwd=ROOT, env=env, stdout=fh, stderr=fh, start_new_session=True)
     _wait_listening(proc, port, log, "gunicorn")
-    return proc
+    deadline = time.monotonic() + 30  # listening is the master; the workers boot the app
+    while time.monotonic() < deadline and proc.poll() is None:
+        try:
+            if request(port, "GET", "/healthz", timeout=5) == 200:
+                return proc
+        except OSError:
+            pass
+        time.sleep(0.2)
+    stop(proc)
+    raise RuntimeError(f"gunicorn did not answer /healthz: {log.read_text()[-800:]}")
 
 
 def _sub(pattern: str, replacement: str, text: str) -> str:
@@ -203,8 +212,13 @@ def trickle(port: int, kind: str, sources: list[str], seconds: float,
             s = socket.socket()
             s.bind((source, 0))
             s.settimeout(2)
-            s.connect(("127.0.0.1", port))
             opened[s] = time.monotonic()
+            try:
+                s.connect(("127.0.0.1", port))
+            except OSError:  # refused, or not accepted within 2 s
+                endings[s] = Ending(time.monotonic() - opened[s], "not connected")
+                s.close()
+                continue
             s.setblocking(False)
             sel.register(s, selectors.EVENT_READ)
             try:
@@ -278,7 +292,8 @@ def wait_recovered(port: int, seconds: float = 20) -> None:
             if request(port, "GET", "/healthz", timeout=2) == 200:
                 return
         except OSError:
-            time.sleep(0.5)
+            pass
+        time.sleep(0.5)
     raise RuntimeError("gunicorn did not recover after the trickles ended")
 
 
@@ -311,9 +326,17 @@ def main() -> None:
     if not Path(NGINX).exists():
         sys.exit("nginx is not installed (apt-get install nginx-light)")
     n = args.connections
-    many = [f"127.0.1.{i + 1}" for i in range(n)]  # one address each (n <= 254)
+    if not 1 <= n <= 254:
+        sys.exit("--connections: 1 to 254 (one loopback address each)")
+    many = [f"127.0.1.{i + 1}" for i in range(n)]
     one = ["127.0.0.2"] * n
-    signal.alarm(150)  # a safety net: every phase below is bounded on its own
+
+    def overtime(signum, frame):
+        raise SystemExit("bench/slowclients.py ran over 100 s")  # not an OSError: not caught
+
+    # a safety net (every phase below is bounded on its own): the servers are still stopped
+    signal.signal(signal.SIGALRM, overtime)
+    signal.alarm(100)
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
@@ -339,6 +362,7 @@ def main() -> None:
             if nginx is not None:
                 stop(nginx)
             stop(gunicorn)
+    signal.alarm(0)
     print(f"gunicorn -w 2 -k gthread --threads 4; nginx: deploy/nginx.conf (header and body "
           f"timeouts 10 s, limit_conn 32 per address); {os.cpu_count()} cores")
     print(f"{n} connections trickle 1 byte/s; meanwhile GET /healthz and POST /api/v1/price in "

@@ -7,11 +7,11 @@ from collections.abc import Callable
 from contextlib import nullcontext
 from dataclasses import dataclass
 from functools import wraps
-from typing import Any
+from typing import Annotated, Any
 
 import orjson
 from flask import Blueprint, Response, current_app, json, request
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, Field, ValidationError
 from pydantic.json_schema import models_json_schema
 
 from .. import __version__
@@ -19,7 +19,7 @@ from ..store.models import MAX_ID
 from .auth import require
 from .errors import Problem
 from .limits import GRID, HEAVY, current_limits
-from .schemas import ProblemOut
+from .schemas import CATALOG_KEY, INPUT_SCHEMAS, MAX_CURVE_ID, ProblemOut
 
 __all__ = ["route", "ROUTES", "build_spec", "ListQuery", "read_body", "too_large"]
 
@@ -45,11 +45,17 @@ class Route:
 ROUTES: list[Route] = []
 
 
+# a filter's characters: three filters of 100 characters, each percent-encoded (up to 12 bytes
+# a character), still fit gunicorn's 4094-byte request line
+MAX_FILTER = 100
+
+
 class ListQuery(BaseModel):
     """Paging and a text filter for list endpoints."""
-    q: str | None = None
-    limit: int = 50
-    offset: int = 0
+    q: Annotated[str, Field(max_length=MAX_FILTER, description="only keys containing this")] \
+        | None = None
+    limit: Annotated[int, Field(ge=1, le=200, description="items a page")] = 50
+    offset: Annotated[int, Field(ge=0, le=MAX_ID, description="items skipped")] = 0
 
 
 _RULE_PARAM = re.compile(r"<(?:(\w+)(?:\([^)]*\))?:)?(\w+)>")
@@ -120,19 +126,19 @@ def _nul_path(data: Any, path: str = "") -> str | None:
 
 
 def _query(model: type[BaseModel]) -> BaseModel:
-    args = request.args.to_dict()
+    # parameters are single-valued: a repeated one is refused, never read as its first
+    repeated = [k for k in model.model_fields if len(request.args.getlist(k)) > 1]
+    if repeated:
+        raise Problem(422, "Invalid query", "; ".join(
+            f"{k}: given more than once" for k in repeated),
+            errors=[{"path": k, "message": "given more than once"} for k in repeated])
     try:
-        q = model.model_validate(args)
+        return model.model_validate(request.args.to_dict())
     except ValidationError as exc:
         raise Problem(422, "Invalid query", "; ".join(
             f"{_loc(e['loc'])}: {e['msg']}" for e in exc.errors()),
             errors=[{"path": _loc(e["loc"]), "message": e["msg"]}
                     for e in exc.errors()]) from None
-    if isinstance(q, ListQuery) and not (1 <= q.limit <= 200 and 0 <= q.offset <= MAX_ID):
-        raise Problem(422, "Invalid query", f"limit is 1 to 200 and offset 0 to {MAX_ID}",
-                      errors=[{"path": "limit" if not 1 <= q.limit <= 200 else "offset",
-                               "message": "out of range"}])
-    return q
 
 
 def _loc(loc: tuple) -> str:
@@ -183,13 +189,42 @@ def route(bp: Blueprint, rule: str, method: str, *, summary: str, access: str,
     return decorate
 
 
+_PATH_PARAMS = {
+    "key": {"type": "string", "pattern": CATALOG_KEY, "description": "a catalog key"},
+    "curve_id": {"type": "string", "minLength": 1, "maxLength": MAX_CURVE_ID,
+                 "description": "a curve id"},
+}
+
+
 def _openapi_path(rule: str) -> tuple[str, list[dict]]:
     params = []
     for conv, name in _RULE_PARAM.findall(rule):
         schema = {"type": "integer", "minimum": 1, "maximum": MAX_ID} if conv == "int" \
-            else {"type": "string"}
+            else _PATH_PARAMS[name]
         params.append({"name": name, "in": "path", "required": True, "schema": schema})
     return _RULE_PARAM.sub(lambda m: "{" + m.group(2) + "}", rule), params
+
+
+def _query_params(model: type[BaseModel]) -> list[dict]:
+    """A query model's fields as parameters, each schema the field's own JSON schema (types,
+    bounds) without the null of an optional field (absent is how a query omits it)."""
+    schema = model.model_json_schema()
+    required = set(schema.get("required", ()))
+    params = []
+    for name, prop in schema["properties"].items():
+        prop = {k: v for k, v in prop.items() if k != "title"}
+        kinds = [b for b in prop.pop("anyOf", ()) if b != {"type": "null"}]
+        if len(kinds) == 1:
+            prop = {**kinds[0], **prop}
+        elif kinds:
+            prop["anyOf"] = kinds
+        if prop.get("default", 0) is None:
+            del prop["default"]
+        description = prop.pop("description", None)
+        params.append({"name": name, "in": "query", "required": name in required,
+                       "schema": prop, "description": f"{description or name}; given once "
+                                                      f"(a repeated parameter is a 422)"})
+    return params
 
 
 _INT = {"schema": {"type": "integer", "minimum": 0}}
@@ -207,6 +242,18 @@ RATE_HEADERS = {
 HEAVY_NOTE = ("A heavy analysis: each worker runs at most COSTMODEL_HEAVY_PER_WORKER (default 2) "
               "at once and, with Redis, the service at most COSTMODEL_HEAVY_TOTAL (default 4); "
               "past that the answer is 429 with Retry-After, at once.")
+# answered by the HTTP server in front of the application, before it sees the request: as
+# HTML, not problem+json (gunicorn's limits: request line 4094 bytes, 100 header fields of at
+# most 8190 bytes each; deploy/nginx.conf's are lower, see README, API contract)
+FRONT = "answered by the server in front of the application (gunicorn, or nginx before it) " \
+        "as HTML, not problem+json"
+HTML = {"text/html": {"schema": {"type": "string"}}}
+FRONT_RESPONSES = {
+    "414": {"description": "URI too long: the request line (method, path and query) is over "
+                           "4094 bytes; " + FRONT, "content": HTML},
+    "431": {"description": "request header fields too large: more than 100 header fields or "
+                           "one over 8190 bytes; " + FRONT, "content": HTML},
+}
 GRID_NOTE = (" The grid has at most COSTMODEL_GRID_MAX_CELLS cells (default 1,000,000): a "
              "larger one is refused with 422.")
 
@@ -218,6 +265,7 @@ def build_spec() -> dict[str, Any]:
     keyed = [(m, "validation") for m in sorted(models, key=lambda m: m.__name__)]
     refs, defs = models_json_schema(keyed, ref_template="#/components/schemas/{model}")
     schemas = defs.get("$defs", {})
+    schemas.update({name: build() for name, build in INPUT_SCHEMAS.items()})
     ref_of = {m: refs[(m, "validation")] for m in models}
     problem = {"description": "a problem (RFC 9457)",
                "content": {"application/problem+json": {"schema": ref_of[ProblemOut]}}}
@@ -229,13 +277,7 @@ def build_spec() -> dict[str, Any]:
     for r in ROUTES:
         path, params = _openapi_path(r.rule)
         if r.query is not None:
-            for name, f in r.query.model_fields.items():
-                schema = {"type": "integer", "minimum": 0, "maximum": MAX_ID} \
-                    if f.annotation is int else {"type": "string"}
-                if name == "limit":
-                    schema = {"type": "integer", "minimum": 1, "maximum": 200}
-                params.append({"name": name, "in": "query", "required": False,
-                               "schema": schema})
+            params += _query_params(r.query)
         op: dict[str, Any] = {"summary": r.summary, "tags": r.tags,
                               "operationId": f"{r.method.lower()}_{r.blueprint}_"
                                              f"{re.sub(r'[^a-z0-9]+', '_', path.lower())}"
@@ -269,8 +311,21 @@ def build_spec() -> dict[str, Any]:
         if (r.method, path) in HEAVY:
             codes.add(429)
             op["description"] = HEAVY_NOTE + (GRID_NOTE if (r.method, path) == GRID else "")
-        for code in sorted(codes):
+        for code in sorted(codes | {400}):
             op["responses"][str(code)] = too_many if code == 429 else problem
+        # a malformed request (header syntax, request line) is refused by the server in front
+        # as HTML; the application's own 400 (malformed JSON) is a problem
+        op["responses"]["400"] = {"description": "a malformed request: the body is not JSON "
+                                                 "(a problem), or the request line or a header "
+                                                 "is not HTTP (" + FRONT + ")",
+                                  "content": {**problem["content"], **HTML}}
+        if "413" in op["responses"]:
+            op["responses"]["413"] = {
+                "description": "the body is over the limit (a problem; nginx in front refuses "
+                               "a larger one still, as HTML)",
+                "content": {**problem["content"], **HTML}}
+        op["responses"].update(FRONT_RESPONSES)
+        op["responses"] = dict(sorted(op["responses"].items()))
         if r.access in ("write", "admin"):
             op["security"] = [{"bearer": []}, {"apiKeyHeader": []}]
         elif r.access == "read":
@@ -282,7 +337,12 @@ def build_spec() -> dict[str, Any]:
                  "description": "Cost and price per million tokens, with the denominator "
                                 "of every figure disclosed. Quantities are accepted as "
                                 "\"700 W\" or {\"value\": 700, \"unit\": \"W\"} and answered "
-                                "as {\"value\", \"unit\"}."},
+                                "as {\"value\", \"unit\"}. Query parameters are single-valued: "
+                                "a repeated one is refused with 422. A 400 (malformed request), "
+                                "414 or 431 may come from the HTTP server in front of the "
+                                "application, as HTML. What this document cannot state (which "
+                                "units have a field's dimension, whether a catalog key exists, "
+                                "cross-field rules) is listed in the README (API contract)."},
         "paths": paths,
         "components": {
             "schemas": schemas,

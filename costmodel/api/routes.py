@@ -1,8 +1,10 @@
 """The /api/v1 endpoints."""
 from __future__ import annotations
 
+from typing import Annotated
+
 from flask import Blueprint, Response, current_app, request
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, Field, ValidationError
 
 from .. import __version__, app
 from ..errors import InputError
@@ -13,10 +15,12 @@ from ..store import repo
 from ..store.models import MAX_ID
 from .auth import forget_keys
 from .errors import Problem
-from .openapi import ListQuery, read_body, route
+from .openapi import MAX_FILTER, ListQuery, read_body, route
 from .requests import quote_of, reading_of, spec_of, specs_of
 from .schemas import (
+    CATALOG_CREATE,
     CATALOG_MODELS,
+    MAX_CURVE_ID,
     MAX_CURVE_POINTS,
     MAX_UPLOAD_POINTS,
     CatalogCreate,
@@ -251,7 +255,8 @@ def _catalog_routes(path: str, kind: str) -> None:
     route(catalog, f"/{path}/<path:key>", "GET", summary=f"One of the {label}", access="read",
           response=CatalogEntryOut, errors=(404,))(get_entry)
     route(catalog, f"/{path}", "POST", summary=f"Add to the {label}", access="write",
-          body=CatalogCreate, response=CatalogEntryOut, status=201, errors=(409,))(create_entry)
+          body=CATALOG_CREATE[kind], response=CatalogEntryOut, status=201,
+          errors=(409,))(create_entry)
 
 
 for _path, _kind in _KINDS.items():
@@ -259,8 +264,10 @@ for _path, _kind in _KINDS.items():
 
 
 class CurveQuery(ListQuery):
-    hardware: str | None = None
-    model: str | None = None
+    hardware: Annotated[str, Field(max_length=MAX_FILTER, description="curves of this "
+                                                                      "hardware")] | None = None
+    model: Annotated[str, Field(max_length=MAX_FILTER, description="curves of this model")] \
+        | None = None
 
 
 def _curve(row, with_csv: bool = False) -> dict:
@@ -286,6 +293,9 @@ def curves_list(query: CurveQuery, principal) -> dict:
 @route(catalog, "/curves/<path:curve_id>", "GET", summary="A curve with its points (CSV)",
        access="read", response=CurveOut, errors=(404,))
 def curve_get(curve_id: str, principal) -> dict:
+    if len(curve_id) > MAX_CURVE_ID:  # none is stored (see curves_create): not looked up
+        raise Problem(404, "Not found", f"no curve: curve ids are at most {MAX_CURVE_ID} "
+                                        f"characters")
     with services().sessions(write=False) as session:
         return _curve(repo.curve_get(session, curve_id), with_csv=True)
 
@@ -299,6 +309,12 @@ def curves_create(body: CurveCreate, principal) -> dict:
                                  max_points_per_curve=MAX_CURVE_POINTS)
     except InputError as exc:
         raise Problem.from_input(exc) from None
+    long = [c.key for c in parsed if len(c.key.id) > MAX_CURVE_ID or len(c.key.hardware) > 100
+            or len(c.key.model) > 200]
+    if long:  # the columns' widths, and a curve id must fit in a request line
+        raise Problem.from_input(InputError([("content", (
+            f"curve {long[0].id[:60]}...: hardware names are at most 100 characters, models "
+            f"200 and curve ids {MAX_CURVE_ID}"))]))
     with services().sessions() as session:
         rows = []
         for c in parsed:

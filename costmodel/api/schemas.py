@@ -28,6 +28,7 @@ from ..store.repo import ROLES
 __all__ = ["PriceRequest", "CompareRequest", "ScenarioCreate", "ScenarioRevise",
            "CatalogCreate", "CATALOG_CREATE", "CurveCreate", "KeyCreate",
            "scenario_input_schema", "quote_schema", "overrides_schema", "catalog_data_schema",
+           "INPUT_SCHEMAS",
            "CATALOG_MODELS", "CATALOG_KEY", "MAX_CURVE_ID"]
 
 
@@ -120,7 +121,7 @@ def _accepted(schema: Any, *, provenance: bool = False) -> Any:
     if kind == "string" and not {"enum", "const", "pattern", "format"} & set(node):
         node = {**node, **TEXT}
     elif kind == "boolean":
-        node = {k: v for k, v in node.items() if k != "type"} | _LAX_BOOL
+        return {k: v for k, v in node.items() if k != "type"} | _LAX_BOOL
     elif kind == "integer" and "maximum" not in node:
         node["maximum"] = MAX_JSON_INT
     for key in ("properties",):
@@ -171,6 +172,7 @@ def _branches(name: str, section: dict[str, Any]) -> list[dict[str, Any]]:
                                        ("hourly_price", "an accelerator rented by the hour"))]
     if name == "operating_point":  # exactly one throughput, or a curve to read it from
         null = {"type": "null"}
+        props = {k: v for k, v in props.items() if k != "curve"}  # "curve" reads a curve
         return [
             {**table, "required": ["throughput"], "description": "a throughput per accelerator",
              "properties": {**props, "throughput": _present(props["throughput"]),
@@ -180,7 +182,7 @@ def _branches(name: str, section: dict[str, Any]) -> list[dict[str, Any]]:
                             "throughput": null}},
             {**table, "required": ["curve"], "description": "read off a stored curve",
              "properties": {
-                 **{k: v for k, v in props.items() if k not in CURVE_GIVES},
+                 **{k: v for k, v in section["properties"].items() if k not in CURVE_GIVES},
                  "curve": {"type": "string", "description": "id of a stored curve",
                            "examples": ["b200/gpt-oss-120b/vllm/fp8/8192x1024/none/agg"]},
                  "curve_id": {"anyOf": [{"type": "string"}, {"type": "null"}],
@@ -302,75 +304,151 @@ def catalog_data_schema(kind: str) -> dict[str, Any]:
     return table
 
 
-ScenarioBody = Annotated[dict[str, Any], WithJsonSchema(scenario_input_schema())]
-Overrides = Annotated[dict[str, Any], WithJsonSchema(overrides_schema())]
+# the inputs' schemas are components of the OpenAPI document (build_spec adds them)
+INPUT_SCHEMAS = {"ScenarioInput": scenario_input_schema, "ScenarioOverrides": overrides_schema,
+                 "Quote": quote_schema, "TermQuote": lambda: quote_schema(term=True)}
+
+
+def _ref(name: str) -> WithJsonSchema:
+    assert name in INPUT_SCHEMAS
+    # allOf: pydantic would try to resolve a bare $ref beside a field's default
+    return WithJsonSchema({"allOf": [{"$ref": f"#/components/schemas/{name}"}]})
+
+
+ScenarioBody = Annotated[dict[str, Any], _ref("ScenarioInput")]
+Overrides = Annotated[dict[str, Any], _ref("ScenarioOverrides")]
 Quantity = Annotated[Any, WithJsonSchema(_QUANTITY)]
-QuoteBody = Annotated[dict[str, Any], WithJsonSchema(quote_schema())]
-TermQuoteBody = Annotated[dict[str, Any], WithJsonSchema(quote_schema(term=True))]
+QuoteBody = Annotated[dict[str, Any], _ref("Quote")]
+TermQuoteBody = Annotated[dict[str, Any], _ref("TermQuote")]
 
 
 Id = Annotated[int, Field(ge=1, le=MAX_ID)]
 
 
+def _text(max_length: int, min_length: int = 0):
+    """Checked text (no control characters) of at most ``max_length`` characters."""
+    return Annotated[str, Field(min_length=min_length, max_length=max_length,
+                                json_schema_extra={"pattern": TEXT["pattern"]}),
+                     AfterValidator(check_text)]
+
+
+def _examples(*examples: dict[str, Any], rules: list[dict[str, Any]] = ()) -> ConfigDict:
+    """Request examples (each a valid request), and rules across the body's fields."""
+    extra: dict[str, Any] = {"examples": list(examples)}
+    if rules:
+        extra["allOf"] = list(rules)
+    return ConfigDict(json_schema_extra=extra)
+
+
+_NULL = {"type": "null"}
+_GIVEN = {"not": _NULL}
+# a scenario inline, or a saved one (and its revision, if not the latest)
+_ONE_SCENARIO = {"oneOf": [
+    {"required": ["scenario"], "properties": {"scenario": _GIVEN, "scenario_id": _NULL,
+                                              "revision": _NULL}},
+    {"required": ["scenario_id"], "properties": {"scenario_id": _GIVEN, "scenario": _NULL}}]}
+# matched interactivity is not read at a given one
+_MATCHED = {"if": {"required": ["matched"], "properties": {"matched": {"const": True}}},
+            "then": {"properties": {"at_interactivity": _NULL}}}
+
+
+PRICE_EXAMPLE = {"scenario": EXAMPLE_SCENARIO}
+JALAPENO = {"scenario": {"accelerator": "jalapeno",
+                         "operating_point": "deepseek-r1/jalapeno/peak"}}
+
+
 class PriceRequest(Strict):
     """An inline scenario, or a saved one (latest revision unless given) plus overrides."""
+    model_config = _examples(PRICE_EXAMPLE, {"scenario": EXAMPLE_INLINE, "overrides": {
+        "electricity.price": "0.10 USD/kWh"}}, rules=[_ONE_SCENARIO])
     scenario: ScenarioBody | None = None
     scenario_id: Id | None = None
     revision: Id | None = None
-    overrides: dict[str, Any] = Field(default_factory=dict, description=(
-        "dotted keys to values, e.g. {\"electricity.price\": \"0.10 USD/kWh\"}"))
+    overrides: Overrides = Field(default_factory=dict)
 
 
 class CompareRequest(Strict):
     """Several scenarios side by side; ratios are against the first."""
+    model_config = _examples({"scenarios": [PRICE_EXAMPLE, JALAPENO]}, rules=[_MATCHED])
     scenarios: Annotated[list[PriceRequest], Field(min_length=2, max_length=12)]
     at_interactivity: Quantity | None = None
     matched: bool = False
 
 
 class WorkbookRequest(Strict):
+    model_config = _examples({"scenarios": [PRICE_EXAMPLE], "title": "GB300 at peak"},
+                             rules=[_MATCHED])
     scenarios: Annotated[list[PriceRequest], Field(min_length=1, max_length=12)]
     at_interactivity: Quantity | None = None
     matched: bool = False
-    title: Annotated[str, Field(max_length=200), AfterValidator(check_text)] | None = None
+    title: _text(200) | None = None
 
 
 class QuotesCompareRequest(Strict):
     """Vendor quotes (the quote file's [[quote]] tables as JSON) against our scenarios."""
-    quotes: Annotated[list[dict[str, Any]], Field(min_length=1, max_length=50)]
+    model_config = _examples({"quotes": [EXAMPLE_QUOTE], "scenarios": [PRICE_EXAMPLE]})
+    quotes: Annotated[list[QuoteBody], Field(min_length=1, max_length=50)]
     scenarios: Annotated[list[PriceRequest], Field(min_length=1, max_length=12)]
 
 
-Output = Annotated[str, Field(min_length=1, max_length=100,
-                              description="a step of the calculation, e.g. cost_per_mtok_total")]
+# a step of the calculation, by name or dotted (cost_per_mtok.total)
+_OUTPUTS = sorted({*MODEL.steps, *(f"{s.group}.{s.member}" for s in MODEL.steps.values()
+                                   if s.group)})
+Output = Annotated[str, Field(min_length=1, max_length=100), WithJsonSchema(
+    {"enum": _OUTPUTS, "description": "a step of the calculation (`costmodel steps`), e.g. "
+                                      "cost_per_mtok_total"})]
+# the inputs an analysis moves, by dotted key or input name (`costmodel steps`)
+_MOVABLE = sorted({*VARS, *(v.name for v in VARS.values())})
+_DECIDED = sorted({k for k, v in VARS.items() if v.unit_of is None}
+                  | {v.name for v in VARS.values() if v.unit_of is None})
+_CONTINUOUS = sorted({k for k, v in VARS.items() if not v.count}
+                     | {v.name for v in VARS.values() if not v.count})
 
 
 class TornadoRequest(Strict):
     """Each input moved alone (default -/+ 20 %, or across a range), ranked by the swing."""
+    model_config = _examples({"scenario": PRICE_EXAMPLE, "output": "cost_per_mtok_total",
+                              "ranges": {"electricity.price": "0.05..0.15 USD/kWh"}})
     scenario: PriceRequest
     output: Output = "cost_per_mtok_total"
     swing: Annotated[float, Field(gt=0, lt=1)] = 0.2
-    inputs: Annotated[list[Annotated[str, Field(max_length=100)]],
+    inputs: Annotated[list[Annotated[str, Field(max_length=100),
+                                     WithJsonSchema({"enum": _DECIDED})]],
                       Field(max_length=60)] | None = None
-    ranges: dict[str, Annotated[str, Field(max_length=200)]] = Field(
+    ranges: Annotated[dict[str, Annotated[str, Field(max_length=200)]], WithJsonSchema({
+        "type": "object", "propertyNames": {"enum": _DECIDED},
+        "additionalProperties": {"type": "string", "maxLength": 200,
+                                 "examples": ["0.05..0.15 USD/kWh"]}})] = Field(
         default_factory=dict, description='key -> "LOW..HIGH", e.g. "0.05..0.15 USD/kWh"')
 
 
 class GridRequest(Strict):
     """The output over two inputs: "key=LOW..HIGH:N" or "key=V1,V2,... unit"."""
+    model_config = _examples({"scenario": PRICE_EXAMPLE,
+                              "x": "electricity.price=0.05..0.15 USD/kWh:3",
+                              "y": "utilisation=0.5,1"})
     scenario: PriceRequest
     output: Output = "cost_per_mtok_total"
-    x: Annotated[str, Field(min_length=1, max_length=400)]
-    y: Annotated[str, Field(min_length=1, max_length=400)]
+    x: Annotated[str, Field(min_length=1, max_length=400,
+                            examples=["electricity.price=0.05..0.15 USD/kWh:3"])]
+    y: Annotated[str, Field(min_length=1, max_length=400, examples=["utilisation=0.5,1"])]
 
 
 class MonteCarloRequest(Strict):
     """Inputs as distributions: uniform(low, high), triangular(low, mode, high),
     normal(mean, sd), lognormal(median, gsd)."""
+    model_config = _examples({"scenario": PRICE_EXAMPLE, "draws": 10000, "seed": 1,
+                              "distributions": {
+                                  "electricity.price": "uniform(0.05 USD/kWh, 0.15 USD/kWh)"}})
     scenario: PriceRequest
     output: Output = "cost_per_mtok_total"
     distributions: Annotated[dict[str, Annotated[str, Field(max_length=200)]],
-                             Field(min_length=1, max_length=40)]
+                             Field(min_length=1, max_length=40), WithJsonSchema({
+                                 "type": "object", "minProperties": 1, "maxProperties": 40,
+                                 "propertyNames": {"enum": _CONTINUOUS},
+                                 "additionalProperties": {
+                                     "type": "string", "maxLength": 200, "examples": [
+                                         "uniform(0.05 USD/kWh, 0.15 USD/kWh)"]}})]
     draws: Annotated[int, Field(ge=1, le=2_000_000)] = 100_000
     seed: Annotated[int, Field(ge=0, le=2 ** 63 - 1)] | None = None
     bins: Annotated[int, Field(ge=1, le=500)] = 50
@@ -386,7 +464,16 @@ class SensitivityOut(Out):
 
 class QuoteTermRequest(Strict):
     """What each term length of a quote costs against staying flexible."""
-    quote: dict[str, Any]
+    model_config = _examples(
+        {"quote": EXAMPLE_QUOTE, "scenario": PRICE_EXAMPLE, "improvement": 0.3},
+        {"quote": EXAMPLE_QUOTE, "scenario": PRICE_EXAMPLE, "successor": JALAPENO,
+         "available": "12 month"},
+        rules=[  # improvement or a successor; a successor with the time it is available
+            {"anyOf": [{"required": ["improvement"], "properties": {"improvement": _GIVEN}},
+                       {"required": ["successor"], "properties": {"successor": _GIVEN}}]},
+            {"if": {"required": ["successor"], "properties": {"successor": _GIVEN}},
+             "then": {"required": ["available"], "properties": {"available": _GIVEN}}}])
+    quote: TermQuoteBody
     scenario: PriceRequest
     improvement: Annotated[float, Field(ge=0, lt=1)] | None = Field(
         None, description="yearly fall of the market price per token, a fraction")
@@ -399,15 +486,17 @@ class QuoteTermRequest(Strict):
 
 
 class ScenarioCreate(Strict):
-    name: Annotated[str, Field(min_length=1, max_length=200), AfterValidator(check_text)]
+    model_config = _examples({"name": "GB300 at peak", "scenario": EXAMPLE_SCENARIO})
+    name: _text(200, min_length=1)
     scenario: ScenarioBody
 
 
 class ScenarioRevise(Strict):
+    model_config = _examples({"scenario": EXAMPLE_INLINE})
     scenario: ScenarioBody
 
 
-CatalogKey = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._/+-]{0,99}$")]
+CatalogKey = Annotated[str, Field(pattern=CATALOG_KEY)]
 
 
 class CatalogCreate(Strict):
@@ -415,11 +504,46 @@ class CatalogCreate(Strict):
     data: dict[str, Any] = Field(description="the entry's values, as in the catalog files")
 
 
+_CATALOG_EXAMPLE_DATA = {
+    "accelerator": {"name": "Example X1", "vendor": "Example",
+                    "rated_power": {"value": 1000, "unit": "W", "source": "datasheet"},
+                    "price": "30000 USD"},
+    "operating_point": {"throughput": "5000 token/s", "interactivity": "100 token/s/user",
+                        "workload": {"model": "DeepSeek R1", "isl": 8192, "osl": 1024}},
+    "electricity": {"price": "0.12 USD/kWh", "source": "a utility tariff", "date": "2026-05"},
+    "system": {"name": "Example 8-GPU server", "node": {"accelerators": 8,
+                                                        "host_power": "2000 W"}},
+}
+
+
+def _catalog_create(kind: str) -> type[CatalogCreate]:
+    """The body of ``POST`` on a catalog kind: its key and its own data table."""
+    name = "".join(p.title() for p in kind.split("_")) + "Create"
+    data = Annotated[dict[str, Any], WithJsonSchema(catalog_data_schema(kind))]
+    example = {"key": f"example-{kind.replace('_', '-')}", "data": _CATALOG_EXAMPLE_DATA[kind]}
+    return type(name, (CatalogCreate,), {
+        "__annotations__": {"data": data}, "__module__": __name__,
+        "__doc__": f"A new {kind.replace('_', ' ')} entry (entries are never overwritten).",
+        "model_config": _examples(example)})
+
+
+CATALOG_CREATE = {kind: _catalog_create(kind)
+                  for kind in ("accelerator", "operating_point", "electricity", "system")}
+
+
+# characters of a curve id (``hardware/model/framework/precision/ISLxOSL/spec/agg``): a path
+# of 200 characters, each percent-encoded, still fits gunicorn's 4094-byte request line
+MAX_CURVE_ID = 200
 MAX_CURVE_POINTS = 2_000  # points of one curve (an InferenceX sweep has tens)
 MAX_UPLOAD_POINTS = 10_000  # rows of one upload, counted before any is parsed
 
 
 class CurveCreate(Strict):
+    model_config = _examples({"content": (
+        "hardware,model,framework,precision,isl,osl,spec_decoding,disaggregated,concurrency,"
+        "interactivity [token/s/user],throughput [token/s],source\n"
+        "x1,example-model,vllm,fp8,1024,1024,none,false,1,200,200,an example sweep\n"
+        "x1,example-model,vllm,fp8,1024,1024,none,false,8,100,1000,an example sweep\n")})
     content: Annotated[str, Field(min_length=1, max_length=2_000_000, description=(
         "a curve file's text: InferenceX agg rows or API export (JSON/CSV), or costmodel's "
         f"curve CSV; at most {MAX_UPLOAD_POINTS:,} rows, {MAX_CURVE_POINTS:,} points a "
@@ -429,7 +553,8 @@ class CurveCreate(Strict):
 
 
 class KeyCreate(Strict):
-    name: Annotated[str, Field(min_length=1, max_length=100), AfterValidator(check_text)]
+    model_config = _examples({"name": "pricing-bot", "role": "viewer"})
+    name: _text(100, min_length=1)
     role: Literal[ROLES]  # type: ignore[valid-type]
 
 
