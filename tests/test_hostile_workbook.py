@@ -381,10 +381,17 @@ def test_only_the_parts_the_reader_needs_reach_openpyxl(parts):
 
 # ---- row 15: the upload limit in words ---------------------------------------------------------
 
-def test_the_reprice_413_states_the_workbook_limit(client, tokens):
-    resp = client.post(f"{API}/workbook/reprice", data=b"\0" * (reader.MAX_BYTES + 1),
-                       content_type=XLSX, headers=auth(tokens["viewer"]))
-    assert resp.status_code == 413
+@pytest.mark.parametrize("chunked", [False, True], ids=["declared", "chunked"])
+def test_the_reprice_413_states_the_workbook_limit(client, tokens, chunked):
+    body = b"\0" * (reader.MAX_BYTES + 1)
+    if chunked:  # no Content-Length: the limit is counted as the body is read
+        resp = client.post(f"{API}/workbook/reprice", input_stream=io.BytesIO(body),
+                           content_type=XLSX, headers={**auth(tokens["viewer"]),
+                                                       "Transfer-Encoding": "chunked"})
+    else:
+        resp = client.post(f"{API}/workbook/reprice", data=body, content_type=XLSX,
+                           headers=auth(tokens["viewer"]))
+    assert resp.status_code == 413, resp.get_data(as_text=True)[:300]
     assert resp.mimetype == "application/problem+json"
     assert "20 MiB" in resp.get_json()["detail"]
     assert "KiB" not in resp.get_json()["detail"]

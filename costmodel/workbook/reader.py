@@ -526,11 +526,12 @@ def read_workbook(source: bytes | str | Path, name: str = "workbook") -> Workboo
     for i, payload in enumerate(payloads):
         original = payload["scenario"]
         label = original.get("name", f"system {i + 1}")
-        data_i = _apply(original, {k: v[i] for k, v in values.items()}, label)
+        shown = " ".join(str(label).split())[:200]  # in an error: one line, whatever the name
+        data_i = _apply(original, {k: v[i] for k, v in values.items()}, shown)
         try:
             scenario = validate_scenario(data_i)
         except InputError as exc:
-            raise InputError([(f"{label}: {p}", m) for p, m in exc.errors]) from None
+            raise InputError([(f"{shown}: {p}", m) for p, m in exc.errors]) from None
         before = validate_scenario(original).to_inputs()
         after = scenario.to_inputs()
         mine = []
