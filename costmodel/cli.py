@@ -31,6 +31,7 @@ from .report import (
 )
 from .sources.catalog import KINDS, default_catalog
 from .sources.curve_files import curves_csv_text, read_curves, write_curves_csv
+from .sources.paths import shown_path
 from .sources.power_log import read_power_log
 from .units import UnitInputError, parse_quantity
 
@@ -202,6 +203,7 @@ def energy(trace: str, tokens: float | None, input_tokens: float | None,
         fail(str(exc))
     if as_json:
         data = report.as_dict()
+        data["source"] = shown_path(trace, Path.cwd())  # never an absolute path in a result
         if per_token is not None:
             data["joules_per_token"] = {k: {"value": getattr(per_token, k), "unit": "J/token"}
                                         for k in ("total", "input", "output")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Collection
 from dataclasses import dataclass
 from operator import attrgetter
 from typing import Annotated, Any, Literal
@@ -25,14 +26,15 @@ from pydantic import (
     ValidationError,
     WithJsonSchema,
     field_validator,
+    model_validator,
 )
 
 from .errors import InputError
 from .model import BASES, BOUNDARIES, MODEL, TOKEN_KINDS
 from .units import BARE_NUMBER_UNITS, parse_quantity
 
-__all__ = ["default_source", "InputError", "QuantityField", "Scenario", "validate_scenario",
-           "quantity_field", "NORMALISED_BY_DEFAULT",
+__all__ = ["default_source", "CITED_BY", "replace_citations", "InputError", "QuantityField",
+           "Scenario", "validate_scenario", "quantity_field", "NORMALISED_BY_DEFAULT",
            "Accelerator", "Node", "Rack", "Facility", "Financing", "Electricity",
            "OperatingPoint", "Workload", "Power", "Pricing"]
 
@@ -203,13 +205,25 @@ class Financing(Section):
 
 
 class Electricity(Section):
-    """Defaults to the EIA May 2026 US industrial average as cited by the source articles."""
+    """Defaults to the EIA May 2026 US industrial average as cited by the source articles.
+
+    The default source and date cite the default price and nothing else: a price given
+    without a source (or date) of its own has none."""
     price: Qty("USD/kWh", per=("[energy]",)) = 0.0871
     source: str | None = ("EIA, average US industrial electricity price, May 2026 (8.71 "
                              "cents/kWh), as cited in \"OpenAI's Jalapeño Turns Latency Into a "
                              "Power Bill\", The Weighted Average, Aug 2026")
     date: str | None = "2026-05"
     carbon_intensity: Qty("gCO2e/kWh", per=("[energy]",)) | None = None
+
+    @model_validator(mode="after")
+    def _citation_follows_price(self) -> Electricity:
+        given = self.model_fields_set
+        if "price" in given:
+            for name in ("source", "date"):
+                if name not in given:
+                    setattr(self, name, None)
+        return self
 
 
 class OperatingPoint(Section):
@@ -316,12 +330,18 @@ class Scenario(Section):
 
     def to_data(self) -> dict[str, Any]:
         """This scenario as a plain mapping that :func:`validate_scenario` accepts again:
-        quantities as ``{"value", "unit"}`` in canonical units, absent optionals left out."""
+        quantities as ``{"value", "unit"}`` in canonical units, absent optionals left out
+        (null where the default is not: a cleared citation)."""
         def dump(model: BaseModel) -> dict[str, Any]:
             out: dict[str, Any] = {}
             for name, info in type(model).model_fields.items():
                 value = getattr(model, name)
                 if value is None:
+                    # a cleared field whose default is not None (a citation that did not
+                    # apply) stays null: read back, it must not become the default again
+                    if not info.is_required() and info.default_factory is None \
+                            and info.default is not None:
+                        out[name] = None
                     continue
                 if isinstance(value, BaseModel):
                     out[name] = dump(value)
@@ -359,11 +379,62 @@ def default_source(key: str) -> str:
     return "default: illustrative assumption (README, Defaults)"
 
 
+# The fields that say where a value came from (a citation, its date, a label naming what was
+# measured), by the value they describe. They hold only while the value is the one they
+# describe: a value set by anyone else (an override, an edited workbook cell) replaces those
+# naming a source with where the new value came from and clears the others
+# (:func:`replace_citations`). An accelerator keeps its name when its figures are overridden
+# (a power-capped or discounted GB300 is still a GB300): each figure's own source says where
+# it came from.
+_POINT_LABELS = ("operating_point.chosen", "operating_point.label", "operating_point.source",
+                 "operating_point.curve", "operating_point.read_status")
+CITED_BY: dict[str, tuple[str, ...]] = {
+    "electricity.price": ("electricity.source", "electricity.date"),
+    "operating_point.throughput": _POINT_LABELS,
+    "operating_point.throughput_per_kw": _POINT_LABELS,
+}
+_NAMES_WHERE = {"electricity.source": "{}", "operating_point.source": "{}",
+                "operating_point.chosen": "given: {}"}
+
+
+def replace_citations(data: dict[str, Any], key: str, where: str,
+                      keep: Collection[str] = ()) -> tuple[list[str], list[str]]:
+    """In a scenario mapping whose ``key`` was just set by ``where`` (``--set
+    electricity.price=...``, ``edited in workbook ...``), replace what cited the value it
+    replaced (:data:`CITED_BY`), except the keys in ``keep`` (set by the same hand): a source
+    or the chosen point names ``where``, a date or label is cleared. Answers the dotted keys
+    now set (to ``where``, or null where a default would cite), whose source is ``where``,
+    and those removed, which have none."""
+    where = _CONTROL.sub(" ", where)[:MAX_TEXT - 10]
+    named: list[str] = []
+    removed: list[str] = []
+    for tied in CITED_BY.get(key, ()):
+        if tied in keep:
+            continue
+        section, name = tied.split(".")
+        table = data.setdefault(section, {})
+        if not isinstance(table, dict):  # not a table: validation says so
+            continue
+        shown = _NAMES_WHERE.get(tied)
+        if shown:
+            table[name] = shown.format(where)
+        elif _SECTIONS[section].model_fields[name].default is not None:
+            table[name] = None  # null: the default would cite the value replaced
+        else:
+            table.pop(name, None)
+            removed.append(tied)
+            continue
+        named.append(tied)
+    return named, removed
+
+
 # Descriptive fields whose defaults are labels, not assumptions about cost.
 _NOT_INPUTS = {"name", "description", "chosen", "label", "vendor", "note", "curve",
                "read_status", "system"}
 
 
+_SECTIONS = {n: f.annotation for n, f in Scenario.model_fields.items()
+             if isinstance(f.annotation, type) and issubclass(f.annotation, BaseModel)}
 _INPUT_GETTERS = [(i.name, attrgetter(i.key)) for i in MODEL.inputs.values()]
 _NORMALISED_BY = "operating_point_normalised_by"  # the input Scenario.normalising_power feeds
 _DEFAULT_NORMALISING_POWER = attrgetter(NORMALISED_BY_DEFAULT)

@@ -277,7 +277,7 @@ class Limits:
         key_id = getattr(principal, "key_id", None)
         who = f"key:{key_id}" if key_id is not None else f"addr:{request.remote_addr}"
         n, seconds = self._hit(who)
-        reset = max(1, min(int(math.ceil(self.rate.window)), math.ceil(seconds)))
+        reset = max(1, min(math.ceil(self.rate.window), math.ceil(seconds)))
         remaining = max(0, self.rate.limit - n)
         headers = {"RateLimit-Policy": f'"{POLICY}";q={self.rate.limit};w={self.rate.window}',
                    "RateLimit": f'"{POLICY}";r={remaining};t={reset}',

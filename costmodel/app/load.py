@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from ..curves import matched_interactivity
 from ..errors import InputError, UnknownReference
 from ..sources.curve_point import Target
+from ..sources.paths import shown_path
 from ..sources.scenario_file import (
     LoadedScenario,
     PreparedScenario,
@@ -42,8 +43,8 @@ def _prepare(ctx: Context, spec: ScenarioSpec) -> PreparedScenario:
     src = spec.source
     base_dir = None
     if isinstance(src, FileScenario):
-        data, origin = read_scenario_file(src.path), str(src.path)
         base_dir = src.path.resolve().parent
+        data, origin = read_scenario_file(src.path), shown_path(src.path, base_dir)
     elif isinstance(src, InlineScenario):
         data, origin = dict(src.data), src.label
     else:

@@ -5,12 +5,18 @@
                                    # the scenario file, or the id of a curve in fixtures/curves
     curve_id = "mi355x/kimik2.5/vllm/int4/1024x1024/mtp/agg"   # when the file holds several
     at = "peak"                    # or { interactivity = "50 token/s/user" }, { tbt = "20 ms" },
-                                   # { concurrency = 4 }
+                                   # { concurrency = 4 }; a read at another percentile of
+                                   # interactivity: { interactivity = "40 token/s/user",
+                                   # percentile = "p90" } (mean | median | p90 | p99)
+    ttft_max = { value = "2 s", percentile = "p90" }   # optional: points above it leave
+                                   # the curve first (or ttft_max = "2 s": the median)
     token_kind = "mixed"
 
 The curve's reading fills ``throughput`` (per accelerator), ``interactivity``, latencies and
-the disclosure's ``chosen``; its key fills ``workload`` (the file's own keys win); measured
-power on the curve becomes ``accelerator.measured_power`` unless the scenario gives one.
+the disclosure's ``chosen`` (which says the percentile read and the ceiling); its key fills
+``workload`` (the file's own keys win); measured power on the curve becomes
+``accelerator.measured_power`` unless the scenario gives one. The scenario's percentile and
+TTFT ceiling apply to every read of its curve, also at a matched or a quote's interactivity.
 """
 from __future__ import annotations
 
@@ -19,15 +25,27 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from ..curves import SELECTIONS, Curve, Selection, Unreachable, select
+from ..curves import (
+    PERCENTILES,
+    SELECTIONS,
+    AboveCeiling,
+    Curve,
+    Selection,
+    TtftCeiling,
+    Unreachable,
+    select,
+)
 from ..errors import InputError, UnknownReference, UnreachablePoint
+from ..inputs import MAX_TEXT
 from ..model import TOKEN_KINDS
 from ..units import UnitInputError, parse_quantity
 from .catalog import fixtures_dir
 from .curve_files import read_curves
+from .paths import shown_path
 
 __all__ = ["find_curve", "CURVE_GIVES", "CurveReading", "CurveLibrary", "fixture_curves",
-           "Target", "PEAK", "parse_target", "CurveRef", "locate_curve", "read_curve_point"]
+           "Target", "PEAK", "parse_target", "parse_ttft_max", "CurveRef", "locate_curve",
+           "read_curve_point"]
 
 # operating-point keys that a curve provides and a scenario must not also give
 CURVE_GIVES = ("throughput", "throughput_per_kw", "normalised_by", "interactivity", "tbt",
@@ -71,7 +89,7 @@ def _fixture_library(folder: str) -> CurveLibrary:
     for path in sorted(Path(folder).glob("*")):
         if path.suffix.lower() in (".csv", ".json"):
             for c in read_curves(path):
-                found[c.key.id] = (c, str(path))
+                found[c.key.id] = (c, shown_path(path))
     return CurveLibrary(found)
 
 
@@ -101,10 +119,10 @@ def find_curve(ref: str, curve_id: str | None, base_dir: Path | None,
                 ids = ", ".join(c.key.id for c in curves)
                 raise InputError([("operating_point.curve_id", f"{path} holds {len(curves)} "
                                                                f"curves; name one of: {ids}")])
-            return curves[0], str(path)
+            return curves[0], shown_path(path, base_dir)
         for c in curves:
             if c.key.id == curve_id:
-                return c, str(path)
+                return c, shown_path(path, base_dir)
         raise InputError([("operating_point.curve_id", f"no curve {curve_id!r} in {path}")])
     found = library.get(curve_id or ref)
     if found is not None:
@@ -118,11 +136,13 @@ def find_curve(ref: str, curve_id: str | None, base_dir: Path | None,
 @dataclass(frozen=True)
 class Target:
     """Where to read a curve: ``how`` is peak | interactivity | tbt | concurrency and
-    ``value`` its target [token/s/user | ms | requests] (None for peak); ``label`` says who
-    chose it, for the disclosure's sources."""
+    ``value`` its target [token/s/user | ms | requests] (None for peak); ``percentile`` the
+    statistic of interactivity read (None: the scenario's own, else the median); ``label``
+    says who chose it, for the disclosure's sources."""
     how: str
     value: float | None = None
     label: str | None = None
+    percentile: str | None = None
 
     @classmethod
     def interactivity(cls, value: float, label: str) -> Target:
@@ -131,44 +151,109 @@ class Target:
 
 
 PEAK = Target("peak")
+_AT_HELP = ('expected "peak" or one of { interactivity = ... }, { tbt = ... }, '
+            '{ concurrency = N }; interactivity and tbt may add percentile = '
+            f'"{PERCENTILES[0]}" | ' + " | ".join(f'"{p}"' for p in PERCENTILES[1:]))
+
+
+def _percentile(raw: Any, where: str) -> str:
+    if raw not in PERCENTILES:
+        raise InputError([(where, f"unknown percentile {_brief(raw)} (known: "
+                                  f"{', '.join(PERCENTILES)})")])
+    return raw
+
+
+def _brief(v: Any) -> str:
+    text = repr(v)
+    return text if len(text) <= 40 else f"{text[:37]}..."
 
 
 def parse_target(at: Any) -> Target:
-    """A scenario's ``operating_point.at`` ("peak" or a one-key table) as a :class:`Target`."""
+    """A scenario's ``operating_point.at``: "peak", or a table of one selection (and, for
+    interactivity or tbt, a ``percentile``), as a :class:`Target`."""
     if at == "peak":
         return PEAK
-    if not isinstance(at, dict) or len(at) != 1:
-        raise InputError([("operating_point.at", 'expected "peak" or one of '
-                                                 '{ interactivity = ... }, { tbt = ... }, '
-                                                 '{ concurrency = N }')])
-    (how, raw), = at.items()
+    if not isinstance(at, dict) or not 1 <= len(at) <= 2:
+        raise InputError([("operating_point.at", _AT_HELP)])
+    rest = {k: v for k, v in at.items() if k != "percentile"}
+    if len(rest) != 1:
+        raise InputError([("operating_point.at", _AT_HELP)])
+    (how, raw), = rest.items()
     where = f"operating_point.at.{how}"
     if how not in SELECTIONS or how == "peak":
-        raise InputError([("operating_point.at", f"unknown selection {how!r} (known: "
+        raise InputError([("operating_point.at", f"unknown selection {_brief(how)} (known: "
                                                  f"{', '.join(SELECTIONS)})")])
+    percentile = None
+    if "percentile" in at:
+        if how not in ("interactivity", "tbt"):
+            raise InputError([("operating_point.at.percentile",
+                               f"applies to a read at an interactivity or a TBT, not at "
+                               f"{how}")])
+        percentile = _percentile(at["percentile"], "operating_point.at.percentile")
     if how == "concurrency":
         if isinstance(raw, bool) or not isinstance(raw, (int, float)) or raw <= 0:
-            raise InputError([(where, f"must be a positive number, got {raw!r}")])
+            raise InputError([(where, f"must be a positive number, got {_brief(raw)}")])
         return Target(how, float(raw))
     try:
-        return Target(how, parse_quantity(raw, _UNITS[how], allow_zero=False))
+        return Target(how, parse_quantity(raw, _UNITS[how], allow_zero=False),
+                      percentile=percentile)
     except UnitInputError as exc:
         raise InputError([(where, str(exc))]) from None
+
+
+def parse_ttft_max(raw: Any) -> TtftCeiling:
+    """A scenario's ``operating_point.ttft_max``: a time (the median TTFT's ceiling), or
+    ``{ value = "2 s", percentile = "p90" }`` (a quantity table may add its ``unit``)."""
+    where = "operating_point.ttft_max"
+    percentile = "median"
+    if isinstance(raw, dict):
+        if "value" not in raw or not set(raw) <= {"value", "unit", "percentile"}:
+            raise InputError([(where, 'expected a time, or { value = "2 s", percentile = '
+                                      '"p90" }')])
+        if "percentile" in raw:
+            percentile = _percentile(raw["percentile"], f"{where}.percentile")
+        raw = {k: v for k, v in raw.items() if k != "percentile"}
+        if set(raw) == {"value"}:
+            raw = raw["value"]
+    try:
+        value = parse_quantity(raw, "s", allow_zero=False)
+    except UnitInputError as exc:
+        raise InputError([(where, str(exc))]) from None
+    return TtftCeiling(value, percentile)
+
+
+def _bounded(text: str) -> str:
+    """Text within a scenario's text limit."""
+    return text if len(text) <= MAX_TEXT else f"{text[:MAX_TEXT - 3]}..."
+
+
+def _joined(texts) -> str:
+    return _bounded("; ".join(dict.fromkeys(t for t in texts if t)))
 
 
 @dataclass(frozen=True)
 class CurveRef:
     """A scenario's operating point as a curve reference, before it is read: the curve found
-    and the scenario's own target. Kept between locating and reading so that one scenario can
-    be read at several targets (matched interactivity, each quote's) without loading again."""
+    and the scenario's own target and TTFT ceiling. Kept between locating and reading so that
+    one scenario can be read at several targets (matched interactivity, each quote's) without
+    loading again."""
     curve: Curve
     origin: str  # the file or library it came from
     kind: str  # token kind the frontier is taken on
     target: Target  # the scenario's own ``at``
+    ttft_max: TtftCeiling | None = None  # the scenario's ``ttft_max``
+
+    @property
+    def percentile(self) -> str:
+        """The statistic of interactivity the scenario reads its curve at."""
+        return self.target.percentile or "median"
 
     def frontier(self):
+        """The frontier the scenario's reads are taken on (its percentile and ceiling)."""
         try:
-            return self.curve.frontier(self.kind)
+            return self.curve.frontier(self.kind, self.percentile, self.ttft_max)
+        except AboveCeiling as exc:
+            raise InputError([("operating_point.ttft_max", str(exc))]) from None
         except ValueError as exc:
             raise InputError([("operating_point.curve", str(exc))]) from None
 
@@ -179,7 +264,12 @@ def locate_curve(data: dict[str, Any], base_dir: Path | None, *,
     """The curve a scenario mapping's operating point names, or None when its operating
     point is not read from a curve."""
     op = data.get("operating_point")
-    if not isinstance(op, dict) or "curve" not in op:
+    if not isinstance(op, dict):
+        return None
+    if "curve" not in op:
+        if "ttft_max" in op:
+            raise InputError([("operating_point.ttft_max", "applies to a point read from a "
+                                                           "curve: give operating_point.curve")])
         return None
     ref, curve_id = op["curve"], op.get("curve_id")
     if not isinstance(ref, str):
@@ -189,11 +279,12 @@ def locate_curve(data: dict[str, Any], base_dir: Path | None, *,
         raise InputError([(f"operating_point.{clash[0]}",
                            "given by the curve; remove it or drop operating_point.curve")])
     target = parse_target(op.get("at", "peak"))
+    ttft_max = parse_ttft_max(op["ttft_max"]) if op.get("ttft_max") is not None else None
     kind = op.get("token_kind", "mixed")
     kind = kind if kind in TOKEN_KINDS else "mixed"  # validation reports a bad one
     curve, origin = find_curve(ref, curve_id, base_dir, library=library,
                                files_allowed=files_allowed)
-    return CurveRef(curve, origin, kind, target)
+    return CurveRef(curve, origin, kind, target, ttft_max)
 
 
 def read_curve_point(data: dict[str, Any], ref: CurveRef, target: Target | None,
@@ -203,21 +294,31 @@ def read_curve_point(data: dict[str, Any], ref: CurveRef, target: Target | None,
     the scenario's own), and what was read."""
     target = target or ref.target
     curve, how = ref.curve, target.how
+    percentile = target.percentile or ref.percentile
     try:
-        sel = select(curve, how, target.value, ref.kind)
+        sel = select(curve, how, target.value, ref.kind, percentile=percentile,
+                     ttft_max=ref.ttft_max)
     except Unreachable as exc:
         raise UnreachablePoint(f"operating_point.at.{how}", str(exc),
                                best=exc.reading.best_interactivity) from None
+    except AboveCeiling as exc:
+        raise InputError([("operating_point.ttft_max", str(exc))]) from None
     except LookupError as exc:
         raise InputError([(f"operating_point.at.{how}" if how != "peak"
                            else "operating_point.curve", str(exc))]) from None
     if target.label:
         provenance["operating_point.at"] = target.label
-    op = {k: v for k, v in data["operating_point"].items() if k not in ("curve_id", "at")}
+    op = {k: v for k, v in data["operating_point"].items()
+          if k not in ("curve_id", "at", "ttft_max")}
     label = f"curve {curve.key.id} ({ref.origin}; {curve.source})"
+    # the source and note of the point(s) read: an InferenceX row's date and run_url
+    point_sources = _joined(curve.point_sources[i] for i in sel.points)
     op.update({"throughput": {"value": sel.throughput, "unit": "token/s"},
                "chosen": sel.description, "curve": curve.key.id, "read_status": sel.status,
-               "source": curve.source or ref.origin})
+               "source": point_sources or _bounded(curve.source) or ref.origin})
+    point_notes = _joined(curve.point_notes[i] for i in sel.points)
+    if point_notes and "note" not in op:
+        op["note"] = point_notes
     for name, value, unit in (("interactivity", sel.interactivity, "token/s/user"),
                               ("ttft", sel.ttft, "s"), ("e2e_latency", sel.e2e_latency, "s")):
         if value is not None:

@@ -18,6 +18,7 @@ from typing import Any
 from ..inputs import InputError
 from ..power import DEFAULT_MAX_GAP, integrate
 from ..units import UnitInputError, parse_quantity
+from .paths import shown_path
 from .power_log import read_power_log
 
 __all__ = ["resolve_power_trace", "TRACE_KEYS"]
@@ -76,6 +77,6 @@ def resolve_power_trace(data: dict[str, Any], base_dir: Path | None,
     out["accelerator"] = {**(accelerator if isinstance(accelerator, dict) else {}),
                           "measured_power": {"value": report.mean_average_power, "unit": "W"}}
     provenance["accelerator.measured_power"] = (
-        f"power trace {path}: mean of {len(report.gpus)} GPUs over {report.duration:.4g} s, "
-        f"trapezoid rule, verdict {report.verdict}")
+        f"power trace {shown_path(path, base_dir)}: mean of {len(report.gpus)} GPUs over "
+        f"{report.duration:.4g} s, trapezoid rule, verdict {report.verdict}")
     return out

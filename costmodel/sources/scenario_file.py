@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from ..errors import InputError
-from ..inputs import Scenario, validate_scenario
+from ..inputs import CITED_BY, Scenario, replace_citations, validate_scenario
 from .catalog import KINDS, Catalog, default_catalog, split_sources
 from .curve_point import (
     CurveLibrary,
@@ -26,6 +26,7 @@ from .curve_point import (
     locate_curve,
     read_curve_point,
 )
+from .paths import shown_path
 from .power_trace_point import TRACE_KEYS, resolve_power_trace
 
 __all__ = ["LoadedScenario", "PreparedScenario", "prepare_scenario", "prepare_scenario_file",
@@ -104,7 +105,15 @@ def _expand_refs(data: dict[str, Any], catalog: Catalog,
             key = k if outside else f"{section}.{k}"
             src = entry.provenance.get(k)
             provenance[key] = f"{label}: {src}" if src else label
-        if section == "operating_point":
+        # a value of the file's own (``[electricity] catalog = ..., price = ...``) is not
+        # the entry's: the entry's citation of it (source, date, label) does not apply
+        mine = [t for v, tied in CITED_BY.items() if v.partition(".")[0] == section
+                and v.partition(".")[2] in own for t in tied]
+        for t in mine:
+            if t.partition(".")[2] not in own:
+                merged.pop(t.partition(".")[2], None)
+                provenance.pop(t, None)
+        if section == "operating_point" and not mine:
             merged.setdefault("chosen", f"published point {ref!r}")
         if section == "system":
             # a system is node and rack presets; the scenario's own tables win key by key
@@ -170,8 +179,13 @@ def _section_type(annotation: Any) -> Any:
 
 def apply_overrides(data: dict[str, Any], overrides: Iterable[tuple[str, Any]],
                     provenance: dict[str, str], label: str = "--set") -> dict[str, Any]:
-    """Set dotted keys in a (catalog-expanded) scenario mapping; unknown keys are errors."""
+    """Set dotted keys in a (catalog-expanded) scenario mapping; unknown keys are errors.
+
+    An override replaces what cited the value it replaced (the electricity price's source
+    and date, a published point's label and source: :data:`~costmodel.inputs.CITED_BY`)
+    with the override itself, unless the same overrides set those too."""
     data = _copy_tree(data)
+    overrides = list(overrides)
     errors = []
     for key, value in overrides:
         if not known_key(key):
@@ -189,6 +203,17 @@ def apply_overrides(data: dict[str, Any], overrides: Iterable[tuple[str, Any]],
         provenance[key] = f"{label} {key}={value}"
     if errors:
         raise InputError(errors)
+    given = {k for k, _ in overrides}
+    op = data.get("operating_point")
+    reads_curve = isinstance(op, dict) and "curve" in op  # locate_curve refuses a clash
+    for key in dict.fromkeys(k for k, _ in overrides):
+        if reads_curve and key.startswith("operating_point."):
+            continue
+        named, removed = replace_citations(data, key, provenance[key], keep=given)
+        for tied in named:
+            provenance[tied] = provenance[key]
+        for tied in removed:
+            provenance.pop(tied, None)
     return data
 
 
@@ -277,8 +302,9 @@ def _leaf_keys(tree: Mapping[str, Any], prefix: str = "") -> list[str]:
 def prepare_scenario_file(path: str | Path, overrides: Iterable[tuple[str, Any]] = (),
                           catalog: Catalog | None = None) -> PreparedScenario:
     """Read a scenario file, expand and override it (parsed ``(key, value)`` pairs)."""
-    return prepare_scenario(read_scenario_file(path), overrides, catalog, origin=str(path),
-                            base_dir=Path(path).resolve().parent)
+    base_dir = Path(path).resolve().parent
+    return prepare_scenario(read_scenario_file(path), overrides, catalog,
+                            origin=shown_path(path, base_dir), base_dir=base_dir)
 
 
 def load_scenario_file(path: str | Path, overrides: Iterable[str] = (),

@@ -566,8 +566,8 @@ def _cover(ws: Worksheet, systems: Sequence[WorkbookSystem], title: str | None,
              ("interactivity", lambda d: _q(d["operating_point"]["interactivity"])),
              ("time between tokens", lambda d: _q(d["operating_point"]["tbt"])),
              ("workload", lambda d: _workload(d["workload"])),
-             ("electricity source", lambda d: d["electricity"]["source"]),
-             ("electricity date", lambda d: d["electricity"]["date"]),
+             ("electricity source", lambda d: d["electricity"]["source"] or "no source given"),
+             ("electricity date", lambda d: d["electricity"]["date"] or "undated"),
              ("defaults used", lambda d: ", ".join(d["defaults_used"]) or "none")]
     disclosures = [s.result.disclosure() for s in systems]
     for label, get in fixed:

@@ -56,7 +56,7 @@ from openpyxl import load_workbook
 from openpyxl.utils.cell import get_column_letter, range_boundaries
 from openpyxl.workbook.defined_name import DefinedName
 
-from ..inputs import InputError, Scenario, validate_scenario
+from ..inputs import InputError, Scenario, replace_citations, validate_scenario
 from ..model import MODEL
 from .excel_formula import to_formula
 from .export import COUNT_INPUTS, META_FORMAT
@@ -541,13 +541,37 @@ def read_workbook(source: bytes | str | Path, name: str = "workbook") -> Workboo
                 mine.append(InputChange(label, k, _shown(k, before[k]), _shown(k, after[k]),
                                         unit))
         provenance = dict(payload.get("provenance", {}))
-        for c in mine:
-            provenance[_key(c.name)] = f"edited in workbook {name}"
+        edited = {_key(c.name): f"edited in workbook {name}, cell "
+                                f"{values[c.name][i][1]}!{values[c.name][i][0]}" for c in mine}
+        provenance.update(edited)
+        cited = _edited_citations(data_i, edited, provenance)
+        if cited:  # the edited values' citations replaced: validated again
+            try:
+                scenario = validate_scenario(data_i)
+            except InputError as exc:
+                raise InputError([(f"{shown}: {p}", m) for p, m in exc.errors]) from None
+        replaced = [*edited, *cited]
         defaults = [d for d in payload.get("defaults_used", [])
-                    if not any(d.startswith(_key(c.name)) for c in mine)]
+                    if not any(d == k or d.startswith(k + ".") for k in replaced)]
         systems.append(ReadSystem(label, scenario, provenance, defaults))
         changes.extend(mine)
     return WorkbookRead(systems, changes, _formula_warnings(book, n))
+
+
+def _edited_citations(data: dict, edited: dict[str, str],
+                      provenance: dict[str, str]) -> list[str]:
+    """An edited value is not the one its citation describes: the electricity price's source
+    and date, the operating point's label and source (``costmodel.inputs.CITED_BY``) name the edited
+    cell instead, in ``data`` and ``provenance``. Answers the keys replaced."""
+    replaced = []
+    for key, where in edited.items():
+        named, removed = replace_citations(data, key, where, keep=edited)
+        for tied in named:
+            provenance[tied] = where
+        for tied in removed:
+            provenance.pop(tied, None)
+        replaced += named + removed
+    return replaced
 
 
 def _key(name: str) -> str:
