@@ -43,5 +43,15 @@ bench: $(STAMP)
 	$(BIN)/python bench/load.py
 	$(BIN)/python bench/slowclients.py
 
+# The full property-based run over the OpenAPI document (README, API contract): schemathesis's
+# command line with every phase and check, 200 examples an operation (COSTMODEL_SCHEMATHESIS_
+# EXAMPLES), against gunicorn on SQLite and, when TEST_DATABASE_URL names a server, PostgreSQL;
+# each backend's summary in out/schemathesis-<backend>.json. Several minutes a backend.
+.PHONY: schemathesis
+schemathesis: $(STAMP)
+	COSTMODEL_SCHEMATHESIS_FULL=1 \
+	COSTMODEL_SCHEMATHESIS_EXAMPLES=$${COSTMODEL_SCHEMATHESIS_EXAMPLES:-200} \
+	    $(BIN)/python -m pytest -q -s -p no:cacheprovider tests/test_api_schema.py -k test_full_run
+
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache

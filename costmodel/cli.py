@@ -20,6 +20,7 @@ from .commands.common import (
 from .errors import InputError
 from .model import MODEL, TOKEN_KINDS
 from .power import DEFAULT_MAX_GAP, integrate, joules_per_token
+from .rates import NOT_A_QUOTE
 from .report import (
     comparison_table,
     curve_table,
@@ -144,7 +145,8 @@ def reprice(file: str, as_json: bool) -> None:
 @main.command()
 @click.argument("kind", required=False, type=click.Choice(sorted(KINDS)))
 def catalog(kind: str | None) -> None:
-    """List catalog entries (accelerators, published operating points, electricity prices)."""
+    """List catalog entries (accelerators, published operating points, electricity prices,
+    systems, reference rates)."""
     cat = default_catalog()
     for k in [kind] if kind else sorted(KINDS):
         click.echo(f"{k}:")
@@ -152,6 +154,10 @@ def catalog(kind: str | None) -> None:
             entry = cat.get(k, key, k)
             label = entry.data.get("name") or entry.data.get("label") or entry.data.get(
                 "source") or ""
+            if k == "rate":
+                price, power = entry.data["hourly_price"], entry.data["all_in_power"]
+                label = (f"{price['value']:g} {price['unit']}, all-in {power['value']:g} "
+                         f"{power['unit']} ({NOT_A_QUOTE})")
             click.echo(f"  {key:32s} {label}")
 
 

@@ -31,12 +31,20 @@ from pydantic import (
 
 from .errors import InputError
 from .model import BASES, BOUNDARIES, MODEL, TOKEN_KINDS
+from .rates import (
+    ACCELERATOR_PATTERN,
+    DATE_PATTERN,
+    RATE_KINDS,
+    RateError,
+    parse_rate_date,
+    rate_key,
+)
 from .units import BARE_NUMBER_UNITS, parse_quantity
 
 __all__ = ["default_source", "CITED_BY", "replace_citations", "InputError", "QuantityField",
            "Scenario", "validate_scenario", "quantity_field", "NORMALISED_BY_DEFAULT",
            "Accelerator", "Node", "Rack", "Facility", "Financing", "Electricity",
-           "OperatingPoint", "Workload", "Power", "Pricing"]
+           "OperatingPoint", "Workload", "Power", "Pricing", "RateEntry", "ReferenceRate"]
 
 
 @dataclass(frozen=True)
@@ -168,11 +176,18 @@ class Accelerator(Section):
     memory: Qty("GB", positive=True) | None = None
     price: Qty("USD", description="capex per accelerator") | None = None
     hourly_price: Qty("USD/h", description="all-in price per accelerator-hour") | None = None
+    all_in_power: Qty("W", positive=True, description="all-in power per accelerator at the "
+                                                       "rack boundary") | None = None
     note: str | None = None
 
     @property
     def cost_basis(self) -> str:
         return "rent" if self.hourly_price is not None else "own"
+
+    @property
+    def rack_power_basis(self) -> str:
+        """``all_in`` when an all-in power replaces the node and rack build-up."""
+        return "all_in" if self.all_in_power is not None else "built"
 
 
 class Node(Section):
@@ -281,6 +296,51 @@ class Pricing(Section):
     output_weight: Qty("dimensionless", positive=True) = 4.0
 
 
+class RateEntry(Section):
+    """A public reference rate: one dated version of one kind of rate for one accelerator,
+    per accelerator-hour ALL IN (energy, hosting and the accelerator's share of host and
+    network inside it), with the all-in power it assumes. A catalog ``rate`` entry
+    (:mod:`costmodel.rates`); the figures are the publisher's assumptions, not quotes."""
+    accelerator: str = Field(pattern=f"^{ACCELERATOR_PATTERN}$",
+                             description="the accelerator's catalog key")
+    kind: Literal[RATE_KINDS]  # type: ignore[valid-type]
+    date: str = Field(pattern=f"^{DATE_PATTERN}$",
+                      description="the version: YYYY-MM or YYYY-MM-DD")
+    hourly_price: Qty("USD/h", description="the rate per accelerator-hour, all in")
+    all_in_power: Qty("W", positive=True, description="all-in power per accelerator (the "
+                                                       "chip and its share of host, NICs "
+                                                       "and network)")
+    source: str | None = None
+    note: str | None = None
+
+    @field_validator("date")
+    @classmethod
+    def _date(cls, value: str) -> str:
+        try:
+            parse_rate_date(value)
+        except RateError as exc:
+            raise ValueError(str(exc)) from None
+        return value
+
+    def catalog_key(self) -> str:
+        """The key of this version in the catalog: ``gb300/rental@2026-09``."""
+        return rate_key(self.accelerator, self.kind, self.date)
+
+
+class ReferenceRate(RateEntry):
+    """The reference rate a scenario was priced from (its catalog key and the entry), for
+    the disclosure; the inputs it set (hourly price, all-in power, electricity price and
+    hosting at zero, the rack boundary) are ordinary inputs with their own sources."""
+    key: str
+
+    @model_validator(mode="after")
+    def _key_names_the_entry(self) -> ReferenceRate:
+        if self.key != self.catalog_key():
+            raise ValueError(f"key {self.key!r}: accelerator, kind and date imply "
+                             f"{self.catalog_key()!r}")
+        return self
+
+
 class Scenario(Section):
     """Everything needed to price one system at one operating point."""
     name: str = "scenario"
@@ -298,6 +358,7 @@ class Scenario(Section):
     workload: Workload = Field(default_factory=Workload)
     power: Power = Field(default_factory=Power)
     pricing: Pricing = Field(default_factory=Pricing)
+    reference_rate: ReferenceRate | None = None  # the rate it was priced from, if any
 
     # -- what the declared calculation reads -------------------------------------------
     @property
@@ -430,7 +491,7 @@ def replace_citations(data: dict[str, Any], key: str, where: str,
 
 # Descriptive fields whose defaults are labels, not assumptions about cost.
 _NOT_INPUTS = {"name", "description", "chosen", "label", "vendor", "note", "curve",
-               "read_status", "system"}
+               "read_status", "system", "reference_rate"}
 
 
 _SECTIONS = {n: f.annotation for n, f in Scenario.model_fields.items()

@@ -19,6 +19,7 @@ BASES = ("rated", "measured")
 TOKEN_KINDS = ("mixed", "output", "input")
 THROUGHPUT_BASES = ("per_accelerator", "per_kw")
 COST_BASES = ("own", "rent")
+RACK_POWER_BASES = ("built", "all_in")
 
 
 def _i(key: str, unit: str, description: str, optional: bool = False) -> Input:
@@ -34,6 +35,9 @@ INPUTS = [
     _i("accelerator.price", "USD", "purchase price of one accelerator"),
     _i("accelerator.hourly_price", "USD/h", "all-in rental or owning price per "
        "accelerator-hour; replaces amortised capex and maintenance", optional=True),
+    _i("accelerator.all_in_power", "W", "all-in power per accelerator at the rack boundary "
+       "(the chip and its share of host, NICs and network), as a reference rate states it; "
+       "replaces the node and rack build-up", optional=True),
     _i("node.accelerators", "dimensionless", "accelerators per node"),
     _i("node.host_power", "W", "node power besides accelerators: CPUs, memory, NICs, fans, "
        "storage"),
@@ -79,6 +83,9 @@ ENUMS = [
     Enum("accelerator_cost_basis", COST_BASES,
          "own (amortised capex + maintenance) or rent (hourly price)",
          "accelerator.cost_basis"),
+    Enum("accelerator_rack_power_basis", RACK_POWER_BASES,
+         "rack-boundary power built up from chip, node and rack (built), or the accelerator's "
+         "all-in power (all_in)", "accelerator.rack_power_basis"),
 ]
 
 CONSTANTS = [
@@ -105,8 +112,11 @@ def _boundary_chain(suffix: str, chip: str) -> list[Step]:
              f" / rack_power_delivery_efficiency", f"power of one rack at its feed{label}"),
         Step(f"power_node{suffix}", "W", f"node_wall_power{suffix} / node_accelerators",
              f"power per accelerator at the node boundary{label}"),
-        Step(f"power_rack{suffix}", "W", f"rack_wall_power{suffix} / accelerators_per_rack",
-             f"power per accelerator at the rack boundary{label}"),
+        Step(f"power_rack{suffix}", "W",
+             f"choose(accelerator_rack_power_basis, rack_wall_power{suffix} / "
+             f"accelerators_per_rack, accelerator_all_in_power)",
+             f"power per accelerator at the rack boundary{label}: the rack's share, or the "
+             f"all-in power"),
     ]
 
 

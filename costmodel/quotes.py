@@ -10,6 +10,12 @@ Forms of quote (all prices in USD):
 - ``per_accelerator_hour``: capacity by the accelerator-hour (assumed all-in);
 - ``reserved_monthly``: capacity reserved by the month for a number of accelerators.
 
+A quote may instead name a public reference rate, ``rate = "gb300/rental@2026-09"`` (a
+catalog ``rate`` entry, :mod:`costmodel.rates`): it is then a *reference quote*, of the form
+``per_accelerator_hour`` at that rate (all in), flagged as a public dashboard's assumption
+rather than a quote. The face reads it; the application layer resolves the version against
+its catalog (:func:`quote_at_rate`) before it is compared.
+
 Everything is compared per million tokens of the scenario's token kind (mixed = input +
 output), using the request shape (ISL/OSL) the quote states, else the scenario's. Capacity
 quotes are turned into a price per million tokens with *our* throughput and utilisation at
@@ -28,15 +34,25 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Literal
 
-from pydantic import Field, ValidationError
+from pydantic import Field, PrivateAttr, ValidationError
 
-from .inputs import Count, InputError, Qty, Section, error_message, error_path
+from .inputs import (
+    Count,
+    InputError,
+    Qty,
+    ReferenceRate,
+    Section,
+    error_message,
+    error_path,
+)
+from .rates import ALL_IN, NOT_A_QUOTE, RateError, parse_rate_ref
 from .results import Result
 from .units import HOURS_PER_YEAR, MONTHS_PER_YEAR, UnitInputError, parse_quantity
 
 __all__ = ["Quote", "QuoteComparison", "compare_quote", "rank", "present_value",
            "term_table", "TermRow", "validate_quote", "HOURS_PER_MONTH", "months_until",
-           "term_json", "quote_interactivity", "quote_start"]
+           "term_json", "quote_interactivity", "quote_start", "quote_at_rate",
+           "REFERENCE_VENDOR"]
 
 HOURS_PER_MONTH = HOURS_PER_YEAR / MONTHS_PER_YEAR  # 730
 FORMS = ("per_mtok", "per_accelerator_hour", "reserved_monthly")
@@ -61,11 +77,17 @@ class QuoteOperatingPoint(Section):
         return None if self.tbt is None else 1000.0 / self.tbt
 
 
+REFERENCE_VENDOR = "reference rate"  # the vendor of a reference quote that names none
+
+
 class Quote(Section):
     name: str
     vendor: str
     date: str | None = None
     form: Literal[FORMS]  # type: ignore[valid-type]
+    rate: str | None = Field(None, description="a reference rate, <accelerator>/<kind>"
+                                               "[@YYYY-MM[-DD]]: the quote is per_accelerator_"
+                                               "hour at that rate, all in")
     price_input: Qty("USD/Mtok") | None = None
     price_output: Qty("USD/Mtok") | None = None
     hourly_price: Qty("USD/h") | None = None
@@ -77,17 +99,53 @@ class Quote(Section):
     operating_point: QuoteOperatingPoint | None = None
     source: str | None = None
     note: str | None = None
+    _where: str = PrivateAttr("quote")  # the face's path of this quote, for later errors
+    _reference: ReferenceRate | None = PrivateAttr(None)  # the rate version, once resolved
+
+    @property
+    def where(self) -> str:
+        """The face's path of this quote (``quotes[1]``), for errors found later."""
+        return self._where
+
+    @property
+    def reference(self) -> ReferenceRate | None:
+        """The reference rate version this quote is priced at (after
+        :func:`quote_at_rate`), or None."""
+        return self._reference
 
 
 def validate_quote(data: object, where: str = "quote") -> Quote:
-    """A quote from plain data; :class:`InputError` with field paths otherwise."""
+    """A quote from plain data; :class:`InputError` with field paths otherwise. A quote that
+    names a ``rate`` is per_accelerator_hour (its form may be left out, its vendor defaults to
+    :data:`REFERENCE_VENDOR`) and gives no hourly price of its own."""
     if not isinstance(data, dict):
         raise InputError([(where, "a quote must be a table/object")])
+    if data.get("rate") is not None:
+        data = {"form": "per_accelerator_hour", "vendor": REFERENCE_VENDOR, **data}
     try:
         quote = Quote.model_validate(data)
     except ValidationError as exc:
         raise InputError([(f"{where}.{error_path(e['loc'])}", error_message(e))
                           for e in exc.errors()]) from None
+    quote._where = where
+    if quote.rate is not None:
+        errors = []
+        try:
+            ref = parse_rate_ref(quote.rate)
+            if ref.accelerator is None:
+                errors.append((f"{where}.rate", f"name the accelerator: "
+                                                f"<accelerator>/{quote.rate}"))
+        except RateError as exc:
+            errors.append((f"{where}.rate", str(exc)))
+        if quote.form != "per_accelerator_hour":
+            errors.append((f"{where}.form", "a quote at a reference rate is "
+                                            "per_accelerator_hour"))
+        if quote.hourly_price is not None:
+            errors.append((f"{where}.hourly_price", "the reference rate gives the hourly "
+                                                    "price: give one of rate or hourly_price"))
+        if errors:
+            raise InputError(errors)
+        return quote
     needs = {"per_mtok": ("price_input", "price_output"),
              "per_accelerator_hour": ("hourly_price",),
              "reserved_monthly": ("monthly_price", "accelerators")}[quote.form]
@@ -95,6 +153,25 @@ def validate_quote(data: object, where: str = "quote") -> Quote:
     if missing:
         raise InputError([(f"{where}.{k}", f"required for form {quote.form}") for k in missing])
     return quote
+
+
+def quote_at_rate(quote: Quote, rate: ReferenceRate) -> Quote:
+    """A reference quote priced: per accelerator-hour at ``rate`` (the version its ``rate``
+    names, resolved by the caller against its catalog), the rate's origin as its source."""
+    out = quote.model_copy(update={"hourly_price": rate.hourly_price,
+                                   "source": quote.source or rate.source})
+    out._where, out._reference = quote.where, rate
+    return out
+
+
+def rate_flag(quote: Quote) -> str | None:
+    """What a reference quote is, for its comparisons' flags; None for a vendor quote."""
+    r = quote.reference
+    if r is None:
+        return None
+    return (f"reference rate {r.key} (version {r.date}, {r.hourly_price:g} USD/h per "
+            f"{r.accelerator} hour): {NOT_A_QUOTE}; {ALL_IN}; priced at this scenario's "
+            f"throughput, as if {r.accelerator} served like the scenario's accelerator")
 
 
 def present_value(monthly: float, months: float, annual_rate: float) -> float:
@@ -134,8 +211,13 @@ class QuoteComparison:
 
     def to_json(self) -> dict:
         q = lambda v, u: {"value": v, "unit": u}  # noqa: E731
+        r = self.quote.reference
+        rate = None if r is None else {
+            "key": r.key, "accelerator": r.accelerator, "kind": r.kind, "version": r.date,
+            "origin": r.source, "hourly_price": q(r.hourly_price, "USD/h"),
+            "all_in_power": q(r.all_in_power, "W"), "all_in": ALL_IN, "status": NOT_A_QUOTE}
         return {"quote": self.quote.name, "vendor": self.quote.vendor,
-                "date": self.quote.date, "form": self.quote.form,
+                "date": self.quote.date, "form": self.quote.form, "reference_rate": rate,
                 "scenario": self.scenario, "token_kind": self.token_kind,
                 "price_per_mtok": q(self.price_per_mtok, "USD/Mtok"),
                 "own_cost_per_mtok": q(self.own_cost_per_mtok, "USD/Mtok"),
@@ -151,6 +233,9 @@ class QuoteComparison:
 def compare_quote(quote: Quote, own: Result) -> QuoteComparison:
     """Compare ``quote`` with the priced scenario ``own`` (already at the quote's operating
     point when it came from a curve; see :func:`operating_point_flags`)."""
+    if quote.rate is not None and quote.reference is None:
+        raise InputError([(f"{quote.where}.rate", "the reference rate was not resolved "
+                                                  "(quote_at_rate) before the comparison")])
     s = own.scenario
     v = own.values
     kind = s.operating_point.token_kind
@@ -169,6 +254,8 @@ def compare_quote(quote: Quote, own: Result) -> QuoteComparison:
         price = accel_hourly / tokens_per_hour * 1e6
     own_cost = v["cost_per_mtok_total"]
     flags = operating_point_flags(quote, own)
+    if quote.reference is not None:
+        flags.insert(0, rate_flag(quote))
     # volume: as quoted, else what the quoted capacity (or one accelerator) serves
     accelerators = quote.accelerators or 1
     if quote.volume is not None:

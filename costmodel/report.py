@@ -77,6 +77,14 @@ def disclosure_lines(r: Result) -> list[str]:
         f"{format_number(d['pricing']['gross_margin'])}",
         f"allocation: {d['pricing']['allocation']}",
     ]
+    rate = d["reference_rate"]
+    if rate is not None:
+        lines.append(f"reference rate: {rate['key']} (version {rate['version']}; "
+                     f"{_q(rate['hourly_price'])}, all-in power {_q(rate['all_in_power'])}); "
+                     f"{rate['status']}")
+        lines.append(f"  {rate['all_in']}")
+        lines.append(f"  origin: {rate['origin'] or 'no source given'}")
+        lines += [f"  departs from the rate: {x}" for x in rate["departures"]]
     if d["defaults_used"]:
         lines.append("defaults used: " + ", ".join(d["defaults_used"]))
     return lines

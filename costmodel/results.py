@@ -9,6 +9,7 @@ from . import __version__
 from .errors import NonFiniteResult
 from .inputs import Scenario
 from .model import MODEL
+from .rates import ALL_IN, NOT_A_QUOTE
 
 __all__ = ["Result", "Comparison", "quantity_json", "HEADLINE", "CONVENTIONS",
            "ALLOCATION_RULE", "MUST_BE_FINITE", "check_finite"]
@@ -39,6 +40,8 @@ CONVENTIONS = [
     "amortised capex per year = (capex - salvage x capex / (1+r)^n) x r(1+r)^n/((1+r)^n - 1); "
     "straight line when r = 0",
     "an hourly accelerator price replaces amortised capex and maintenance",
+    "an all-in power per accelerator replaces the node and rack build-up at the rack "
+    "boundary (PUE still applies at the facility boundary)",
     "cost per million tokens counts tokens of the operating point's token kind",
 ]
 
@@ -123,10 +126,48 @@ class Result:
             "pricing": {"gross_margin": s.pricing.gross_margin,
                         "output_weight": s.pricing.output_weight,
                         "allocation": ALLOCATION_RULE},
+            "reference_rate": self.rate_disclosure(),
             "conventions": CONVENTIONS,
             "defaults_used": self.defaults_used,
             "sources": dict(sorted(self.provenance.items())),
         }
+
+    def rate_disclosure(self) -> dict[str, Any] | None:
+        """The reference rate the scenario was priced from (None if none): which version,
+        its origin, what all-in means here, and every input that departs from what the rate
+        sets (a value given instead of the rate's, energy or hosting charged on top)."""
+        s = self.scenario
+        r = s.reference_rate
+        if r is None:
+            return None
+        a = s.accelerator
+        departs = []
+        if a.hourly_price is None or not math.isclose(a.hourly_price, r.hourly_price):
+            shown = "none" if a.hourly_price is None else f"{a.hourly_price:g} USD/h"
+            departs.append(f"accelerator.hourly_price is {shown}, not the rate's "
+                           f"{r.hourly_price:g} USD/h")
+        if a.all_in_power is None or not math.isclose(a.all_in_power, r.all_in_power):
+            shown = "none" if a.all_in_power is None else f"{a.all_in_power:g} W"
+            departs.append(f"accelerator.all_in_power is {shown}, not the rate's "
+                           f"{r.all_in_power:g} W")
+        if s.electricity.price != 0:
+            departs.append(f"electricity.price is {s.electricity.price:g} USD/kWh: energy is "
+                           f"charged on top of the all-in rate")
+        if s.facility.hosting != 0:
+            departs.append(f"facility.hosting is {s.facility.hosting:g} USD/kW/month: "
+                           f"hosting is charged on top of the all-in rate")
+        if s.power.boundary != "rack":
+            departs.append(f"power.boundary is {s.power.boundary}: the rate's all-in power is "
+                           f"at the rack boundary")
+        return {"key": r.key, "accelerator": r.accelerator, "kind": r.kind,
+                "version": r.date, "origin": r.source, "note": r.note,
+                "hourly_price": quantity_json(r.hourly_price, "USD/h"),
+                "all_in_power": quantity_json(r.all_in_power, "W"),
+                "all_in": f"{ALL_IN}: the rate is the hourly price, its all-in power the "
+                          f"power per accelerator at the rack boundary (PUE applies at the "
+                          f"facility boundary); electricity price and hosting are 0 unless "
+                          f"given",
+                "status": NOT_A_QUOTE, "departures": departs}
 
     # -- renderings ------------------------------------------------------------------------
     def to_json(self) -> dict[str, Any]:

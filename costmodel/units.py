@@ -178,11 +178,15 @@ class _UnitReader:
 
 @lru_cache(maxsize=1024)
 def _named_unit(name: str) -> pint.Unit:
-    """One unit name (W, kWh, token, USD...) from the registry."""
+    """One unit name (W, kWh, token, USD...) from the registry: letters first, then letters,
+    digits or underscores ("½" is alphanumeric to Python but no unit name, and pint asserts on
+    it)."""
+    if not (name[:1].isalpha() and all(c.isalpha() or c.isdecimal() or c == "_"
+                                       for c in name)):
+        raise UnitInputError(f"unknown unit {name!r}")
     try:
         return ureg.Unit(name)
-    except (pint.errors.UndefinedUnitError, pint.errors.DefinitionSyntaxError,
-            AttributeError, TypeError, ValueError, SyntaxError, KeyError) as exc:
+    except Exception as exc:  # pint's parser has raised, and asserted, on odd names
         raise UnitInputError(f"unknown unit {name!r}") from exc
 
 

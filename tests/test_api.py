@@ -241,7 +241,7 @@ def test_openapi_security_names_declared_schemes(spec):
             for requirement in op.get("security", []):
                 assert set(requirement) <= schemes, (path, method)
             for code, answer in op["responses"].items():
-                if int(code) >= 400:
+                if int(code) >= 400 and code not in ("414", "431"):  # gunicorn's, as HTML
                     assert PROBLEM in answer["content"], (path, method, code)
 
 

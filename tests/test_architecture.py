@@ -2,7 +2,8 @@
 and its source reads and writes no files and no environment.
 
 The core is the engine (units, the declaration and its evaluator, inputs, curves, power,
-results, quotes, the chain, sensitivity, the text report and the typed errors). Everything that
+results, quotes, reference-rate resolution, the chain, sensitivity, the text report and the
+typed errors). Everything that
 touches the outside is an edge: ``sources/`` (files), ``workbook/`` (openpyxl), ``store/``
 (SQLAlchemy), ``api/`` (Flask), ``app/`` (use cases over sources and store), ``commands/`` and
 ``cli`` (click), ``frontier_plot`` (matplotlib) and ``resources`` (package data).
@@ -22,7 +23,7 @@ import costmodel
 PACKAGE = Path(costmodel.__file__).resolve().parent
 
 CORE = ["units", "declaration", "model", "evaluate", "inputs", "curves", "power", "results",
-        "quotes", "chain", "sensitivity", "report", "errors"]
+        "quotes", "rates", "chain", "sensitivity", "report", "errors"]
 EDGE = ["sources", "workbook", "store", "api", "app", "commands", "cli", "frontier_plot",
         "resources"]
 

@@ -132,6 +132,11 @@ def _query(model: type[BaseModel]) -> BaseModel:
         raise Problem(422, "Invalid query", "; ".join(
             f"{k}: given more than once" for k in repeated),
             errors=[{"path": k, "message": "given more than once"} for k in repeated])
+    nul = [k for k in model.model_fields if "\x00" in request.args.get(k, "")]
+    if nul:  # PostgreSQL cannot compare with it; refused alike everywhere, as in bodies
+        raise Problem(422, "Invalid query", "; ".join(f"{k}: must not contain NUL" for k in nul),
+                      errors=[{"path": k, "message": "must not contain NUL (U+0000)"}
+                              for k in nul])
     try:
         return model.model_validate(request.args.to_dict())
     except ValidationError as exc:
@@ -189,10 +194,12 @@ def route(bp: Blueprint, rule: str, method: str, *, summary: str, access: str,
     return decorate
 
 
-_PATH_PARAMS = {
-    "key": {"type": "string", "pattern": CATALOG_KEY, "description": "a catalog key"},
+_PATH_PARAMS = {  # a slash in either is part of the value (routed as a path)
+    "key": {"type": "string", "pattern": CATALOG_KEY, "description": "a catalog key",
+            "examples": ["gb300", "deepseek-r1/gb300/peak"]},
     "curve_id": {"type": "string", "minLength": 1, "maxLength": MAX_CURVE_ID,
-                 "description": "a curve id"},
+                 "description": "a curve id",
+                 "examples": ["b200/gpt-oss-120b/vllm/fp8/8192x1024/none/agg"]},
 }
 
 
@@ -222,8 +229,9 @@ def _query_params(model: type[BaseModel]) -> list[dict]:
             del prop["default"]
         description = prop.pop("description", None)
         params.append({"name": name, "in": "query", "required": name in required,
-                       "schema": prop, "description": f"{description or name}; given once "
-                                                      f"(a repeated parameter is a 422)"})
+                       "schema": _without_nul(prop),
+                       "description": f"{description or name}; given once (a repeated "
+                                      f"parameter is a 422)"})
     return params
 
 
@@ -244,18 +252,56 @@ HEAVY_NOTE = ("A heavy analysis: each worker runs at most COSTMODEL_HEAVY_PER_WO
               "past that the answer is 429 with Retry-After, at once.")
 # answered by the HTTP server in front of the application, before it sees the request: as
 # HTML, not problem+json (gunicorn's limits: request line 4094 bytes, 100 header fields of at
-# most 8190 bytes each; deploy/nginx.conf's are lower, see README, API contract)
+# most 8190 bytes each; deploy/nginx.conf's are lower: README, Behind a reverse proxy)
 FRONT = "answered by the server in front of the application (gunicorn, or nginx before it) " \
         "as HTML, not problem+json"
 HTML = {"text/html": {"schema": {"type": "string"}}}
 FRONT_RESPONSES = {
     "414": {"description": "URI too long: the request line (method, path and query) is over "
-                           "4094 bytes; " + FRONT, "content": HTML},
+                           "4094 bytes (4 KB behind deploy/nginx.conf); " + FRONT,
+            "content": HTML},
     "431": {"description": "request header fields too large: more than 100 header fields or "
-                           "one over 8190 bytes; " + FRONT, "content": HTML},
+                           "one over 8190 bytes (gunicorn; nginx answers 400 for a header line "
+                           "over 4 KB); " + FRONT, "content": HTML},
 }
 GRID_NOTE = (" The grid has at most COSTMODEL_GRID_MAX_CELLS cells (default 1,000,000): a "
              "larger one is refused with 422.")
+
+
+NUL_FREE = "^[^\\u0000]*$"
+
+
+def _without_nul(schema: Any) -> Any:
+    """A request schema whose strings refuse NUL, as every body does (see _body)."""
+    if isinstance(schema, list):
+        return [_without_nul(v) for v in schema]
+    if not isinstance(schema, dict):
+        return schema
+    node = {k: _without_nul(v) for k, v in schema.items()}
+    kind = node.get("type")
+    text = kind == "string" or (isinstance(kind, list) and "string" in kind)
+    if text and not {"pattern", "enum", "const", "format"} & set(node):
+        if kind == "string":
+            node["pattern"] = NUL_FREE
+        else:  # a scalar read as text
+            others = [k for k in kind if k != "string"]
+            node = {k: v for k, v in node.items() if k != "type"}
+            node["anyOf"] = [{"type": "string", "pattern": NUL_FREE}, {"type": others}]
+    return node
+
+
+def _request_components(schemas: dict[str, Any], roots: set[str]) -> set[str]:
+    """The components a request body reaches through its $refs."""
+    seen: set[str] = set()
+    todo = list(roots)
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        todo += re.findall(r'"#/components/schemas/([^"]+)"',
+                           orjson.dumps(schemas[name]).decode())
+    return seen
 
 
 def build_spec() -> dict[str, Any]:
@@ -267,6 +313,9 @@ def build_spec() -> dict[str, Any]:
     schemas = defs.get("$defs", {})
     schemas.update({name: build() for name, build in INPUT_SCHEMAS.items()})
     ref_of = {m: refs[(m, "validation")] for m in models}
+    for name in _request_components(schemas, {ref_of[r.body]["$ref"].rsplit("/", 1)[1]
+                                              for r in ROUTES if r.body}):
+        schemas[name] = _without_nul(schemas[name])
     problem = {"description": "a problem (RFC 9457)",
                "content": {"application/problem+json": {"schema": ref_of[ProblemOut]}}}
     too_many = {**problem, "description": "too many requests for the caller's rate limit, or "
@@ -286,8 +335,12 @@ def build_spec() -> dict[str, Any]:
         if params:
             op["parameters"] = params
         if r.body is not None:
-            op["requestBody"] = {"required": True, "content": {
-                r.request_content_type: {"schema": ref_of[r.body]}}}
+            media: dict[str, Any] = {"schema": ref_of[r.body]}
+            examples = schemas[ref_of[r.body]["$ref"].rsplit("/", 1)[1]].get("examples")
+            if examples:  # each a valid request (tests/test_api_contract.py)
+                media["examples"] = {f"example{i + 1}": {"value": v}
+                                     for i, v in enumerate(examples)}
+            op["requestBody"] = {"required": True, "content": {r.request_content_type: media}}
         elif r.request_content_type != "application/json":
             op["requestBody"] = {"required": True, "content": {
                 r.request_content_type: {"schema": {"type": "string", "format": "binary"}}}}
@@ -319,11 +372,8 @@ def build_spec() -> dict[str, Any]:
                                                  "(a problem), or the request line or a header "
                                                  "is not HTTP (" + FRONT + ")",
                                   "content": {**problem["content"], **HTML}}
-        if "413" in op["responses"]:
-            op["responses"]["413"] = {
-                "description": "the body is over the limit (a problem; nginx in front refuses "
-                               "a larger one still, as HTML)",
-                "content": {**problem["content"], **HTML}}
+        if "413" in op["responses"]:  # deploy/nginx.conf's own 413 is a problem too
+            op["responses"]["413"] = {**problem, "description": "the body is over the limit"}
         op["responses"].update(FRONT_RESPONSES)
         op["responses"] = dict(sorted(op["responses"].items()))
         if r.access in ("write", "admin"):

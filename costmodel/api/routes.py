@@ -174,7 +174,7 @@ def reprice(principal) -> dict:
 # ---- catalog --------------------------------------------------------------------------------
 
 _KINDS = {"accelerators": "accelerator", "operating-points": "operating_point",
-          "electricity-prices": "electricity", "systems": "system"}
+          "electricity-prices": "electricity", "systems": "system", "rates": "rate"}
 
 
 def _entry(row) -> dict:
@@ -189,8 +189,9 @@ def _invalid(exc: ValidationError, prefix: str) -> Problem:
                                                    for e in errors), errors=errors)
 
 
-def _validate_entry(kind: str, data: dict) -> tuple[dict, dict]:
-    """Check a new catalog entry the way a scenario using it would be checked."""
+def _validate_entry(kind: str, data: dict, key: str) -> tuple[dict, dict]:
+    """Check a new catalog entry the way a scenario using it would be checked (a rate: its
+    key is the version its data states, ``<accelerator>/<kind>@<date>``)."""
     plain, provenance = split_sources(data)
     try:
         if kind == "system":
@@ -205,7 +206,10 @@ def _validate_entry(kind: str, data: dict) -> tuple[dict, dict]:
         else:
             body = dict(plain)
             workload = body.pop("workload", None) if kind == "operating_point" else None
-            CATALOG_MODELS[kind].model_validate(body)
+            entry = CATALOG_MODELS[kind].model_validate(body)
+            if kind == "rate" and entry.catalog_key() != key:
+                raise InputError([("key", f"{key!r} is not this version's key: accelerator, "
+                                          f"kind and date imply {entry.catalog_key()!r}")])
             if workload is not None:
                 # as deep as a scenario's own workload: a bad one stored would break every
                 # later use (entries are never overwritten)
@@ -242,11 +246,15 @@ def _catalog_routes(path: str, kind: str) -> None:
             return _entry(repo.catalog_get(session, kind, key))
 
     def create_entry(body: CatalogCreate, principal) -> dict:
-        plain, provenance = _validate_entry(kind, body.data)
+        plain, provenance = _validate_entry(kind, body.data, body.key)
         with services().sessions() as session:
             row = repo.catalog_create(session, kind, body.key, plain, provenance,
                                       origin=f"api:{principal.name}"[:40])
-            return _entry(row)
+            out = _entry(row)
+        # this worker looks at the catalog again before its next answer (an undated reference
+        # rate is the latest version: a new one changes it); others within MARKER_SECONDS
+        services().forget_catalog()
+        return out
 
     for fn, suffix in ((list_entries, "list"), (get_entry, "get"), (create_entry, "create")):
         fn.__name__ = f"{kind}_{suffix}"

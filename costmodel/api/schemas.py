@@ -8,18 +8,21 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, WithJsonSchema
 
+from ..curves import PERCENTILES
 from ..inputs import (
     MAX_TEXT,
     Accelerator,
     Electricity,
     OperatingPoint,
     QuantityField,
+    RateEntry,
     Scenario,
     _quantity_schema,
     check_text,
 )
 from ..model import MODEL
 from ..quotes import FORMS, Quote
+from ..rates import FULL_REF_PATTERN, KEY_PATTERN, REF_PATTERN
 from ..sensitivity.inputs import VARS
 from ..sources.curve_point import CURVE_GIVES, SELECTIONS
 from ..store.models import MAX_ID
@@ -51,10 +54,12 @@ _SECTIONS = ("accelerator", "node", "rack", "facility", "financing", "electricit
              "operating_point", "workload", "power", "pricing")
 _CATALOG_SECTIONS = ("accelerator", "operating_point", "electricity")
 CATALOG_MODELS = {"accelerator": Accelerator, "operating_point": OperatingPoint,
-                  "electricity": Electricity}
+                  "electricity": Electricity, "rate": RateEntry}
+_NULL = {"type": "null"}
+_GIVEN = {"not": _NULL}
 _CONTROL = "\\u0000-\\u0008\\u000b\\u000c\\u000e-\\u001f\\u007f-\\u009f"
 TEXT = {"type": "string", "maxLength": MAX_TEXT, "pattern": f"^[^{_CONTROL}]*$"}
-CATALOG_KEY = r"^[A-Za-z0-9][A-Za-z0-9._/+-]{0,99}$"
+CATALOG_KEY = r"^[A-Za-z0-9][A-Za-z0-9._/+@-]{0,99}$"  # "@": a rate's version
 _KEY = {"type": "string", "pattern": CATALOG_KEY}
 MAX_JSON_INT = 2**64 - 1  # a larger JSON integer is read as a float, which is not a count
 # the booleans of a scenario's tables are pydantic's lax ones: true/false, 0/1, and these
@@ -114,7 +119,9 @@ def _accepted(schema: Any, *, provenance: bool = False) -> Any:
     node = {k: v for k, v in schema.items() if k not in ("title", "default")}
     if _is_quantity(node):
         if provenance:
-            node["oneOf"] = [{**b, "properties": {**b["properties"], "source": {}, "note": {}}}
+            note = {"type": ["string", "number", "boolean", "null"]}  # read as its text
+            node["oneOf"] = [{**b, "properties": {**b["properties"], "source": note,
+                                                  "note": note}}
                              if b.get("type") == "object" else b for b in node["oneOf"]]
         return node
     kind = node.get("type")
@@ -146,7 +153,10 @@ def _section_props(model: type[BaseModel], provenance: bool = True) -> dict[str,
 
 
 def _at_schema() -> dict[str, Any]:
-    """``operating_point.at``: "peak", or one of interactivity, TBT or concurrency."""
+    """``operating_point.at``: "peak", or one of interactivity, TBT (either with a
+    percentile) or concurrency."""
+    percentile = {"enum": list(PERCENTILES), "description": "the percentile read (default "
+                                                            "median)"}
     at = {"interactivity": _quantity_schema(QuantityField("token/s/user", positive=True),
                                             "read the curve at this interactivity"),
           "tbt": _quantity_schema(QuantityField("ms", positive=True),
@@ -154,11 +164,30 @@ def _at_schema() -> dict[str, Any]:
           "concurrency": {"type": "number", "exclusiveMinimum": 0,
                           "description": "read the curve at this concurrency"}}
     assert set(at) == set(SELECTIONS) - {"peak"}
-    return {"oneOf": [{"const": "peak"},
-                      {"type": "object", "properties": at, "additionalProperties": False,
-                       "minProperties": 1, "maxProperties": 1}],
+    one = [{"type": "object", "required": [how], "additionalProperties": False,
+            "properties": {how: schema, **({"percentile": percentile}
+                                           if how != "concurrency" else {})}}
+           for how, schema in at.items()]
+    return {"oneOf": [{"const": "peak"}, *one],
             "description": 'where to read the curve: "peak" (the default) or one of '
-                           '{"interactivity": ...}, {"tbt": ...}, {"concurrency": N}'}
+                           '{"interactivity": ...}, {"tbt": ...} (each may add a '
+                           '"percentile"), {"concurrency": N}'}
+
+
+def _ttft_max_schema() -> dict[str, Any]:
+    """``operating_point.ttft_max``: a time, or {value, percentile} (value a time, or a
+    number with its unit beside it)."""
+    time = _quantity_schema(QuantityField("s", positive=True), "the TTFT's ceiling")
+    percentile = {"enum": list(PERCENTILES)}
+    return {"anyOf": [
+        time, _NULL,
+        {"type": "object", "required": ["value"], "additionalProperties": False,
+         "properties": {"value": time, "percentile": percentile}},
+        {"type": "object", "required": ["value", "unit"], "additionalProperties": False,
+         "properties": {"value": {"type": "number", "exclusiveMinimum": 0},
+                        "unit": {"type": "string"}, "percentile": percentile}}],
+        "description": "read the curve where this percentile of the TTFT (default median) "
+                       "is at most this time"}
 
 
 def _branches(name: str, section: dict[str, Any]) -> list[dict[str, Any]]:
@@ -187,7 +216,7 @@ def _branches(name: str, section: dict[str, Any]) -> list[dict[str, Any]]:
                            "examples": ["b200/gpt-oss-120b/vllm/fp8/8192x1024/none/agg"]},
                  "curve_id": {"anyOf": [{"type": "string"}, {"type": "null"}],
                               "description": "the curve's id, when curve names another"},
-                 "at": _at_schema()}},
+                 "at": _at_schema(), "ttft_max": _ttft_max_schema()}},
         ]
     return [{**table, "properties": props}]
 
@@ -196,9 +225,14 @@ def _catalog_section(name: str, section: dict[str, Any], example: str) -> dict[s
     """A section the catalog can supply: its key, the key plus overrides, or the section in
     full (its own required keys)."""
     props = dict(section["properties"])
-    if name == "operating_point":
-        props.update({k: v for k, v in _branches(name, section)[2]["properties"].items()
-                      if k in ("curve", "curve_id", "at")})
+    if name == "operating_point":  # a catalog point is a point: not read off a curve
+        props.pop("curve", None)
+    if name == "accelerator":  # priced from a reference rate of that accelerator
+        props["rate"] = {"type": "string", "pattern": REF_PATTERN,
+                         "examples": ["rental@2026-09", "rental"],
+                         "description": "a reference rate of this accelerator: <kind>[@YYYY-"
+                                        "MM[-DD]] (the latest version on or before the date; "
+                                        "none: the latest), all in"}
     return {"oneOf": [
         {**_KEY, "description": "a catalog key", "examples": [example]},
         {"type": "object", "required": ["catalog"], "additionalProperties": False,
@@ -212,15 +246,21 @@ _CATALOG_EXAMPLES = {"accelerator": "gb300", "operating_point": "deepseek-r1/gb3
 
 
 @cache
-def _scenario_parts() -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
-    """(the scenario's properties, each section's own table schema)."""
-    scenario = _section_props(Scenario)
+def _scenario_parts(provenance: bool = True) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(the scenario's properties, each section's own table schema). ``provenance``: a
+    quantity table may carry its source (a scenario's tables do; overrides do not)."""
+    scenario = _section_props(Scenario, provenance)
     props = scenario["properties"]
     tables = {name: props[name] for name in _SECTIONS}
     props["system"] = {"anyOf": [_KEY, {"type": "null"}], "examples": ["gb300-nvl72"],
                        "description": "a system preset from the catalog (node and rack)"}
     for name in _CATALOG_SECTIONS:
         props[name] = _catalog_section(name, tables[name], _CATALOG_EXAMPLES[name])
+    # null: the table a catalog entry or curve fills (a published point's or a curve's
+    # workload, a system's node and rack), see scenario_input_schema
+    for name, filled_by in (("workload", "the operating point's (a catalog entry or curve)"),
+                            ("node", "the system preset's"), ("rack", "the system preset's")):
+        props[name] = {"anyOf": [tables[name], {**_NULL, "description": f"null: {filled_by}"}]}
     return props, tables
 
 
@@ -230,14 +270,24 @@ def scenario_input_schema() -> dict[str, Any]:
     props, _ = _scenario_parts()
     measured = {"required": ["power"], "properties": {"power": {
         "required": ["basis"], "properties": {"basis": {"const": "measured"}}}}}
+
+    def null(name: str) -> dict[str, Any]:
+        return {"required": [name], "properties": {name: _NULL}}
+    catalog = [{"type": "string"}, {"type": "object", "required": ["catalog"]}]
     return {"type": "object", "properties": props, "additionalProperties": False,
             "required": ["accelerator", "operating_point"],
-            # power.basis = measured needs the accelerator's measured power (a catalog entry
-            # may hold it)
-            "allOf": [{"if": measured, "then": {"properties": {"accelerator": {"anyOf": [
-                {"type": "string"}, {"type": "object", "required": ["catalog"]},
-                {"type": "object", "required": ["measured_power"],
-                 "properties": {"measured_power": {"not": {"type": "null"}}}}]}}}}],
+            "allOf": [
+                # power.basis = measured needs the accelerator's measured power (a catalog
+                # entry may hold it)
+                {"if": measured, "then": {"properties": {"accelerator": {"anyOf": [
+                    *catalog, {"type": "object", "required": ["measured_power"],
+                               "properties": {"measured_power": _GIVEN}}]}}}},
+                # a null table is one a catalog entry or a curve fills
+                {"if": null("workload"), "then": {"properties": {"operating_point": {
+                    "anyOf": [*catalog, {"type": "object", "required": ["curve"]}]}}}},
+                *({"if": null(t), "then": {"required": ["system"],
+                                           "properties": {"system": _KEY}}}
+                  for t in ("node", "rack"))],
             "examples": [EXAMPLE_SCENARIO, EXAMPLE_INLINE],
             "description": "A scenario: the same structure and names as a scenario file. "
                            "Missing tables and keys take the documented defaults, which the "
@@ -246,18 +296,21 @@ def scenario_input_schema() -> dict[str, Any]:
 
 def overrides_schema() -> dict[str, Any]:
     """``overrides``: dotted scenario keys (the ones ``--set`` knows) to values."""
-    props, tables = _scenario_parts()
+    props, tables = _scenario_parts(provenance=False)
     keys: dict[str, Any] = {}
     for name, schema in props.items():
-        keys[name] = schema
+        # an override applies after the catalog is expanded: no null table to fill then
+        keys[name] = tables[name] if name in ("workload", "node", "rack") else schema
         if name in tables:
             for sub, value in tables[name]["properties"].items():
                 keys[f"{name}.{sub}"] = value
     at = _at_schema()
-    keys.update({"operating_point.curve_id": {"anyOf": [{"type": "string"}, {"type": "null"}]},
+    curve = _branches("operating_point", tables["operating_point"])[2]["properties"]
+    keys.update({"operating_point.curve": curve["curve"],  # reads that curve
+                 "operating_point.curve_id": curve["curve_id"],
                  "operating_point.at": at,
                  **{f"operating_point.at.{k}": v
-                    for k, v in at["oneOf"][1]["properties"].items()}})
+                    for branch in at["oneOf"][1:] for k, v in branch["properties"].items()}})
     return {"type": "object", "properties": keys, "additionalProperties": False,
             "description": 'dotted scenario keys to values, e.g. {"electricity.price": '
                            '"0.10 USD/kWh"}', "examples": [{"electricity.price": "0.10 USD/kWh"}]}
@@ -275,11 +328,18 @@ def quote_schema(*, term: bool = False) -> dict[str, Any]:
                                         "(default: today)"}
     forms = []
     for form, needs in _FORM_NEEDS.items():
-        own = {**props, "form": {"const": form}, **{k: _present(props[k]) for k in needs}}
+        own = {**props, "form": {"const": form}, **{k: _present(props[k]) for k in needs},
+               "rate": _NULL}
         forms.append({"type": "object", "properties": own, "additionalProperties": False,
                       "required": ["name", "vendor", "form", *needs],
                       "description": f"a {form} quote"})
     assert set(_FORM_NEEDS) == set(FORMS)
+    forms.append({"type": "object", "additionalProperties": False, "required": ["name", "rate"],
+                  "description": "a reference quote: per_accelerator_hour at a reference rate",
+                  "properties": {**props, "form": {"const": "per_accelerator_hour"},
+                                 "hourly_price": _NULL,
+                                 "rate": {"type": "string", "pattern": FULL_REF_PATTERN,
+                                          "examples": ["gb300/rental@2026-09"]}}})
     return {"oneOf": forms, "examples": [EXAMPLE_QUOTE],
             "description": "A vendor quote: per_mtok (price_input and price_output), "
                            "per_accelerator_hour (hourly_price) or reserved_monthly "
@@ -291,8 +351,9 @@ def catalog_data_schema(kind: str) -> dict[str, Any]:
     _, tables = _scenario_parts()
     text_source = {"anyOf": [TEXT, {"type": ["number", "boolean", "null"]}]}
     if kind == "system":
+        label = {"type": ["string", "number", "boolean", "null"]}  # not read
         return {"type": "object", "additionalProperties": False, "properties": {
-            "name": {}, "note": {}, "node": tables["node"], "rack": tables["rack"]},
+            "name": label, "note": label, "node": tables["node"], "rack": tables["rack"]},
             "description": "a system preset: node and rack tables"}
     table = _accepted(_inline(CATALOG_MODELS[kind].model_json_schema()), provenance=True)
     table["properties"] = {k: {**v, "oneOf": [
@@ -340,19 +401,34 @@ def _examples(*examples: dict[str, Any], rules: list[dict[str, Any]] = ()) -> Co
     return ConfigDict(json_schema_extra=extra)
 
 
-_NULL = {"type": "null"}
-_GIVEN = {"not": _NULL}
 # a scenario inline, or a saved one (and its revision, if not the latest)
 _ONE_SCENARIO = {"oneOf": [
     {"required": ["scenario"], "properties": {"scenario": _GIVEN, "scenario_id": _NULL,
                                               "revision": _NULL}},
     {"required": ["scenario_id"], "properties": {"scenario_id": _GIVEN, "scenario": _NULL}}]}
-# matched interactivity is not read at a given one
-_MATCHED = {"if": {"required": ["matched"], "properties": {"matched": {"const": True}}},
-            "then": {"properties": {"at_interactivity": _NULL}}}
+# matched interactivity is not read at a given one; either is read off curves: each scenario
+# names one (or is a saved one, which may)
+_READS_CURVES = {"items": {"anyOf": [
+    {"required": ["scenario_id"], "properties": {"scenario_id": _GIVEN}},
+    {"required": ["scenario"], "properties": {"scenario": {
+        "required": ["operating_point"],
+        "properties": {"operating_point": {"type": "object", "required": ["curve"]}}}}},
+    {"required": ["overrides"], "properties": {"overrides": {
+        "required": ["operating_point.curve"]}}}]}}
+_MATCHED = {"allOf": [
+    {"if": {"required": ["matched"], "properties": {"matched": {"const": True}}},
+     "then": {"properties": {"at_interactivity": _NULL, "scenarios": _READS_CURVES}}},
+    {"if": {"required": ["at_interactivity"], "properties": {"at_interactivity": _GIVEN}},
+     "then": {"properties": {"scenarios": _READS_CURVES}}}]}
 
 
 PRICE_EXAMPLE = {"scenario": EXAMPLE_SCENARIO}
+# two curves, read at one interactivity or matched
+CURVE_EXAMPLES = [{"scenario": {"name": hw, "accelerator": {"rated_power": "1000 W",
+                                                            "price": "30000 USD"},
+                                "operating_point": {"curve": f"{hw}/gpt-oss-120b/vllm/fp8/"
+                                                             f"8192x1024/none/agg"}}}
+                  for hw in ("b200", "h100")]
 JALAPENO = {"scenario": {"accelerator": "jalapeno",
                          "operating_point": "deepseek-r1/jalapeno/peak"}}
 
@@ -369,15 +445,16 @@ class PriceRequest(Strict):
 
 class CompareRequest(Strict):
     """Several scenarios side by side; ratios are against the first."""
-    model_config = _examples({"scenarios": [PRICE_EXAMPLE, JALAPENO]}, rules=[_MATCHED])
+    model_config = _examples({"scenarios": CURVE_EXAMPLES, "at_interactivity": "169 token/s/user"},
+                             rules=[_MATCHED])
     scenarios: Annotated[list[PriceRequest], Field(min_length=2, max_length=12)]
     at_interactivity: Quantity | None = None
     matched: bool = False
 
 
 class WorkbookRequest(Strict):
-    model_config = _examples({"scenarios": [PRICE_EXAMPLE], "title": "GB300 at peak"},
-                             rules=[_MATCHED])
+    model_config = _examples({"scenarios": CURVE_EXAMPLES, "matched": True,
+                              "title": "gpt-oss-120b, matched"}, rules=[_MATCHED])
     scenarios: Annotated[list[PriceRequest], Field(min_length=1, max_length=12)]
     at_interactivity: Quantity | None = None
     matched: bool = False
@@ -395,8 +472,8 @@ class QuotesCompareRequest(Strict):
 _OUTPUTS = sorted({*MODEL.steps, *(f"{s.group}.{s.member}" for s in MODEL.steps.values()
                                    if s.group)})
 Output = Annotated[str, Field(min_length=1, max_length=100), WithJsonSchema(
-    {"enum": _OUTPUTS, "description": "a step of the calculation (`costmodel steps`), e.g. "
-                                      "cost_per_mtok_total"})]
+    {"enum": _OUTPUTS, "examples": ["cost_per_mtok_total"],
+     "description": "a step of the calculation (`costmodel steps`), e.g. cost_per_mtok_total"})]
 # the inputs an analysis moves, by dotted key or input name (`costmodel steps`)
 _MOVABLE = sorted({*VARS, *(v.name for v in VARS.values())})
 _DECIDED = sorted({k for k, v in VARS.items() if v.unit_of is None}
@@ -414,11 +491,11 @@ class TornadoRequest(Strict):
     swing: Annotated[float, Field(gt=0, lt=1)] = 0.2
     inputs: Annotated[list[Annotated[str, Field(max_length=100),
                                      WithJsonSchema({"enum": _DECIDED})]],
-                      Field(max_length=60)] | None = None
+                      Field(max_length=60, examples=[["electricity.price"]])] | None = None
     ranges: Annotated[dict[str, Annotated[str, Field(max_length=200)]], WithJsonSchema({
         "type": "object", "propertyNames": {"enum": _DECIDED},
-        "additionalProperties": {"type": "string", "maxLength": 200,
-                                 "examples": ["0.05..0.15 USD/kWh"]}})] = Field(
+        "additionalProperties": {"type": "string", "maxLength": 200},
+        "examples": [{"electricity.price": "0.05..0.15 USD/kWh"}]})] = Field(
         default_factory=dict, description='key -> "LOW..HIGH", e.g. "0.05..0.15 USD/kWh"')
 
 
@@ -446,9 +523,9 @@ class MonteCarloRequest(Strict):
                              Field(min_length=1, max_length=40), WithJsonSchema({
                                  "type": "object", "minProperties": 1, "maxProperties": 40,
                                  "propertyNames": {"enum": _CONTINUOUS},
-                                 "additionalProperties": {
-                                     "type": "string", "maxLength": 200, "examples": [
-                                         "uniform(0.05 USD/kWh, 0.15 USD/kWh)"]}})]
+                                 "additionalProperties": {"type": "string", "maxLength": 200},
+                                 "examples": [{"electricity.price":
+                                               "uniform(0.05 USD/kWh, 0.15 USD/kWh)"}]})]
     draws: Annotated[int, Field(ge=1, le=2_000_000)] = 100_000
     seed: Annotated[int, Field(ge=0, le=2 ** 63 - 1)] | None = None
     bins: Annotated[int, Field(ge=1, le=500)] = 50
@@ -513,22 +590,30 @@ _CATALOG_EXAMPLE_DATA = {
     "electricity": {"price": "0.12 USD/kWh", "source": "a utility tariff", "date": "2026-05"},
     "system": {"name": "Example 8-GPU server", "node": {"accelerators": 8,
                                                         "host_power": "2000 W"}},
+    "rate": {"accelerator": "example-accelerator", "kind": "rental", "date": "2026-09",
+             "hourly_price": {"value": 2.5, "unit": "USD/h", "source": "a rate card"},
+             "all_in_power": "1.5 kW", "source": "an example rate card, not a quote"},
 }
+_CATALOG_EXAMPLE_KEYS = {"rate": "example-accelerator/rental@2026-09"}
 
 
 def _catalog_create(kind: str) -> type[CatalogCreate]:
     """The body of ``POST`` on a catalog kind: its key and its own data table."""
     name = "".join(p.title() for p in kind.split("_")) + "Create"
     data = Annotated[dict[str, Any], WithJsonSchema(catalog_data_schema(kind))]
-    example = {"key": f"example-{kind.replace('_', '-')}", "data": _CATALOG_EXAMPLE_DATA[kind]}
+    example = {"key": _CATALOG_EXAMPLE_KEYS.get(kind, f"example-{kind.replace('_', '-')}"),
+               "data": _CATALOG_EXAMPLE_DATA[kind]}
+    # a rate's key is its version: <accelerator>/<kind>@<date>, as its data states them
+    key = {"key": Annotated[str, Field(pattern=KEY_PATTERN)]} if kind == "rate" else {}
     return type(name, (CatalogCreate,), {
-        "__annotations__": {"data": data}, "__module__": __name__,
+        "__annotations__": {**key, "data": data}, "__module__": __name__,
         "__doc__": f"A new {kind.replace('_', ' ')} entry (entries are never overwritten).",
         "model_config": _examples(example)})
 
 
 CATALOG_CREATE = {kind: _catalog_create(kind)
-                  for kind in ("accelerator", "operating_point", "electricity", "system")}
+                  for kind in ("accelerator", "operating_point", "electricity", "system",
+                               "rate")}
 
 
 # characters of a curve id (``hardware/model/framework/precision/ISLxOSL/spec/agg``): a path

@@ -1,7 +1,7 @@
 """What the routes share: the database, the catalog and curves it holds, and pricing with a
 cache. Catalog entries and curves are never updated in place, so a (count, max id) marker
 tells each worker when its copy is stale; a price is a pure function of the scenario, the
-overrides and that catalog, so equal requests share one answer."""
+overrides and that catalog (as of its marker), so equal requests share one answer."""
 from __future__ import annotations
 
 import threading
@@ -70,6 +70,12 @@ class Services:
         return self._snapshot("_catalog", CatalogEntry,
                               lambda s, *_: repo.catalog_snapshot(s), session, fresh)
 
+    def forget_catalog(self) -> None:
+        """Check the catalog's marker before the next use (after this worker wrote to it)."""
+        cached = self._catalog
+        if cached is not None:
+            self._catalog = (cached[0], cached[1], 0.0)
+
     def curves(self, session: Session | None, *,
                fresh: bool = False) -> tuple[Any, CurveLibrary]:
         """(marker, curves); ``session=None`` opens one only if the copy must be checked."""
@@ -109,19 +115,26 @@ class Services:
     def price_json(self, req: PriceRequest) -> str:
         """The result of a price request as JSON text.
 
-        Catalog entries and curves are only ever added, never changed, so a scenario that
-        priced once prices the same for good: inline requests are answered from a cache
-        keyed by their content, without touching the database; a saved scenario costs one
-        query for its revision.
+        Catalog entries and curves are only ever added, never changed, so a scenario prices
+        the same while the catalog holds the same entries: inline requests are answered from
+        a cache keyed by their content and the catalog's marker, without touching the
+        database while the marker is trusted; a saved scenario costs one query for its
+        revision. (The marker is in the key because an added entry can change an answer: a
+        reference rate named without a date is the latest version, and a date names the
+        latest on or before it.)
         """
         spec = spec_of(req)
         if req.scenario is not None:  # inline: the database only if the catalog is stale
-            key = repo.content_hash({"scenario": req.scenario, "overrides": req.overrides})
+            marker = list(self.catalog(None)[0])
+            key = repo.content_hash({"scenario": req.scenario, "overrides": req.overrides,
+                                     "catalog": marker})
             return self._cached(key, lambda: app.price(self.context(None), spec).result)
         with self.sessions(write=False) as session:
             ctx = self.context(session)
             data, label = ctx.revision(req.scenario_id, req.revision)
-            key = repo.content_hash({"saved": label, "overrides": req.overrides})
+            marker = list(self.catalog(session)[0])
+            key = repo.content_hash({"saved": label, "overrides": req.overrides,
+                                     "catalog": marker})
             inline = ScenarioSpec(InlineScenario(data, label), spec.overrides, spec.subject)
             return self._cached(key, lambda: app.price(ctx, inline).result)
 

@@ -2,27 +2,33 @@
 
 Each scenario is prepared once; where its operating point is read off a curve it is read at
 each quote's guaranteed interactivity (a quote stating none is compared at the scenario's
-own point, and flagged by the core).
+own point, and flagged by the core). A quote naming a reference rate is resolved against the
+context's catalog first (the version its ``rate`` names: :func:`with_rates`).
 """
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
-from ..errors import InputError
+from pydantic import ValidationError
+
+from ..errors import InputError, UnknownReference
+from ..inputs import ReferenceRate
 from ..quotes import (
     Quote,
     QuoteComparison,
     TermRow,
     compare_quote,
     months_until,
+    quote_at_rate,
     quote_interactivity,
     quote_start,
     rank,
     term_json,
     term_table,
 )
+from ..rates import RateError, RateNotFound, resolve_rate
 from ..sources.curve_point import Target
 from ..sources.scenario_file import PreparedScenario
 from ..units import UnitInputError
@@ -32,7 +38,36 @@ from .pricing import Priced, WorkbookFile, price_loaded, render_workbook
 from .specs import ScenarioSpec
 
 __all__ = ["QuotesRanking", "quotes_compare", "quotes_workbook", "TermRequest",
-           "TermAnalysis", "quotes_term"]
+           "TermAnalysis", "quotes_term", "with_rates", "reference_rate"]
+
+
+def reference_rate(ctx: Context, ref: str, path: str) -> ReferenceRate:
+    """The catalog's version of the reference rate ``ref`` names (``gb300/rental@2026-09``,
+    ``gb300/rental``: the latest); errors at ``path``. An unknown one is looked for again in
+    a fresh catalog (another writer may have just added it)."""
+    for fresh in (False, True):
+        catalog = ctx.catalog(fresh)
+        try:
+            key = resolve_rate(ref, catalog.keys("rate"))
+        except RateError as exc:
+            raise InputError([(path, str(exc))]) from None
+        except RateNotFound as exc:
+            if fresh:
+                raise UnknownReference(path, str(exc), kind="rate", key=ref) from None
+            continue
+        try:
+            return ReferenceRate.model_validate({**catalog.get("rate", key, path).data,
+                                                 "key": key})
+        except ValidationError as exc:  # an entry the catalog should not hold
+            raise InputError([(path, f"catalog rate {key!r} is not a valid entry: "
+                                     f"{exc.errors()[0]['msg']}")]) from None
+    raise AssertionError("unreachable")
+
+
+def with_rates(ctx: Context, quotes: Sequence[Quote]) -> list[Quote]:
+    """The quotes, each one naming a reference rate priced at the version it names."""
+    return [q if q.rate is None or q.reference is not None else
+            quote_at_rate(q, reference_rate(ctx, q.rate, f"{q.where}.rate")) for q in quotes]
 
 
 class _AtQuotes:
@@ -72,6 +107,7 @@ class QuotesRanking:
 def quotes_compare(ctx: Context, quotes: Sequence[Quote],
                    specs: Sequence[ScenarioSpec]) -> QuotesRanking:
     """Every quote against every scenario, at the quote's operating point."""
+    quotes = with_rates(ctx, quotes)
     scenarios = [_AtQuotes(prepare(ctx, s), s) for s in specs]
     rows = [[compare_quote(q, s.for_quote(q).result) for s in scenarios] for q in quotes]
     ranked = [rank([row[i] for row in rows]) for i in range(len(scenarios))]
@@ -117,6 +153,8 @@ class TermAnalysis:
 def quotes_term(ctx: Context, req: TermRequest) -> TermAnalysis:
     """What each term length costs against waiting or switching; the longest term within
     the tolerance. Errors name the request's fields (``improvement``, ``available``...)."""
+    (quote,) = with_rates(ctx, [req.quote])
+    req = replace(req, quote=quote)
     start = quote_start(req.quote)
     if req.improvement is None and req.successor is None:
         raise InputError([("improvement", "give improvement, or successor and available")])

@@ -1,4 +1,5 @@
-"""The catalog of accelerators, published operating points and electricity prices.
+"""The catalog of accelerators, published operating points, electricity prices, system
+presets and public reference rates (dated versions, see :mod:`costmodel.rates`).
 
 Catalog files live in the fixtures' ``catalog/`` folder (:func:`fixtures_dir`, from
 :mod:`costmodel.resources`), one TOML file per kind. Every quantity there is
@@ -16,11 +17,15 @@ from typing import Any
 from ..errors import UnknownReference
 from ..resources import fixtures_dir
 
-__all__ = ["Catalog", "default_catalog", "fixtures_dir", "split_sources", "KINDS"]
+__all__ = ["Catalog", "default_catalog", "fixtures_dir", "split_sources", "KINDS",
+           "SCENARIO_KINDS"]
 
-# scenario key -> catalog file
+# catalog kind -> catalog file
 KINDS = {"accelerator": "accelerators", "operating_point": "operating_points",
-         "electricity": "electricity", "system": "systems"}
+         "electricity": "electricity", "system": "systems", "rate": "rates"}
+# the kinds a scenario names by their own key (``accelerator = "gb300"``); a reference rate
+# is named inside the accelerator table (``rate = "rental@2026-09"``)
+SCENARIO_KINDS = ("accelerator", "operating_point", "electricity", "system")
 _PROVENANCE_KEYS = {"source", "note"}
 
 

@@ -306,6 +306,8 @@ def read_curve_point(data: dict[str, Any], ref: CurveRef, target: Target | None,
     except LookupError as exc:
         raise InputError([(f"operating_point.at.{how}" if how != "peak"
                            else "operating_point.curve", str(exc))]) from None
+    except ValueError as exc:  # a token kind the curve has no throughput of
+        raise InputError([("operating_point.token_kind", str(exc))]) from None
     if target.label:
         provenance["operating_point.at"] = target.label
     op = {k: v for k, v in data["operating_point"].items()

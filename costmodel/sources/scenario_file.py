@@ -1,8 +1,9 @@
 """Scenario files (TOML or JSON) and ``--set`` overrides into a validated Scenario.
 
 The order is fixed: read the file, expand catalog references (``accelerator = "gb300"`` or
-``[accelerator] catalog = "gb300"`` plus overrides), apply ``--set`` overrides, validate. Each
-value's provenance (catalog source, the file, an override, a default) is kept for disclosure.
+``[accelerator] catalog = "gb300"`` plus overrides, and a reference rate
+``[accelerator] rate = "rental@2026-09"``), apply ``--set`` overrides, validate. Each value's
+provenance (catalog source, the file, an override, a default) is kept for disclosure.
 """
 from __future__ import annotations
 
@@ -15,9 +16,10 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from ..errors import InputError
+from ..errors import InputError, UnknownReference
 from ..inputs import CITED_BY, Scenario, replace_citations, validate_scenario
-from .catalog import KINDS, Catalog, default_catalog, split_sources
+from ..rates import ALL_IN, RateError, RateNotFound, resolve_rate
+from .catalog import SCENARIO_KINDS, Catalog, default_catalog, split_sources
 from .curve_point import (
     CurveLibrary,
     CurveReading,
@@ -79,7 +81,12 @@ def read_scenario_file(path: str | Path) -> dict[str, Any]:
 def _expand_refs(data: dict[str, Any], catalog: Catalog,
                  provenance: dict[str, str]) -> dict[str, Any]:
     data = _copy_tree(data)
-    for section in KINDS:
+    rate = None  # (the reference, the accelerator's catalog key, the file's own keys)
+    accelerator = data.get("accelerator")
+    if isinstance(accelerator, dict) and "rate" in accelerator and "catalog" not in accelerator:
+        raise InputError([("accelerator.rate", "a reference rate needs accelerator.catalog, "
+                                               "the catalog accelerator it prices")])
+    for section in SCENARIO_KINDS:
         value = data.get(section)
         if isinstance(value, str):
             ref, own = value, {}
@@ -87,6 +94,8 @@ def _expand_refs(data: dict[str, Any], catalog: Catalog,
             ref, own = value["catalog"], {k: v for k, v in value.items() if k != "catalog"}
             if not isinstance(ref, str):
                 raise InputError([(f"{section}.catalog", "must be a catalog key (a string)")])
+            if section == "accelerator" and "rate" in own:
+                rate = (own.pop("rate"), ref, dict(own))
         else:
             continue
         entry = catalog.get(section, ref, section)
@@ -131,7 +140,63 @@ def _expand_refs(data: dict[str, Any], catalog: Catalog,
             workload = data.get("workload")
             if workload is None or isinstance(workload, dict):
                 data["workload"] = {**extra_workload, **(workload or {})}
+    if rate is not None:
+        _apply_rate(data, *rate, catalog, provenance)
     return data
+
+
+_ZERO = {"electricity": ("price", {"value": 0, "unit": "USD/kWh"}, "energy"),
+         "facility": ("hosting", {"value": 0, "unit": "USD/kW/month"}, "hosting")}
+
+
+def _apply_rate(data: dict[str, Any], ref: Any, accelerator: str, own: dict[str, Any],
+                catalog: Catalog, provenance: dict[str, str]) -> None:
+    """Price the scenario from a reference rate, all in: the rate is the hourly price, its
+    all-in power the power per accelerator at the rack boundary; energy and hosting are
+    inside the rate, so the electricity price and hosting are zero and the boundary is the
+    rack's, unless the scenario gives them (an electricity catalog entry gives a price).
+    Each value set says so in ``provenance``; ``reference_rate`` carries the entry for the
+    disclosure."""
+    path = "accelerator.rate"
+    try:
+        key = resolve_rate(ref, catalog.keys("rate"), accelerator)
+    except RateError as exc:
+        raise InputError([(path, str(exc))]) from None
+    except RateNotFound as exc:
+        raise UnknownReference(path, str(exc), kind="rate", key=str(ref)) from None
+    entry = catalog.get("rate", key, path)
+    origin = entry.data.get("source") or "no source given"
+    label = f"reference rate {key!r} (version {entry.data.get('date')})"
+    table = data["accelerator"]
+    for name in ("hourly_price", "all_in_power"):
+        if name in own:  # the file's own value wins, with its own source
+            continue
+        table[name] = _copy_tree(entry.data[name])
+        provenance[f"accelerator.{name}"] = f"{label}: {entry.provenance.get(name) or origin}"
+    for section, (name, zero, what) in _ZERO.items():
+        given = data.setdefault(section, {})
+        if not isinstance(given, dict) or name in given:
+            continue  # told otherwise (or not a table: validation says so)
+        given[name] = dict(zero)
+        provenance[f"{section}.{name}"] = f"{label}: {ALL_IN} ({what} is in the rate)"
+        if section == "electricity":
+            # the zero price's citation is the rate's, not the default's
+            for tied, cited in (("source", f"{what} inside the all-in reference rate {key}"),
+                                ("date", entry.data.get("date"))):
+                if tied not in given:
+                    given[tied] = cited
+                    provenance[f"electricity.{tied}"] = label
+    power = data.setdefault("power", {})
+    if isinstance(power, dict) and "boundary" not in power:
+        power["boundary"] = "rack"
+        provenance["power.boundary"] = (f"{label}: its all-in power is per accelerator at the "
+                                        f"rack boundary")
+    data["reference_rate"] = {"key": key, **_copy_tree(entry.data)}
+    for k in _leaf_keys(entry.data):
+        cited = entry.provenance.get(k)
+        provenance[f"reference_rate.{k}"] = f"catalog rate {key!r}: {cited}" if cited else \
+            f"catalog rate {key!r}"
+    provenance["reference_rate.key"] = f"{path} = {ref!r}"
 
 
 def parse_override(text: str) -> tuple[str, Any]:
@@ -154,9 +219,12 @@ _PRE_VALIDATION_KEYS = ("operating_point.curve_id", "operating_point.at",
 
 
 def known_key(key: str) -> bool:
-    """Whether a dotted key names a scenario input (for --set and API overrides)."""
+    """Whether a dotted key names a scenario input (for --set and API overrides). The
+    reference rate a scenario was priced from is one table (set whole or not at all)."""
     if any(key == k or key.startswith(k + ".") for k in _PRE_VALIDATION_KEYS):
         return True
+    if key.startswith("reference_rate."):
+        return False
     model: Any = Scenario
     for part in key.split("."):
         if not (isinstance(model, type) and issubclass(model, BaseModel)):
@@ -282,8 +350,8 @@ def _expand_with_overrides(plain: dict[str, Any], overrides: list[tuple[str, Any
                            label: str = "--set") -> dict[str, Any]:
     # An override of a whole catalog section (--set accelerator=h100) is a reference to
     # expand like the file's own; overrides of keys inside a section apply after expansion.
-    whole = [(k, v) for k, v in overrides if k in KINDS]
-    inner = [(k, v) for k, v in overrides if k not in KINDS]
+    whole = [(k, v) for k, v in overrides if k in SCENARIO_KINDS]
+    inner = [(k, v) for k, v in overrides if k not in SCENARIO_KINDS]
     plain = apply_overrides(plain, whole, provenance, label)
     return apply_overrides(_expand_refs(plain, catalog, provenance), inner, provenance, label)
 

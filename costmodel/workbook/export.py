@@ -552,6 +552,7 @@ def _cover(ws: Worksheet, systems: Sequence[WorkbookSystem], title: str | None,
             ("electricity price", "=electricity_price", "USD/kWh"),
             ("utilisation", "=utilisation", ""),
             ("cost basis", "=accelerator_cost_basis", ""),
+            ("rack power basis", "=accelerator_rack_power_basis", ""),
             ("economic life", "=financing_life", "year"),
             ("cost of capital", "=financing_cost_of_capital", "1/year"),
             ("cost per million tokens", "=cost_per_mtok_total", "USD/Mtok")]
@@ -568,6 +569,7 @@ def _cover(ws: Worksheet, systems: Sequence[WorkbookSystem], title: str | None,
              ("workload", lambda d: _workload(d["workload"])),
              ("electricity source", lambda d: d["electricity"]["source"] or "no source given"),
              ("electricity date", lambda d: d["electricity"]["date"] or "undated"),
+             ("reference rate", lambda d: _rate(d["reference_rate"])),
              ("defaults used", lambda d: ", ".join(d["defaults_used"]) or "none")]
     disclosures = [s.result.disclosure() for s in systems]
     for label, get in fixed:
@@ -597,6 +599,17 @@ def _q(d: dict | None) -> str:
     if not d or d.get("value") is None:
         return "not stated"
     return f"{d['value']:.6g} {d['unit']}"
+
+
+def _rate(r: dict | None) -> str:
+    """The reference rate a system was priced from, as the disclosure states it."""
+    if r is None:
+        return "none"
+    parts = [f"{r['key']} (version {r['version']}): {_q(r['hourly_price'])}, all-in power "
+             f"{_q(r['all_in_power'])}; {r['status']}", r["all_in"],
+             f"origin: {r['origin'] or 'no source given'}",
+             *(f"departs from the rate: {x}" for x in r["departures"])]
+    return "; ".join(parts)
 
 
 def _workload(w: dict) -> str:

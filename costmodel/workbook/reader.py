@@ -655,6 +655,11 @@ def _apply(original: dict, cells: dict[str, tuple[str, str, Any]], label: str) -
     else:
         op.pop("throughput_per_kw", None)
         op.pop("normalised_by", None)
+    if enums["accelerator_rack_power_basis"] == "built":
+        data.get("accelerator", {}).pop("all_in_power", None)
+    elif "all_in_power" not in data.get("accelerator", {}):
+        raise _fail("accelerator_rack_power_basis is all_in but accelerator_all_in_power is "
+                    "empty", f"{label}: accelerator_all_in_power")
     if enums["accelerator_cost_basis"] == "own":
         data.get("accelerator", {}).pop("hourly_price", None)
     elif "hourly_price" not in data.get("accelerator", {}):
