@@ -223,6 +223,12 @@ SCENARIOS = [
     ({**PEAK, "system": "gb300-nvl72"}, True),
     ({"accelerator": INLINE_ACC, "operating_point": {
         "catalog": "deepseek-r1/gb300/peak", "curve": "x"}}, False),
+    ({"accelerator": INLINE_ACC, "operating_point": {
+        "catalog": "deepseek-r1/gb300/peak", "throughput_per_kw": "1 token/s/kW",
+        "throughput": "1 token/s"}}, False),
+    ({"accelerator": INLINE_ACC, "operating_point": {
+        "catalog": "deepseek-r1/gb300/peak", "throughput_per_kw": "1000 token/s/kW",
+        "throughput": None}}, True),
     ({**PEAK, "workload": None}, True),  # the published point's own
     ({"accelerator": INLINE_ACC, "operating_point": INLINE_OP, "workload": None}, False),
     ({**PEAK, "system": "gb300-nvl72", "node": None, "rack": None}, True),

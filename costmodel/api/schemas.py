@@ -233,12 +233,14 @@ def _catalog_section(name: str, section: dict[str, Any], example: str) -> dict[s
                          "description": "a reference rate of this accelerator: <kind>[@YYYY-"
                                         "MM[-DD]] (the latest version on or before the date; "
                                         "none: the latest), all in"}
-    return {"oneOf": [
-        {**_KEY, "description": "a catalog key", "examples": [example]},
-        {"type": "object", "required": ["catalog"], "additionalProperties": False,
-         "description": "a catalog entry (its key) and keys that override it",
-         "properties": {"catalog": {**_KEY, "examples": [example]}, **props}},
-        *_branches(name, section)]}
+    with_catalog = {"type": "object", "required": ["catalog"], "additionalProperties": False,
+                    "description": "a catalog entry (its key) and keys that override it",
+                    "properties": {"catalog": {**_KEY, "examples": [example]}, **props}}
+    if name == "operating_point":  # one throughput, whatever the entry gives
+        with_catalog["not"] = {"required": ["throughput", "throughput_per_kw"], "properties": {
+            "throughput": _GIVEN, "throughput_per_kw": _GIVEN}}
+    return {"oneOf": [{**_KEY, "description": "a catalog key", "examples": [example]},
+                      with_catalog, *_branches(name, section)]}
 
 
 _CATALOG_EXAMPLES = {"accelerator": "gb300", "operating_point": "deepseek-r1/gb300/peak",
