@@ -469,9 +469,20 @@ def _problem(*errors):
     ([("scenario.accelerator", "unknown catalog entry 'x'"), ("scenario.name", "required")],
      None),
     ([("quotes[0].price_input", "required for form per_mtok")], None),
-    ([("scenario.utilisation", "must be at most 1, got 1.5")], None),  # a bare number's bound
 ])
 def test_inexpressible_refusals_are_told_apart(errors, rules):
     from test_api_schema import inexpressible
     assert inexpressible(422, _problem(*errors)) == rules
     assert inexpressible(400, _problem(*errors)) is None
+
+
+@pytest.mark.parametrize("request_body,rules", [
+    ({"scenario": {**PEAK, "utilisation": "150 %"}}, ["range"]),
+    ({"scenario": PEAK, "overrides": {"utilisation": {"value": 150, "unit": "%"}}}, ["range"]),
+    ({"scenario": {**PEAK, "utilisation": 1.5}}, None),  # a bare number: the document's bound
+    ({"scenario": PEAK, "overrides": {"utilisation": 1.5}}, None),
+])
+def test_a_bare_numbers_bound_is_never_excused(request_body, rules):
+    from test_api_schema import inexpressible
+    problem = _problem(("scenario.utilisation", "must be at most 1, got 1.5"))
+    assert inexpressible(422, problem, request_body) == rules

@@ -71,9 +71,10 @@ INEXPRESSIBLE = {
     "unit": (r"expected \(e\.g\.|expected units like|write it per|unknown unit|cannot read "
              r".* as a quantity|has no unit|empty quantity|a quantity is at most|got NaN|must "
              r"be finite", "a quantity's unit: its dimension, a unit the grammar knows"),
+    # (a bare number out of its bounds is the document's to refuse: see _bare_number)
     "range": (r"must not be negative, got|must be greater than zero, got|must be (at least|at "
-              r"most|below) [-+.e\d]+, got .*[^\d.]", "a quantity's bounds after converting its "
-                                                     "unit (\"150 %\" as a fraction)"),
+              r"most|below) [-+.e\d]+, got", "a quantity's bounds after converting its unit "
+                                              "(\"150 %\" as a fraction)"),
     "catalog": (r"unknown catalog entry", "a catalog key that does not exist"),
     "curve": (r"known curve id|given by the curve|read from a curve|frontier|unreachable|"
               r"beyond|must be a file path or curve id|curve \S+ has no|ceiling",
@@ -100,9 +101,36 @@ INEXPRESSIBLE = {
 _INEXPRESSIBLE = {rule: re.compile(pattern) for rule, (pattern, _) in INEXPRESSIBLE.items()}
 
 
-def inexpressible(status: int, body: bytes | str | None) -> list[str] | None:
+def _sent(request: object, path: str) -> object:
+    """The value a request gave at an error's path (``scenarios[0].scenario.utilisation``),
+    looking in the overrides beside a scenario too; None when it is not in the request (a
+    default, a catalog entry's, a saved scenario's)."""
+    tokens = [t for t in re.split(r"\.|\[(\d+)\]", path) if t]
+    node, seen = request, []
+    for i, token in enumerate(tokens):
+        if isinstance(node, dict):
+            seen.append(node)
+        if isinstance(node, list) and token.isdigit() and int(token) < len(node):
+            node = node[int(token)]
+        elif isinstance(node, dict) and token in node:
+            node = node[token]
+        else:
+            rest = ".".join(tokens[i:])
+            return next((d["overrides"][rest] for d in reversed(seen)
+                         if isinstance(d.get("overrides"), dict) and rest in d["overrides"]),
+                        None)
+    return node
+
+
+def _bare_number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def inexpressible(status: int, body: bytes | str | None,
+                  request: object = None) -> list[str] | None:
     """The rules a 422 names when each of its errors is one JSON Schema cannot state, else
-    None."""
+    None. ``request``: the body sent, to tell a bound the document states (a plain number's)
+    from one it cannot (a quantity's after converting its unit)."""
     if status != 422 or not body:
         return None
     try:
@@ -113,7 +141,7 @@ def inexpressible(status: int, body: bytes | str | None) -> list[str] | None:
     for e in errors or ():
         said = f"{e.get('path', '')}: {e['message']}"
         rule = next((r for r, p in _INEXPRESSIBLE.items() if p.search(said)), None)
-        if rule is None:
+        if rule is None or (rule == "range" and _bare_number(_sent(request, e["path"]))):
             return None
         rules.append(rule)
     return rules or None
@@ -148,7 +176,7 @@ def positive_data_accepted_unless_inexpressible(ctx, response, case):
     try:
         return positive_data_acceptance(ctx, response, case)
     except Failure:
-        rules = inexpressible(response.status_code, response.content)
+        rules = inexpressible(response.status_code, response.content, case.body)
         if rules is None and _sent_valid_body(case):
             raise
         REFUSED.update(set(rules or ["an invalid body sent as a valid one"]))
@@ -255,13 +283,18 @@ def summarize(ndjson: Path) -> dict:
                 meta = ((recorder.get("cases") or {}).get(case_id) or {}).get("value", {}) \
                     .get("meta") or {}
                 positive = (meta.get("generation") or {}).get("mode") == "positive"
-                rules = inexpressible(response.get("status_code"), body) if positive else None
+                request = exchange.get("request") or {}
+                try:
+                    sent = json.loads(_decoded(request.get("body")) or "null")
+                except ValueError:
+                    sent = None
+                rules = inexpressible(response.get("status_code"), body, sent) \
+                    if positive else None
                 refused.update(set(rules or ()))
                 for check in checks:
                     if check["status"] != "failure" or (
                             rules and check["name"].startswith("positive_data_accept")):
                         continue
-                    request = exchange.get("request") or {}
                     failures[check["name"]].append({
                         "operation": recorder["label"], "phase": done["phase"],
                         "status": response.get("status_code"),
