@@ -1,0 +1,234 @@
+"""How figures are shown to people: one set of rules for the web pages, the terminal and the
+workbook's number formats, so a figure reads the same everywhere.
+
+A figure's *style* follows from its name and unit: money per million tokens, whole money,
+power, a fraction shown as a percentage, a count... Each style holds its rounding as bands of
+magnitude (decimals that fit the size of the value) and renders that rounding twice: in Python
+(:func:`format_number`) and as an Excel/LibreOffice number format (:func:`excel_format`), so a
+cell and a page round alike. Labels and units are given in words for pages and terminals; the
+unit symbols stay the engine's (``USD/Mtok``) in JSON.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+__all__ = ["Style", "style_of", "format_number", "format_quantity", "display_unit",
+           "unit_words", "label", "excel_format", "format_ratio", "format_percent",
+           "FRACTIONS", "COUNTS"]
+
+
+@dataclass(frozen=True)
+class Style:
+    """Rounding of one kind of figure.
+
+    ``bands``: (lower bound of |value|, decimals) from the largest bound down; the first bound
+    the value reaches applies, the last entry applies below all. ``percent``: the value is a
+    fraction shown x100 with ``%``. ``thousands``: group digits by three. ``unit``: the unit
+    as shown (``%/year`` for a rate per year kept as a fraction)."""
+    name: str
+    bands: tuple[tuple[float, int], ...]
+    percent: bool = False
+    thousands: bool = True
+    unit: str | None = None  # None: the figure's own unit
+
+    def decimals(self, value: float) -> int:
+        v = abs(value) * (100 if self.percent else 1)
+        for bound, places in self.bands:
+            if v >= bound:
+                return places
+        return self.bands[-1][1]
+
+
+def _s(name: str, *bands: tuple[float, int], **kw) -> Style:
+    return Style(name, tuple(bands), **kw)
+
+
+# Whole money (capex, present values, totals over a term); one band, so a negative total
+# (a saving) keeps its sign in every spreadsheet.
+MONEY = _s("money", (0, 0))
+MONEY_SMALL = _s("money, small", (1, 2), (0.01, 4), (0, 6))  # a request's price
+# Money per million tokens and per kWh: small figures keep 4 significant places.
+MONEY_PER_MTOK = _s("money per Mtok", (1, 2), (0.01, 4), (0, 6))
+MONEY_PER_KWH = _s("money per kWh", (1, 2), (0, 4))
+MONEY_PER_HOUR = _s("money per hour", (100, 2), (0, 3))
+WHOLE = _s("whole", (100, 0), (0, 1))  # W, token/s, token/kWh: thousands separated
+SMALL = _s("small", (100, 1), (1, 2), (0, 4), thousands=False)  # J/token, GB/s/W
+PERCENT = _s("percent", (0, 1), percent=True, thousands=False, unit="%")
+PERCENT_PER_YEAR = _s("percent per year", (0, 1), percent=True, thousands=False,
+                      unit="%/year")
+RATIO = _s("ratio", (0, 2), thousands=False, unit="")  # PUE, output weight
+COUNT = _s("count", (0, 0), unit="")
+YEARS = _s("years", (0, 1), thousands=False)
+GENERAL = _s("general", (1000, 0), (1, 2), (0, 4))
+
+# Inputs and steps kept as fractions in the engine and shown as percentages.
+FRACTIONS = frozenset({
+    "utilisation", "idle_power", "node_psu_efficiency", "rack_power_delivery_efficiency",
+    "financing_salvage", "pricing_gross_margin", "load_factor", "implied_margin",
+    "break_even_utilisation", "premium_share"})
+PER_YEAR_FRACTIONS = frozenset({"financing_cost_of_capital", "financing_maintenance",
+                                "capital_recovery_factor"})
+COUNTS = frozenset({"node_accelerators", "rack_nodes", "accelerators_per_rack"})
+RATIOS = frozenset({"facility_pue", "pricing_output_weight", "growth_factor"})
+YEAR_COUNTS = frozenset({"life_years"})
+SMALL_MONEY = frozenset({"price_per_request"})
+
+_BY_UNIT = {
+    "USD": MONEY, "USD/year": MONEY, "USD/month": MONEY,
+    "USD/Mtok": MONEY_PER_MTOK, "USD/kWh": MONEY_PER_KWH, "USD/h": MONEY_PER_HOUR,
+    "USD/kW/month": MONEY_PER_HOUR,
+    "W": WHOLE, "kW": SMALL, "token/s": WHOLE, "token/kWh": WHOLE, "token/s/kW": WHOLE,
+    "token/h": WHOLE, "token": WHOLE, "Mtok/month": WHOLE, "gCO2e/h": WHOLE,
+    "gCO2e/Mtok": WHOLE, "gCO2e/kWh": WHOLE, "token/s/user": WHOLE,
+    "J/token": SMALL, "GB/s/W": SMALL, "TB/s": SMALL, "ms": SMALL, "s": SMALL,
+    "year": YEARS, "month": YEARS, "1/year": PERCENT_PER_YEAR,
+}
+
+
+def style_of(name: str | None, unit: str) -> Style:
+    """The style of a figure: by its name where the unit alone says too little (a
+    dimensionless fraction, count or ratio), else by its unit."""
+    if name in FRACTIONS:
+        return PERCENT
+    if name in PER_YEAR_FRACTIONS:
+        return PERCENT_PER_YEAR
+    if name in COUNTS:
+        return COUNT
+    if name in RATIOS:
+        return RATIO
+    if name in YEAR_COUNTS:
+        return YEARS
+    if name in SMALL_MONEY:
+        return MONEY_SMALL
+    return _BY_UNIT.get(unit, GENERAL)
+
+
+def display_unit(name: str | None, unit: str) -> str:
+    """The unit as shown beside a figure: ``%`` for fractions, ``%/year`` for rates per year,
+    nothing for counts and ratios, else the engine's unit."""
+    style = style_of(name, unit)
+    if style.unit is not None:
+        return style.unit
+    return "" if unit == "dimensionless" else unit
+
+
+def format_number(value: float | None, unit: str = "", name: str | None = None) -> str:
+    """The figure rounded by its style, digits grouped by three (``1,234.5``); a missing or
+    non-finite value is ``-``. Percent styles multiply by 100 and add no sign."""
+    if value is None or not math.isfinite(value):
+        return "-"
+    style = style_of(name, unit)
+    if value == 0 and not style.percent:
+        return "0"
+    places = style.decimals(value)
+    shown = value * 100 if style.percent else value
+    return f"{shown:,.{places}f}" if style.thousands else f"{shown:.{places}f}"
+
+
+def format_quantity(value: float | None, unit: str, name: str | None = None) -> str:
+    """The figure and its display unit: ``0.0680 USD/Mtok``, ``10.0 %/year``, ``8``."""
+    number = format_number(value, unit, name)
+    shown = display_unit(name, unit)
+    if number == "-" or not shown:
+        return number
+    return f"{number}{shown}" if shown.startswith("%") else f"{number} {shown}"
+
+
+def format_percent(value: float | None) -> str:
+    """A fraction as a percentage with one decimal: ``0.125`` -> ``12.5%``."""
+    return format_quantity(value, "dimensionless", "utilisation")
+
+
+def format_ratio(value: float | None) -> str:
+    """A ratio to a baseline: two decimals up to 100x, ``0.010x`` below 0.1x."""
+    if value is None or not math.isfinite(value):
+        return "-"
+    places = 3 if abs(value) < 0.1 else 2
+    return f"{value:,.{places}f}x"
+
+
+def excel_format(name: str | None, unit: str) -> str:
+    """The Excel/LibreOffice number format that rounds like :func:`format_number`: bands
+    become conditions on the value (two at most, Excel's limit), percent styles use ``%``."""
+    style = style_of(name, unit)
+
+    def code(places: int) -> str:
+        whole = "#,##0" if style.thousands else "0"
+        return whole + ("." + "0" * places if places else "") + ("%" if style.percent else "")
+
+    bands = list(style.bands)
+    if len(bands) == 1:
+        return code(bands[0][1])
+    scale = 0.01 if style.percent else 1
+    # Excel allows two conditions and a default section; drop the middle bands beyond that.
+    if len(bands) > 3:
+        bands = [bands[0], bands[1], bands[-1]]
+    sections = [f"[>={bound * scale:g}]{code(places)}" for bound, places in bands[:-1]]
+    return ";".join([*sections, code(bands[-1][1])])
+
+
+# -- words -----------------------------------------------------------------------------------
+_LABELS = {
+    "cost_per_mtok_total": "Cost per million tokens",
+    "cost_per_mtok_energy": "Energy cost per million tokens",
+    "cost_per_mtok_capex": "Capital cost per million tokens",
+    "cost_per_mtok_opex": "Operating cost per million tokens",
+    "price_per_mtok_total": "Price per million tokens",
+    "price_per_mtok_input": "Price per million input tokens",
+    "price_per_mtok_output": "Price per million output tokens",
+    "power_per_accelerator": "Power per accelerator",
+    "throughput": "Throughput per accelerator",
+    "throughput_per_kw": "Throughput per kW",
+    "tokens_per_kwh": "Tokens per kWh",
+    "joules_per_token": "Energy per token",
+    "bandwidth_per_watt": "Memory bandwidth per watt",
+    "capex_per_accelerator": "Capital cost per accelerator",
+    "cost_per_hour": "Cost per accelerator-hour",
+    "emissions_per_mtok": "Emissions per million tokens",
+    "energy_cost_per_hour": "Electricity per accelerator-hour",
+    "capex_per_hour": "Capital per accelerator-hour",
+    "opex_per_hour": "Operating cost per accelerator-hour",
+    "maintenance_per_hour": "Maintenance per accelerator-hour",
+    "hosting_per_hour": "Hosting per accelerator-hour",
+    "average_power": "Average power per accelerator",
+    "tokens_per_hour": "Tokens per accelerator-hour",
+    "price_per_request": "Price per request",
+    "utilisation": "Utilisation",
+    "idle_power": "Idle power (share of operating power)",
+    "financing_cost_of_capital": "Cost of capital",
+    "financing_life": "Economic life",
+    "financing_salvage": "Salvage value (share of capex)",
+    "financing_maintenance": "Maintenance (share of capex a year)",
+    "pricing_gross_margin": "Gross margin",
+    "electricity_price": "Electricity price",
+    "facility_pue": "PUE",
+}
+
+_UNIT_WORDS = {
+    "USD/Mtok": "USD per million tokens", "USD/kWh": "USD per kWh", "USD/h": "USD per hour",
+    "USD/year": "USD per year", "USD/month": "USD per month",
+    "USD/kW/month": "USD per kW per month", "token/s": "tokens per second",
+    "token/s/kW": "tokens per second per kW", "token/kWh": "tokens per kWh",
+    "token/h": "tokens per hour", "J/token": "joules per token",
+    "GB/s/W": "GB/s per watt", "W": "watts", "kW": "kilowatts", "token": "tokens",
+    "gCO2e/Mtok": "g CO2e per million tokens", "gCO2e/h": "g CO2e per hour",
+    "gCO2e/kWh": "g CO2e per kWh", "token/s/user": "tokens per second per user",
+    "ms": "milliseconds", "s": "seconds", "year": "years", "month": "months",
+    "%/year": "% a year", "Mtok/month": "million tokens per month", "TB/s": "TB/s",
+}
+
+
+def label(name: str) -> str:
+    """A figure's or input's name in words: ``cost_per_mtok_energy`` -> ``Energy cost per
+    million tokens``; names without a label read as their words."""
+    if name in _LABELS:
+        return _LABELS[name]
+    words = name.replace(".", " ").replace("_", " ").replace("mtok", "million tokens")
+    return words[:1].upper() + words[1:]
+
+
+def unit_words(unit: str) -> str:
+    """A unit in words for people (``USD/Mtok`` -> ``USD per million tokens``); units without
+    words stay as written."""
+    return _UNIT_WORDS.get(unit, unit)
