@@ -23,8 +23,8 @@ import costmodel
 PACKAGE = Path(costmodel.__file__).resolve().parent
 
 CORE = ["units", "declaration", "model", "evaluate", "inputs", "curves", "power", "results",
-        "quotes", "rates", "chain", "sensitivity", "report", "errors"]
-EDGE = ["sources", "workbook", "store", "api", "app", "commands", "cli", "frontier_plot",
+        "quotes", "rates", "chain", "sensitivity", "report", "errors", "display"]
+EDGE = ["sources", "workbook", "store", "api", "app", "web", "commands", "cli", "frontier_plot",
         "resources"]
 
 # top-level import names of the libraries only an edge may load

@@ -31,6 +31,7 @@ from flask.json.provider import DefaultJSONProvider
 
 from .. import __version__
 from ..resources import templates_dir
+from ..web import blueprint as web_pages
 from . import limits
 from .auth import EXTENSION as KEYS
 from .auth import KEY_CACHE_SECONDS, VerifiedKeys
@@ -82,8 +83,9 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     app.extensions[KEYS] = VerifiedKeys(app.config["KEY_CACHE_SECONDS"])
     limits.install(app)
     register_error_handlers(app)
-    for bp in (pricing, catalog, scenarios, keys):
+    for bp in (pricing, catalog, scenarios, keys, web_pages):
         app.register_blueprint(bp)
+    app.jinja_env.globals["version"] = __version__
     spec = build_spec()
 
     @app.get("/healthz")
