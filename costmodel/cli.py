@@ -17,6 +17,7 @@ from .commands.common import (
     specs_for,
     write_workbook,
 )
+from .display import label
 from .errors import InputError
 from .model import MODEL, TOKEN_KINDS
 from .power import DEFAULT_MAX_GAP, integrate, joules_per_token
@@ -25,10 +26,11 @@ from .report import (
     comparison_table,
     curve_table,
     energy_table,
-    format_number,
+    in_sentence,
     quotes_table,
     result_table,
     term_report,
+    words,
 )
 from .sources.catalog import KINDS, default_catalog
 from .sources.curve_files import curves_csv_text, read_curves, write_curves_csv
@@ -134,10 +136,9 @@ def reprice(file: str, as_json: bool) -> None:
     click.echo("inputs changed from the export:" if imported.changes else
                "no input changed from the export")
     for c in imported.changes:
-        def shown(v):
-            return format_number(v) if isinstance(v, (int, float)) else str(v)
-        click.echo(f"  {c.system}: {c.name} {shown(c.before)} -> {shown(c.after)} "
-                   f"{c.unit}".rstrip())
+        before, after = (words(v, c.unit, c.name) if isinstance(v, (int, float)) else str(v)
+                         for v in (c.before, c.after))
+        click.echo(f"  {c.system}: {in_sentence(label(c.name))} {before} -> {after}")
     for w in imported.warnings:
         click.echo(f"warning: {w}")
 
@@ -525,6 +526,8 @@ def serve(host: str, port: int, url: str | None, no_seed: bool, workers: int,
                       "OPEN_READS": loopback or open_reads_from_env()})
     click.echo(f"costmodel {__version__} serving on http://{host}:{port} "
                f"(database {_redact(url)})")
+    click.echo(f"  web pages: http://{host}:{port}/ (Price, Compare, Quotes, Saved, "
+               f"Sensitivity)")
     click.echo(f"  API docs: http://{host}:{port}/api/v1/docs")
     if app.config["OPEN_READS"]:
         click.echo("  reads (price, compare, catalog, scenarios) answer without a key"

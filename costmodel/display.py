@@ -66,10 +66,11 @@ GENERAL = _s("general", (1000, 0), (1, 2), (0, 4))
 FRACTIONS = frozenset({
     "utilisation", "idle_power", "node_psu_efficiency", "rack_power_delivery_efficiency",
     "financing_salvage", "pricing_gross_margin", "load_factor", "implied_margin",
-    "break_even_utilisation", "premium_share"})
+    "break_even_utilisation", "premium_share", "monthly_discount_rate"})
 PER_YEAR_FRACTIONS = frozenset({"financing_cost_of_capital", "financing_maintenance",
                                 "capital_recovery_factor"})
-COUNTS = frozenset({"node_accelerators", "rack_nodes", "accelerators_per_rack"})
+COUNTS = frozenset({"node_accelerators", "rack_nodes", "accelerators_per_rack",
+                    "concurrency"})
 RATIOS = frozenset({"facility_pue", "pricing_output_weight", "growth_factor"})
 YEAR_COUNTS = frozenset({"life_years"})
 SMALL_MONEY = frozenset({"price_per_request"})
@@ -77,7 +78,7 @@ SMALL_MONEY = frozenset({"price_per_request"})
 _BY_UNIT = {
     "USD": MONEY, "USD/year": MONEY, "USD/month": MONEY,
     "USD/Mtok": MONEY_PER_MTOK, "USD/kWh": MONEY_PER_KWH, "USD/h": MONEY_PER_HOUR,
-    "USD/kW/month": MONEY_PER_HOUR,
+    "USD/kW/month": MONEY_PER_HOUR, "J": WHOLE,
     "W": WHOLE, "kW": SMALL, "token/s": WHOLE, "token/kWh": WHOLE, "token/s/kW": WHOLE,
     "token/h": WHOLE, "token": WHOLE, "Mtok/month": WHOLE, "gCO2e/h": WHOLE,
     "gCO2e/Mtok": WHOLE, "gCO2e/kWh": WHOLE, "token/s/user": WHOLE,
@@ -203,6 +204,24 @@ _LABELS = {
     "pricing_gross_margin": "Gross margin",
     "electricity_price": "Electricity price",
     "facility_pue": "PUE",
+    # inputs (by name or dotted key), as "defaults used" names them
+    "node_accelerators": "Accelerators per node",
+    "node_host_power": "Host power per node",
+    "node_psu_efficiency": "Node power-supply efficiency",
+    "node_price": "Node price (besides accelerators)",
+    "rack_nodes": "Nodes per rack",
+    "rack_switch_power": "Switch power per rack",
+    "rack_other_power": "Other power per rack",
+    "rack_power_delivery_efficiency": "Rack power-delivery efficiency",
+    "rack_price": "Network and rack price",
+    "facility_hosting": "Hosting price",
+    "pricing_output_weight": "Output-token weight",
+    "electricity_carbon_intensity": "Carbon intensity of electricity",
+    "accelerator_price": "Accelerator price",
+    "accelerator_rated_power": "Rated power (TDP)",
+    "accelerator_measured_power": "Measured power",
+    "workload_isl": "Input tokens per request (ISL)",
+    "workload_osl": "Output tokens per request (OSL)",
 }
 
 _UNIT_WORDS = {
@@ -216,14 +235,17 @@ _UNIT_WORDS = {
     "gCO2e/kWh": "g CO2e per kWh", "token/s/user": "tokens per second per user",
     "ms": "milliseconds", "s": "seconds", "year": "years", "month": "months",
     "%/year": "% a year", "Mtok/month": "million tokens per month", "TB/s": "TB/s",
+    "J": "joules",
 }
 
 
 def label(name: str) -> str:
     """A figure's or input's name in words: ``cost_per_mtok_energy`` -> ``Energy cost per
-    million tokens``; names without a label read as their words."""
-    if name in _LABELS:
-        return _LABELS[name]
+    million tokens``; an input by its dotted key too (``node.psu_efficiency``); names without
+    a label read as their words."""
+    for key in (name, name.replace(".", "_")):
+        if key in _LABELS:
+            return _LABELS[key]
     words = name.replace(".", " ").replace("_", " ").replace("mtok", "million tokens")
     return words[:1].upper() + words[1:]
 

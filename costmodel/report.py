@@ -1,35 +1,84 @@
-"""Plain-text renderings of results and comparisons for the terminal."""
+"""Plain-text renderings of results and comparisons for the terminal, written for the finance
+reader: the answer first and marked, labels and units in words, rounding that fits the
+magnitude, fractions as percentages (the rules of :mod:`costmodel.display`, shared with the
+web pages), and no line wider than :data:`WIDTH` columns where the text can be wrapped."""
 from __future__ import annotations
 
-import math
+import textwrap
+from collections.abc import Sequence
 from datetime import UTC, datetime
 
 import numpy as np
 
 from .curves import Curve, Selection
+from .display import (
+    display_unit,
+    format_number,
+    format_percent,
+    format_ratio,
+    label,
+    unit_words,
+)
 from .model import MODEL
 from .power import EnergyReport, TokenEnergy
 from .results import HEADLINE, Comparison, Result
 
-__all__ = ["columns", "format_number", "result_table", "comparison_table", "curve_table",
-           "energy_table", "quotes_table", "term_report"]
+__all__ = ["WIDTH", "SECTIONS", "columns", "words", "wrap", "in_sentence", "result_table",
+           "comparison_table", "disclosure_items", "curve_table", "energy_table",
+           "quotes_table", "term_report"]
+
+WIDTH = 120  # [characters] the widest line a rendering writes (a laptop terminal, halved)
+MARK = "=> "  # marks the lines that are the answer
+PAD = "   "  # the same width, for the other lines
+
+# The headline figures by what a reader looks for: the answer, what it is made of, how
+# efficient the system is, and what it costs to own and run. Every HEADLINE figure once.
+ANSWER = ["cost_per_mtok_total", "price_per_mtok_total", "price_per_mtok_input",
+          "price_per_mtok_output"]
+SECTIONS: list[tuple[str, list[str]]] = [
+    ("The answer", ANSWER),
+    ("Cost breakdown", ["cost_per_mtok_energy", "cost_per_mtok_capex", "cost_per_mtok_opex"]),
+    ("Efficiency", ["power_per_accelerator", "throughput", "throughput_per_kw",
+                    "tokens_per_kwh", "joules_per_token", "bandwidth_per_watt",
+                    "emissions_per_mtok"]),
+    ("Capital and running cost", ["capex_per_accelerator", "cost_per_hour"]),
+]
+
+_BOUNDARY = {"chip": "the accelerator package alone",
+             "node": "the accelerator and its share of the node",
+             "rack": "the accelerator and its share of node and rack",
+             "facility": "the accelerator and its share of node and rack, times the "
+                         "facility's PUE"}
+_FORMS = {"per_mtok": "per token", "per_accelerator_hour": "hourly",
+          "reserved_monthly": "reserved"}  # how a quote is priced, in a table's narrow column
 
 
-def format_number(v: float | None) -> str:
-    """Six significant digits, thousands separated; ``-`` for a missing value."""
-    if v is None or not math.isfinite(v):
+# -- small pieces ----------------------------------------------------------------------------
+def words(value: float | None, unit: str, name: str | None = None) -> str:
+    """A figure with its unit in words: ``0.0680 USD per million tokens``, ``10.0% a year``,
+    ``8``; ``-`` when missing."""
+    number = format_number(value, unit, name)
+    shown = unit_words(display_unit(name, unit))
+    if number == "-" or not shown:
+        return number
+    return f"{number}{shown}" if shown.startswith("%") else f"{number} {shown}"
+
+
+def _q(d: dict | None, name: str | None = None) -> str:
+    """A disclosure quantity ``{"value", "unit"}`` in words."""
+    if d is None or d.get("value") is None:
         return "-"
-    if v == 0:
-        return "0"
-    if abs(v) >= 1e5:
-        return f"{v:,.0f}"
-    digits = max(0, 5 - math.floor(math.log10(abs(v))))
-    text = f"{v:,.{digits}f}"
-    return text.rstrip("0").rstrip(".") if "." in text else text
+    return words(d["value"], d["unit"], name)
 
 
-def _label(name: str) -> str:
-    return name.replace("_", " ")
+def _unit(name: str) -> str:
+    """A step's unit as shown (``%`` for fractions), in words."""
+    return unit_words(display_unit(name, MODEL.steps[name].unit))
+
+
+def in_sentence(text: str) -> str:
+    """A label inside a sentence: ``Cost of capital`` -> ``cost of capital``, ``PUE`` stays."""
+    return text[:1].lower() + text[1:] if text[1:2].islower() else text
 
 
 def columns(pairs: list[list[str]], right: set[int]) -> list[str]:
@@ -40,105 +89,259 @@ def columns(pairs: list[list[str]], right: set[int]) -> list[str]:
             for r in pairs]
 
 
-def _q(d) -> str:
-    if d is None or d.get("value") is None:
-        return "-"
-    return f"{format_number(d['value'])} {d['unit']}"
+def wrap(text: str, indent: str, hanging: str) -> list[str]:
+    """``text`` wrapped at :data:`WIDTH`, the first line after ``indent``, the rest after
+    ``hanging``; words are never broken (a long path stays whole)."""
+    return textwrap.wrap(text, WIDTH, initial_indent=indent, subsequent_indent=hanging,
+                         break_long_words=False, break_on_hyphens=False) or [indent.rstrip()]
 
 
-def disclosure_lines(r: Result) -> list[str]:
+def _items(pairs: Sequence[tuple[str, str]], indent: str = "  ") -> list[str]:
+    """``Label   text`` lines, labels aligned, long texts wrapped under their text."""
+    width = max((len(k) for k, _ in pairs), default=0) + 2
+    out: list[str] = []
+    for key, text in pairs:
+        out += wrap(text, f"{indent}{key:<{width}}", " " * (len(indent) + width))
+    return out
+
+
+# -- the disclosure, in words ------------------------------------------------------------------
+def disclosure_items(r: Result) -> list[tuple[str, str]]:
+    """What a result rests on, as (what, in words) pairs in reading order; one fact a pair,
+    so that a comparison can say once what every system shares."""
     d = r.disclosure()
-    op, w, e, f = d["operating_point"], d["workload"], d["electricity"], d["financing"]
-    point = op["chosen"]
+    op, w, e, f, p = (d["operating_point"], d["workload"], d["electricity"], d["financing"],
+                      d["pricing"])
+    basis = "rated (TDP)" if d["power_basis"] == "rated" else d["power_basis"]
+    items = [("Power counted", f"at the {d['boundary']} boundary "
+                               f"({_BOUNDARY.get(d['boundary'], d['boundary'])}), from {basis} "
+                               f"power"),
+             ("Power", f"{_q(d['power_per_accelerator'])} per accelerator"),
+             ("Operating point", op["chosen"])]
     if op["throughput_per_kw_as_given"]:
-        point += (f"; {_q(op['throughput_per_kw_as_given'])} as given, normalised by "
-                  f"{_q(op['normalised_by'])}")
+        items.append(("As published", f"{_q(op['throughput_per_kw_as_given'])}, normalised by "
+                                      f"{_q(op['normalised_by'])}"))
     if op["interactivity"]:
-        point += f"; interactivity {_q(op['interactivity'])} (TBT {_q(op['tbt'])})"
-    workload = ", ".join(x for x in [
-        w["model"], f"ISL/OSL {format_number(w['isl']['value'])}/"
-                    f"{format_number(w['osl']['value'])}",
-        w["precision"], w["framework"],
-        f"speculative decoding {w['speculative_decoding']}" if w["speculative_decoding"]
-        else None] if x)
-    money = (f"rent at {_q(f['hourly_price'])}" if f["cost_basis"] == "rent" else
-             f"own: life {_q(f['life'])}, cost of capital {_q(f['cost_of_capital'])}, "
-             f"salvage {format_number(f['salvage'])}, maintenance {_q(f['maintenance'])}")
-    lines = [
-        f"boundary: {d['boundary']}   power basis: {d['power_basis']}   "
-        f"power per accelerator: {_q(d['power_per_accelerator'])}",
-        f"operating point: {point}",
-        f"token kind: {d['token_kind']}   workload: {workload}",
-        f"electricity: {_q(e['price'])} ({e['source'] or 'no source given'}; "
-        f"{e['date'] or 'undated'})",
-        f"financing: {money}",
-        f"utilisation: {format_number(d['utilisation'])}   idle power: "
-        f"{format_number(d['idle_power'])}   gross margin: "
-        f"{format_number(d['pricing']['gross_margin'])}",
-        f"allocation: {d['pricing']['allocation']}",
+        items.append(("Interactivity", f"{_q(op['interactivity'])} (time between tokens "
+                                       f"{_q(op['tbt'])})"))
+    items.append(("Tokens counted", f"{d['token_kind']} tokens (the operating point's "
+                                    f"throughput)"))
+    if w["model"]:
+        items.append(("Model", w["model"]))
+    items.append(("Tokens per request",
+                  f"{format_number(w['isl']['value'], 'token')} input, "
+                  f"{format_number(w['osl']['value'], 'token')} output"))
+    serving = [w["precision"], w["framework"],
+               f"speculative decoding {w['speculative_decoding']}"
+               if w["speculative_decoding"] else None]
+    if any(serving):
+        items.append(("Serving", ", ".join(x for x in serving if x)))
+    if f["cost_basis"] == "rent":
+        money = f"rented at {_q(f['hourly_price'])} per accelerator"
+    else:
+        money = (f"owned: economic life {_q(f['life'])}, cost of capital "
+                 f"{_q(f['cost_of_capital'], 'financing_cost_of_capital')}, salvage "
+                 f"{format_percent(f['salvage'])} of capex, maintenance "
+                 f"{format_number(f['maintenance']['value'], '1/year', 'financing_maintenance')}"
+                 f"% of capex a year")
+    items += [
+        ("Electricity", f"{_q(e['price'])} ({e['source'] or 'no source given'}; "
+                        f"{e['date'] or 'undated'})"),
+        ("Financing", money),
+        ("Utilisation", f"{format_percent(d['utilisation'])} of hours serving; idle power "
+                        f"{format_percent(d['idle_power'])} of operating power"),
+        ("Pricing", f"price = cost / (1 - gross margin {format_percent(p['gross_margin'])}); "
+                    f"a request's price is split between its input and output tokens so that "
+                    f"an output token costs "
+                    f"{format_number(p['output_weight'], '', 'pricing_output_weight')} input "
+                    f"tokens"),
     ]
     rate = d["reference_rate"]
     if rate is not None:
-        lines.append(f"reference rate: {rate['key']} (version {rate['version']}; "
-                     f"{_q(rate['hourly_price'])}, all-in power {_q(rate['all_in_power'])}); "
-                     f"{rate['status']}")
-        lines.append(f"  {rate['all_in']}")
-        lines.append(f"  origin: {rate['origin'] or 'no source given'}")
-        lines += [f"  departs from the rate: {x}" for x in rate["departures"]]
+        items.append(("Reference rate",
+                      f"{rate['key']} (version {rate['version']}; {_q(rate['hourly_price'])}, "
+                      f"all-in power {_q(rate['all_in_power'])}); {rate['status']}. "
+                      f"{rate['all_in']}. Origin: {rate['origin'] or 'no source given'}"
+                      + "".join(f"; departs from the rate: {x}" for x in rate["departures"])))
     if d["defaults_used"]:
-        lines.append("defaults used: " + ", ".join(d["defaults_used"]))
+        items.append((DEFAULTS, _defaults(d["defaults_used"])))
+    return items
+
+
+DEFAULTS = "Defaults used"
+
+
+def _defaults(keys: Sequence[str]) -> str:
+    """Inputs left at their defaults, by their names in words."""
+    return ", ".join(in_sentence(label(k)) for k in keys)
+
+
+# -- one result --------------------------------------------------------------------------------
+def result_table(r: Result) -> str:
+    """The answer first (marked), then the breakdown with each part's share, the efficiency
+    and capital figures, and the disclosure in words."""
+    kind = r.scenario.operating_point.token_kind
+    total = r.value("cost_per_mtok_total")
+    rows, headings = [], {}
+    for title, names in SECTIONS:
+        headings[len(rows)] = title
+        for n in names:
+            v = r.value(n)
+            share = ""
+            if title == "Cost breakdown":
+                share = f"{format_percent(v / total if v is not None and total else None)} " \
+                        f"of cost"
+            rows.append([(MARK if n in ANSWER else PAD) + label(n),
+                         format_number(v, MODEL.steps[n].unit, n), _unit(n), share])
+    out = [r.name, *wrap(f"{r.scenario.accelerator.name}; figures per accelerator, costs per "
+                          f"million {kind} tokens", "", "  ")]
+    for i, line in enumerate(columns(rows, {1, 3})):
+        if i in headings:
+            out += ["", headings[i]]
+        out.append(line)
+    if any(r.value(n) is None for n in HEADLINE):
+        out.append("-: not computed (an input it needs was not given)")
+    out += ["", "What the figures rest on", *_items(disclosure_items(r))]
+    return "\n".join(out)
+
+
+# -- several results ---------------------------------------------------------------------------
+def _legend(c: Comparison) -> list[str]:
+    lines = [f"{len(c.results)} systems; ratios are each system's figure over [1]'s"]
+    for i, r in enumerate(c.results, 1):
+        lines += wrap(f"{r.name} ({r.scenario.accelerator.name})", f"  [{i}] ", "      ")
     return lines
 
 
-def result_table(r: Result) -> str:
-    rows = [[_label(n), format_number(r.value(n)), MODEL.steps[n].unit] for n in HEADLINE]
-    out = [f"{r.name} ({r.scenario.accelerator.name})", *("  " + x for x in columns(rows, {1})),
-           "", "disclosure", *("  " + x for x in disclosure_lines(r))]
-    return "\n".join(out)
+def _by_columns(c: Comparison, unit_of) -> list[str]:
+    """Systems as columns, then a ratio column for each system after the first."""
+    n = len(c.results)
+    header = ["", "", *(f"[{i}]" for i in range(1, n + 1)),
+              *(f"[{i}]/[1]" for i in range(2, n + 1))]
+    rows, headings = [header], {}
+    for title, names in SECTIONS:
+        money = all(MODEL.steps[x].unit == "USD/Mtok" for x in names)
+        headings[len(rows)] = f"{title}, in {unit_words('USD/Mtok')}" if money else title
+        for name in names:
+            unit = MODEL.steps[name].unit
+            rows.append([(MARK if name in ANSWER else PAD) + label(name),
+                         "" if money else unit_of(name),
+                         *(format_number(r.value(name), unit, name) for r in c.results),
+                         *(format_ratio(x) for x in c.ratios(name)[1:])])
+    lines = columns(rows, set(range(2, len(header))))
+    out = []
+    for i, line in enumerate(lines):
+        if i in headings:
+            out += ["", headings[i]] if i > 1 else [headings[i]]
+        out.append(line)
+    return out
+
+
+def _by_rows(c: Comparison) -> list[str]:
+    """Systems as rows: each section a table of its figures (value, and ratio to [1]),
+    split into as many tables as it takes to stay within :data:`WIDTH`."""
+    out: list[str] = []
+    tags = [f"[{i}]" for i in range(1, len(c.results) + 1)]
+    for title, names in SECTIONS:
+        money = all(MODEL.steps[x].unit == "USD/Mtok" for x in names)
+        cells = {}
+        for name in names:
+            unit = MODEL.steps[name].unit
+            values = [format_number(r.value(name), unit, name) for r in c.results]
+            shown = [v if i == 0 or x is None else f"{v} ({format_ratio(x)})"
+                     for i, (v, x) in enumerate(zip(values, c.ratios(name), strict=True))]
+            head = textwrap.wrap(label(name), max(14, *map(len, shown)))
+            cells[name] = (head, "" if money else _unit(name), shown)
+        chunks: list[list[str]] = [[]]
+        used = 4
+        for name in names:
+            head, unit, shown = cells[name]
+            w = max(len(unit), *map(len, head), *map(len, shown)) + 2
+            if chunks[-1] and used + w > WIDTH:
+                chunks.append([])
+                used = 4
+            chunks[-1].append(name)
+            used += w
+        for k, chunk in enumerate(chunks):
+            depth = max(len(cells[x][0]) for x in chunk)
+            heads = [["", *(([""] * depth + cells[x][0])[-depth:][j] for x in chunk)]
+                     for j in range(depth)]
+            units = [] if money else [["", *(cells[x][1] for x in chunk)]]
+            rows = [*heads, *units,
+                    *([tag, *(cells[x][2][i] for x in chunk)] for i, tag in enumerate(tags))]
+            heading = f"{title}, in {unit_words('USD/Mtok')}" if money else title
+            out += [heading + (" (continued)" if k else ""),
+                    *columns(rows, set(range(1, len(chunk) + 1))), ""]
+    return out[:-1]
+
+
+def _shared_and_own(c: Comparison) -> list[str]:
+    """The disclosure: what every system shares said once ("All systems"), then what differs
+    per system; defaults every system uses are listed once, the others under their system."""
+    used = [r.defaults_used for r in c.results]
+    common = [k for k in used[0] if all(k in u for u in used[1:])]
+    items = [{k: v for k, v in disclosure_items(r) if k != DEFAULTS} for r in c.results]
+    keys = list(dict.fromkeys(k for it in items for k in it))
+    shared = [(k, items[0][k]) for k in keys
+              if all(k in it and it[k] == items[0][k] for it in items)]
+    if common:
+        shared.append((DEFAULTS, _defaults(common)))
+    out = ["What the figures rest on"]
+    if shared:
+        out += ["All systems", *_items(shared)]
+    for i, (r, it) in enumerate(zip(c.results, items, strict=True), 1):
+        own = [(k, v) for k, v in it.items() if (k, v) not in shared]
+        rest = [k for k in r.defaults_used if k not in common]
+        if rest:
+            own.append(("Also defaults" if common else DEFAULTS, _defaults(rest)))
+        if own:
+            out += ["", f"[{i}] {r.name}", *_items(own)]
+    return out
 
 
 def comparison_table(c: Comparison) -> str:
-    names = [r.name for r in c.results]
-    header = ["figure", "unit", *(f"[{i}] {n}" for i, n in enumerate(names, 1)),
-              *(f"[{i}]/[1]" for i in range(2, len(names) + 1))]
-    rows = [header]
-    for n in HEADLINE:
-        ratios = c.ratios(n)[1:]
-        rows.append([_label(n), MODEL.steps[n].unit,
-                     *(format_number(r.value(n)) for r in c.results),
-                     *(f"{format_number(x)}x" if x is not None else "-" for x in ratios)])
-    out = columns(rows, set(range(2, len(header))))
-    for i, r in enumerate(c.results, 1):
-        out += ["", f"[{i}] {r.name}:", *("  " + x for x in disclosure_lines(r))]
-    return "\n".join(out)
+    """Systems side by side within :data:`WIDTH` columns: as columns (units in words, else
+    as symbols) when they fit, else as rows; ratios to the first; the shared disclosure once."""
+    table = _by_columns(c, _unit)
+    if max(map(len, table)) > WIDTH:
+        table = _by_columns(c, lambda n: display_unit(n, MODEL.steps[n].unit))
+    if max(map(len, table)) > WIDTH:
+        table = _by_rows(c)
+    return "\n".join([*_legend(c), "", *table, "", *_shared_and_own(c)])
 
 
+# -- curves, power traces, quotes ------------------------------------------------------------
 def curve_table(c: Curve, kind: str, origin: str, sel: Selection | None = None) -> str:
     """The points of a curve, frontier points starred, and a reading if one was made."""
     try:
         on_frontier = set(c.frontier(kind).indices.tolist())
     except ValueError:  # no interactivity: no frontier
         on_frontier = set()
-    header = ["", "concurrency", "interactivity", f"{kind} throughput", "TTFT", "E2E",
-              "power"]
-    units = ["", "", "token/s/user", "token/s", "s", "s", "W"]
+    header = ["", "Concurrency", "Interactivity", f"Throughput ({kind} tokens)",
+              "Time to first token", "End-to-end latency", "Power"]
+    units = ["", "users", unit_words("token/s/user"), unit_words("token/s"),
+             unit_words("s"), unit_words("s"), unit_words("W")]
     rows = [header, units]
+
     def order(i: int) -> tuple[float, float]:  # by interactivity, else by concurrency
         x = c.interactivity[i]
         return (np.inf if np.isnan(x) else x, c.concurrency[i])
 
     for i in sorted(range(len(c)), key=order):
-        rows.append(["*" if i in on_frontier else "", format_number(c.concurrency[i]),
-                     format_number(c.interactivity[i]),
-                     format_number(c.throughput_of(kind)[i]), format_number(c.ttft[i]),
-                     format_number(c.e2e_latency[i]), format_number(c.power[i])])
-    out = [f"curve {c.key.id}", f"  from {origin}; {c.source}",
+        rows.append(["*" if i in on_frontier else "",
+                     format_number(c.concurrency[i], "", "concurrency"),
+                     format_number(c.interactivity[i], "token/s/user"),
+                     format_number(c.throughput_of(kind)[i], "token/s"),
+                     format_number(c.ttft[i], "s"), format_number(c.e2e_latency[i], "s"),
+                     format_number(c.power[i], "W")])
+    out = [f"curve {c.key.id}", *wrap(f"from {origin}; {c.source}", "  ", "  "),
            f"  {len(c)} points, {len(on_frontier)} on the Pareto frontier (*)", "",
            *columns(rows, set(range(1, len(header))))]
-    out += [f"note: {n}" for n in c.notes]
+    for n in c.notes:
+        out += wrap(n, "note: ", "      ")
     if sel is not None:
-        out += ["", f"reading: {sel.description}",
-                f"  throughput {format_number(sel.throughput)} token/s per accelerator"]
+        out += ["", *wrap(f"reading: {sel.description}", "", "  "),
+                f"{MARK}throughput {words(sel.throughput, 'token/s')} per accelerator"]
     return "\n".join(out)
 
 
@@ -146,59 +349,77 @@ def _clock(t: float) -> str:
     """A trace time: POSIX seconds as UTC date-time, a relative clock as seconds."""
     if t > 1e8:  # after 1973: a wall-clock timestamp, not seconds since the run started
         return datetime.fromtimestamp(t, UTC).isoformat(timespec="milliseconds")
-    return f"{format_number(t)} s"
+    return words(t, "s")
 
 
 def energy_table(report: EnergyReport, tokens: TokenEnergy | None) -> str:
     """Per-GPU energy of a trace, totals, J/token and the verdict with its reasons."""
-    rows = [["GPU", "energy", "average power", "peak power", "samples", "missing", "verdict"],
-            ["", "J", "W", "W", "", "", ""]]
+    rows = [["GPU", "Energy", "Average power", "Peak power", "Samples", "Missing", "Verdict"],
+            ["", unit_words("J"), unit_words("W"), unit_words("W"), "", "", ""]]
     for g in report.gpus:
-        rows.append([g.gpu, format_number(g.energy), format_number(g.average_power),
-                     format_number(g.peak_power), str(g.samples), str(g.missing), g.verdict])
+        rows.append([g.gpu, format_number(g.energy, "J"), format_number(g.average_power, "W"),
+                     format_number(g.peak_power, "W"), f"{g.samples:,}", f"{g.missing:,}",
+                     g.verdict])
+    totals = [["Total energy", format_number(report.total_energy, "J"), unit_words("J")],
+              ["Mean power per GPU", format_number(report.mean_average_power, "W"),
+               unit_words("W")],
+              ["Peak power", format_number(report.peak_power, "W"), unit_words("W")]]
+    if tokens is not None:
+        for kind, v in (("total", tokens.total), ("input", tokens.input),
+                        ("output", tokens.output)):
+            if v is not None:
+                totals.append([f"Energy per {kind} token", format_number(v, "J/token"),
+                               unit_words("J/token")])
     out = [f"power trace {report.source}",
            f"  window {_clock(report.start)} to {_clock(report.end)} "
-           f"({format_number(report.duration)} s), gap limit {format_number(report.max_gap)} s",
-           "", *columns(rows, {1, 2, 3, 4, 5}), "",
-           f"total energy          {format_number(report.total_energy)} J",
-           f"mean power per GPU    {format_number(report.mean_average_power)} W",
-           f"peak power            {format_number(report.peak_power)} W"]
-    if tokens is not None:
-        for label, v in (("total", tokens.total), ("input", tokens.input),
-                         ("output", tokens.output)):
-            if v is not None:
-                out.append(f"J per {label + ' token':13s}  {format_number(v)} J/token")
-    out.append(f"verdict: {report.verdict.upper()}")
-    out += [f"  reason: {r}" for r in report.reasons]
-    out += [f"  warning: {w}" for w in report.warnings]
+           f"({words(report.duration, 's')}), gap limit {words(report.max_gap, 's')}",
+           "", *columns(rows, {1, 2, 3, 4, 5}), "", *columns(totals, {1}),
+           f"verdict: {report.verdict.upper()}"]
+    for r in report.reasons:
+        out += wrap(r, "  reason: ", "    ")
+    for w in report.warnings:
+        out += wrap(w, "  warning: ", "    ")
     return "\n".join(out)
 
 
 def _money(v: float) -> str:
-    return f"{v:,.0f}"
+    return format_number(v, "USD")
+
+
+def _months(m: float | None) -> str:
+    """A count of months: whole when it is whole (``12``), else to a tenth."""
+    if m is not None and float(m).is_integer():
+        return format_number(m, "", "concurrency")
+    return format_number(m, "month")
 
 
 def quotes_table(by_scenario: list) -> str:
-    """Quotes ranked per scenario: price per Mtok at the operating point beside our cost."""
+    """Quotes ranked per scenario: price per million tokens at the operating point beside our
+    own cost, the margin it implies, and the term in money."""
     out: list[str] = []
     for ranked in by_scenario:
         first = ranked[0]
-        out.append(f"against {first.scenario} (per million {first.token_kind} tokens; "
-                   f"cheapest first)")
-        rows = [["#", "quote", "form", "price", "own cost", "implied margin",
-                 "break-even util.", "term", "quote PV", "own PV", "saving PV"],
-                ["", "", "", "USD/Mtok", "USD/Mtok", "", "", "month", "USD", "USD", "USD"]]
+        out += wrap(f"Against {first.scenario}: quotes cheapest first; prices and our cost in "
+                     f"USD per million {first.token_kind} tokens, totals over the term in USD "
+                     f"(present values)", "", "  ")
+        rows = [["", "Quote", "Form", "Price", "Our cost", "Implied", "Break-even", "Term",
+                 "Quote", "Our own", "Saving"],
+                ["", "", "", "", "", "margin", "utilisation", "months", "PV", "PV", "PV"]]
         for i, c in enumerate(ranked, 1):
-            be = c.break_even_utilisation
-            rows.append([str(i), c.quote.name, c.quote.form, format_number(c.price_per_mtok),
-                         format_number(c.own_cost_per_mtok), f"{c.implied_margin:.1%}",
-                         "-" if be is None else f"{be:.1%}", format_number(c.quote.term),
+            rows.append([f"{MARK if i == 1 else PAD}{i}", c.quote.name,
+                         _FORMS.get(c.quote.form, c.quote.form),
+                         format_number(c.price_per_mtok, "USD/Mtok"),
+                         format_number(c.own_cost_per_mtok, "USD/Mtok"),
+                         format_percent(c.implied_margin),
+                         format_percent(c.break_even_utilisation),
+                         _months(c.quote.term),
                          _money(c.quote_pv), _money(c.own_pv), _money(c.saving_pv)])
         out += ["  " + r for r in columns(rows, set(range(3, 11)))]
         for c in ranked:
-            out.append(f"  {c.quote.name}: volume {format_number(c.volume)} Mtok/month "
-                       f"({c.volume_basis})")
-            out += [f"    flag: {f}" for f in c.flags]
+            out += wrap(f"{c.quote.name}: volume {words(c.volume, 'Mtok/month')} "
+                         f"({c.volume_basis})", "  ", "    ")
+            for f in c.flags:
+                out += wrap(f, "    flag: ", "      ")
         out.append("")
     return "\n".join(out).rstrip()
 
@@ -208,20 +429,22 @@ def term_report(quote, comparison, rows, longest, tolerance, improvement, succes
     """Each term length's premium over staying flexible."""
     how = []
     if improvement is not None:
-        how.append(f"market price falls {improvement:.0%} a year")
+        how.append(f"market price falls {format_percent(improvement)} a year")
     if successor_price is not None:
-        how.append(f"a successor at {format_number(successor_price)} USD/Mtok from month "
-                   f"{format_number(successor_month)}")
-    table = [["term", "locked PV", "flexible PV", "premium", "premium share", "within"],
-             ["month", "USD", "USD", "USD", "", f"{tolerance:.0%}"]]
+        how.append(f"a successor at {words(successor_price, 'USD/Mtok')} from month "
+                   f"{_months(successor_month)}")
+    table = [["Term", "Locked-in PV", "Flexible PV", "Premium", "Premium", "Within"],
+             ["months", "USD", "USD", "USD", "share", format_percent(tolerance)]]
     for r in rows:
-        table.append([format_number(r.months), _money(r.locked_pv), _money(r.flexible_pv),
-                      _money(r.premium), f"{r.premium_share:.1%}",
-                      "yes" if r.within_tolerance else "no"])
-    out = [f"{quote.name}: {format_number(comparison.price_per_mtok)} USD/Mtok locked, "
-           f"{format_number(comparison.volume)} Mtok/month ({comparison.volume_basis})",
-           f"flexible buyer: {'; '.join(how)}", "", *columns(table, set(range(1, 6))), ""]
-    out.append(f"longest term within {tolerance:.0%}: "
-               + (f"{format_number(longest)} months" if longest is not None else
-                  "none of those priced"))
+        table.append([_months(r.months), _money(r.locked_pv),
+                      _money(r.flexible_pv), _money(r.premium),
+                      format_percent(r.premium_share), "yes" if r.within_tolerance else "no"])
+    out = [*wrap(f"{quote.name}: {words(comparison.price_per_mtok, 'USD/Mtok')} locked in, "
+                  f"{words(comparison.volume, 'Mtok/month')} ({comparison.volume_basis})",
+                  "", "  "),
+           *wrap(f"flexible buyer: {'; '.join(how)}", "", "  "), "",
+           *columns(table, set(range(0, 6))), ""]
+    out.append(f"{MARK}longest term within {format_percent(tolerance)} of staying flexible: "
+               + (f"{_months(longest)} months" if longest is not None
+                  else "none of those priced"))
     return "\n".join(out)

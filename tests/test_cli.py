@@ -1,7 +1,8 @@
 """The ``costmodel`` command: price, compare, catalog, steps.
 
 Every expected number is hand arithmetic from published figures and the documented defaults,
-written out below; none is pasted from a run of the code.
+written out below; none is pasted from a run of the code. The text output is checked against
+the engine's values (hand-derived or from ``--json``) rounded by ``costmodel.display``.
 """
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from costmodel.cli import main
+from costmodel.display import format_number, format_ratio
 
 ROOT = Path(__file__).resolve().parents[1]
 PUBLISHED = ROOT / "fixtures" / "scenarios" / "published"
@@ -113,23 +115,85 @@ def test_price_set_electricity_price(setting):
     assert d["disclosure"]["electricity"]["price"]["value"] == pytest.approx(0.10, rel=1e-12)
 
 
+def flat(text: str) -> str:
+    """The text with every run of spaces and line breaks as one space: wrapped lines and
+    aligned columns read as sentences."""
+    return " ".join(text.split())
+
+
+def line_of(text: str, start: str) -> str:
+    """The first line that starts with ``start`` once indented."""
+    return next(x for x in text.splitlines() if x.strip().startswith(start))
+
+
 def test_price_table_output():
     out = run(["price", GB300_PEAK]).stdout
-    assert "cost per mtok total" in out
-    assert "USD/Mtok" in out
-    assert "boundary: chip" in out
-    assert "power basis: rated" in out
-    # the energy line shows 6 significant digits of 0.0871 / 42,411,600 x 1e6 = 0.00205368...
-    assert "cost per mtok energy" in out
-    assert f"{ENERGY_PER_MTOK:.8f}".rstrip("0") in out
+    total = price_json(GB300_PEAK)["cost_per_mtok"]["total"]["value"]
+    lines = out.splitlines()
+    # the answer comes first and is marked; the breakdown follows
+    answer = [x for x in lines if x.startswith("=> ")]
+    assert [x.split("  ")[0] for x in answer] == [
+        "=> Cost per million tokens", "=> Price per million tokens",
+        "=> Price per million input tokens", "=> Price per million output tokens"]
+    assert lines.index(answer[0]) < lines.index(line_of(out, "Energy cost per million tokens"))
+    # the cost as display rounds it: 4 decimals below 1 USD/Mtok, in words with its unit
+    assert flat(answer[0]) == f"=> Cost per million tokens {format_number(total, 'USD/Mtok')} " \
+                              f"USD per million tokens"
+    # the energy line: 0.0871 / 42,411,600 x 1e6 = 0.00205368... USD/Mtok: 6 decimals below
+    # 0.01 USD/Mtok, and its share of the total cost as a percentage
+    assert format_number(ENERGY_PER_MTOK, "USD/Mtok") == "0.002054"
+    assert flat(line_of(out, "Energy cost per million tokens")) == (
+        f"Energy cost per million tokens 0.002054 USD per million tokens "
+        f"{ENERGY_PER_MTOK / total:.1%} of cost")
+    assert f"{ENERGY_PER_MTOK:.8f}".rstrip("0") not in out  # no six significant figures
+    # labels in words, the disclosure in plain words, fractions as percentages
+    assert "cost per mtok" not in out and "1/year" not in out
+    assert "Power counted at the chip boundary (the accelerator package alone), from rated " \
+           "(TDP) power" in flat(out)
+    assert "Utilisation 100.0% of hours serving; idle power 30.0% of operating power" in flat(out)
+    assert "cost of capital 10.0% a year, salvage 10.0% of capex, maintenance 3.0% of capex " \
+           "a year" in flat(out)
+    assert max(map(len, lines)) <= 120
     with pytest.raises(json.JSONDecodeError):
         json.loads(out)
 
 
+def test_price_table_of_the_sample_scenario():
+    from costmodel import app
+    sample = ROOT / "fixtures" / "scenarios" / "sample-tco.toml"
+    result = app.price(app.LocalContext(), app.ScenarioSpec(app.FileScenario(sample))).result
+    out = run(["price", sample]).stdout
+    for name, words in [("cost_per_mtok_total", "Cost per million tokens"),
+                        ("price_per_mtok_input", "Price per million input tokens"),
+                        ("price_per_mtok_output", "Price per million output tokens")]:
+        shown = format_number(result.value(name), "USD/Mtok", name)
+        assert flat(line_of(out, f"=> {words} ")) == \
+            f"=> {words} {shown} USD per million tokens"
+    # between 0.01 and 1 USD/Mtok a cost is shown to 4 decimals (not 6 significant figures)
+    total = result.value("cost_per_mtok_total")
+    assert 0.01 <= total < 1
+    assert format_number(total, "USD/Mtok") == f"{total:.4f}"
+    assert f"{total:.6g}" not in out
+    # whole money with thousands separators; power in watts
+    capex = format_number(result.value("capex_per_accelerator"), "USD")
+    assert capex == f"{result.value('capex_per_accelerator'):,.0f}"
+    assert flat(line_of(out, "Capital cost per accelerator")) == \
+        f"Capital cost per accelerator {capex} USD"
+    assert "Utilisation 70.0% of hours serving" in flat(out)
+
+
 def test_price_table_output_follows_set():
-    out = run(["price", GB300_PEAK, "--set", "power.boundary=facility"]).stdout
-    assert "boundary: facility" in out
-    assert "boundary: chip" not in out
+    out = flat(run(["price", GB300_PEAK, "--set", "power.boundary=facility"]).stdout)
+    assert "at the facility boundary" in out
+    assert "at the chip boundary" not in out
+    assert f"Power {format_number(FACILITY_W, 'W')} watts per accelerator" in out
+
+
+def test_every_headline_figure_is_in_one_section():
+    from costmodel.report import SECTIONS
+    from costmodel.results import HEADLINE
+    shown = [n for _, names in SECTIONS for n in names]
+    assert sorted(shown) == sorted(HEADLINE) and len(shown) == len(set(shown))
 
 
 def test_json_scenario_file_works_like_toml(tmp_path):
@@ -176,10 +240,58 @@ def test_compare_json_matched_ratio():
 
 def test_compare_table_shows_ratio():
     out = run(["compare", GB300_MATCHED, JALAPENO_MATCHED]).stdout
-    assert "throughput per kw" in out
-    # 12,258 / 118 = 103.8813...; six significant digits
-    assert f"{MATCHED_RATIO:.3f}x" == "103.881x"
-    assert "103.881x" in out
+    d = json.loads(run(["compare", GB300_MATCHED, JALAPENO_MATCHED, "--json"]).stdout)
+    # 12,258 / 118 = 103.8813...: two decimals at this size
+    assert format_ratio(MATCHED_RATIO) == "103.88x"
+    assert line_of(out, "Throughput per kW").endswith(" 103.88x")
+    # the cost ratio is below 0.1x: three decimals
+    costs = [s["cost_per_mtok"]["total"]["value"] for s in d["scenarios"]]
+    cost = costs[1] / costs[0]
+    assert format_ratio(cost) == f"{cost:.3f}x" and cost < 0.1
+    assert line_of(out, "=> Cost per million tokens").endswith(f" {cost:.3f}x")
+    assert "[1] deepseek-r1 gb300 matched (NVIDIA GB300" in out
+    assert "[2] deepseek-r1 jalapeno matched (OpenAI Jalape" in out
+
+
+DEEPSEEK = sorted(PUBLISHED.glob("deepseek-r1_*.toml"))
+
+
+def test_compare_four_systems_fits_120_columns_and_says_shared_things_once():
+    assert len(DEEPSEEK) == 4
+    out = run(["compare", *DEEPSEEK]).stdout
+    d = json.loads(run(["compare", *DEEPSEEK, "--json"]).stdout)
+    assert max(len(x) for x in out.splitlines()) <= 120
+    # systems as columns, ratios to [1] after them
+    header = next(x for x in out.splitlines() if "[2]/[1]" in x)
+    assert header.split() == ["[1]", "[2]", "[3]", "[4]", "[2]/[1]", "[3]/[1]", "[4]/[1]"]
+    cost = line_of(out, "=> Cost per million tokens").split()
+    costs = [s["cost_per_mtok"]["total"]["value"] for s in d["scenarios"]]
+    values = [format_number(x, "USD/Mtok") for x in costs]
+    ratios = [format_ratio(x / costs[0]) for x in costs[1:]]
+    assert cost[-7:] == values + ratios
+    # GB300 peak over matched: 11,781 / 118 token/s/kW more throughput, so 118/11,781 the cost
+    assert ratios[0] == format_ratio(118 / 11781) == "0.010x"
+    # what every system shares is said once; what differs, once per system
+    assert out.count("Electricity ") == 1 and out.count("Defaults used") == 1
+    assert out.count("Financing ") == 1 and out.count("DeepSeek R1 670B") == 1
+    assert out.count("cost of capital 10.0% a year") == 1
+    assert out.count("Operating point ") == 4
+    assert "published point 'deepseek-r1/jalapeno/peak'" in out
+    assert "1/year" not in out and "0.0100161x" not in out
+
+
+def test_compare_six_systems_as_rows():
+    files = [*DEEPSEEK, PUBLISHED / "gpt-oss-120b_gb200_peak.toml",
+             PUBLISHED / "kimi-k2.5_jalapeno_matched.toml"]
+    out = run(["compare", *files]).stdout
+    d = json.loads(run(["compare", *files, "--json"]).stdout)
+    assert max(len(x) for x in out.splitlines()) <= 120
+    # systems as rows: [6] starts a row with its value and its ratio to [1]
+    costs = [s["cost_per_mtok"]["total"]["value"] for s in d["scenarios"]]
+    ratio = costs[5] / costs[0]
+    cost = format_number(costs[5], "USD/Mtok")
+    assert line_of(out, "[6]  ").split()[1:3] == [cost, f"({format_ratio(ratio)})"]
+    assert out.count("Electricity ") == 1
 
 
 # -- catalog and steps ------------------------------------------------------------------------

@@ -143,6 +143,29 @@ def test_cli_curves_import_show_and_plot(tmp_path: Path):
     assert b"<svg" in svg.read_bytes()[:400]
 
 
+def test_cli_curves_show_text_rounds_by_the_display_rules():
+    from costmodel import app
+    from costmodel.display import format_number
+    curves = ROOT / "fixtures" / "curves" / "illustrative-gpt-oss-120b.csv"
+    cid = "b200/gpt-oss-120b/vllm/fp8/8192x1024/none/agg"
+    r = CliRunner().invoke(main, ["curves", "show", str(curves), "--curve-id", cid,
+                                  "--at-interactivity", "100 token/s/user"])
+    assert r.exit_code == 0, r.output
+    view = app.show_curve(app.LocalContext(), str(curves), cid, "mixed", 100.0)
+    c = view.curve
+    # each point: concurrency a count, interactivity and throughput whole above 100, times
+    # in seconds by magnitude, power "-" where the curve has none
+    rows = {x.split()[1]: x.split()[1:] for x in r.stdout.splitlines() if x.startswith("*")}
+    for i in range(len(c)):
+        assert rows[f"{c.concurrency[i]:.0f}"] == [
+            f"{c.concurrency[i]:.0f}", format_number(c.interactivity[i], "token/s/user"),
+            format_number(c.throughput[i], "token/s"), format_number(c.ttft[i], "s"),
+            format_number(c.e2e_latency[i], "s"), format_number(c.power[i], "W")]
+    assert rows["64"][:3] == ["64", "120", "6,500"]
+    shown = format_number(view.reading.throughput, "token/s")
+    assert f"=> throughput {shown} tokens per second per accelerator" in r.stdout
+
+
 def test_cli_curves_show_unreachable_is_one_line():
     r = CliRunner().invoke(main, ["curves", "show", "mi355x/kimik2.5/vllm/int4/1024x1024/mtp/agg",
                                   "--at-interactivity", "100 token/s/user"])

@@ -69,9 +69,14 @@ def check_json(result: dict, where: str) -> None:
     assert "EIA" not in json.dumps(e) + json.dumps(electricity)
 
 
+def flat(text: str) -> str:
+    """Terminal text with its wrapping and column padding read as one line."""
+    return " ".join(text.split())
+
+
 def check_terminal(text: str, where: str) -> None:
-    line = next(x.strip() for x in text.splitlines() if x.strip().startswith("electricity:"))
-    assert line == f"electricity: 0.1742 USD/kWh ({where}; undated)"
+    # the electricity item, up to the next item's label
+    assert f"Electricity 0.1742 USD per kWh ({where}; undated) Financing" in flat(text)
     assert "EIA" not in text
 
 
@@ -132,7 +137,9 @@ def test_set_electricity_price_replaces_its_citation_everywhere(which, defaulted
     for result in both["scenarios"]:
         check_json(result, where)
     table = cli("compare", scenario, SAMPLE, "--set", setting)
-    assert table.count(f"electricity: 0.1742 USD/kWh ({where}; undated)") == 2
+    # both systems share the price and its citation: said once, for all systems
+    assert flat(table).count(f"Electricity 0.1742 USD per kWh ({where}; undated)") == 1
+    assert "All systems" in table and "EIA" not in table
     out = tmp_path / "set.xlsx"
     cli("workbook", scenario, "-o", out, "--set", setting)
     check_workbook(out, where)
@@ -166,7 +173,8 @@ def test_set_throughput_replaces_the_published_points_label_and_source(tmp_path)
     assert d["sources"]["operating_point.normalised_by"].startswith(
         "catalog operating_point 'deepseek-r1/gb300/peak': WA")
     text = cli("price", SAMPLE, "--set", setting)
-    assert f"operating point: given: {where};" in text and "published point" not in text
+    assert f"Operating point given: {where} As published" in flat(text)
+    assert "published point" not in text
     out = tmp_path / "op.xlsx"
     cli("workbook", SAMPLE, "-o", out, "--set", setting)
     wb = load_workbook(out)
@@ -190,7 +198,8 @@ def test_a_price_given_without_a_source_has_none():
         e = r.disclosure()["electricity"]
         assert e["source"] is None and e["date"] is None, electricity
         assert "EIA" not in json.dumps(r.disclosure()["sources"])
-        assert "electricity: 0.12 USD/kWh (no source given; undated)" in result_table(r)
+        assert "Electricity 0.1200 USD per kWh (no source given; undated)" in \
+            flat(result_table(r))
     # a catalog point whose throughput the file gives is not the published point
     r = price_data({"accelerator": "gb300", "operating_point": {
         "catalog": "deepseek-r1/gb300/peak", "throughput_per_kw": "9000 token/s/kW"}})

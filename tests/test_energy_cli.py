@@ -21,9 +21,11 @@ def test_energy_table_and_json():
     # GPU 0: 100, 200, 300 W at 1 s steps -> (150 + 250) J = 400 J; GPU 1: 400 W x 2 s = 800 J
     r = run("energy", DATA / "two_gpus_header.csv", "--tokens", 1000)
     assert r.exit_code == 0, r.output
-    assert "total energy          1,200 J" in r.stdout
-    assert "mean power per GPU    300 W" in r.stdout       # 1,200 J / 2 s / 2 GPUs
-    assert "J per total token    1.2 J/token" in r.stdout
+    text = " ".join(r.stdout.split())  # aligned columns read as one line
+    assert "Total energy 1,200 joules" in text
+    assert "Mean power per GPU 300 watts" in text           # 1,200 J / 2 s / 2 GPUs
+    assert "Energy per total token 1.20 joules per token" in text  # 1,200 J / 1,000 tokens
+    assert "0 400 200 300 3 0 valid" in text  # GPU 0: 100, 200, 300 W: 400 J, peak 300 W
     assert "2026-05-27T07:50:26.250+00:00" in r.stdout     # the window on the wall clock
     assert "verdict: VALID" in r.stdout
     r = run("energy", DATA / "two_gpus_header.csv", "--input-tokens", 800,

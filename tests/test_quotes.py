@@ -10,6 +10,7 @@ from click.testing import CliRunner
 from conftest import PUBLISHED, ROOT, price_data, price_file
 
 from costmodel.cli import main
+from costmodel.display import format_number, format_percent
 from costmodel.inputs import InputError
 from costmodel.quotes import (
     NO_POINT,
@@ -204,6 +205,43 @@ def test_cli_compare_ranks_quotes_and_writes_a_workbook(tmp_path):
     wb = load_workbook(out)
     assert "Quotes" in wb.sheetnames
     assert wb["Quotes"]["D5"].value == "=1-cost_per_mtok_total_s1/$C5"
+
+
+def test_cli_compare_text_reads_as_money_and_percentages():
+    args = ["quotes", "compare", str(QUOTES), "--scenario", str(GB300), "--scenario",
+            str(JALAPENO)]
+    text = CliRunner().invoke(main, args).stdout
+    d = json.loads(CliRunner().invoke(main, [*args, "--json"]).stdout)
+    assert max(len(x) for x in text.splitlines()) <= 120
+    # the cheapest quote against GB300, marked: price and own cost by the display rules, the
+    # implied margin 1 - 4.10 / 0.73 as a percentage, present values in whole dollars
+    c = d["scenarios"][0]["ranked"][0]
+    row = next(x for x in text.splitlines() if x.lstrip().startswith("=> 1 "))
+    assert row.split() == [
+        "=>", "1", "vendor-a-tokens", "per", "token",
+        format_number(c["price_per_mtok"]["value"], "USD/Mtok"),
+        format_number(c["own_cost_per_mtok"]["value"], "USD/Mtok"),
+        format_percent(c["implied_margin"]), "-", "12",
+        f"{c['quote_pv']['value']:,.0f}", f"{c['own_pv']['value']:,.0f}",
+        f"{c['saving_pv']['value']:,.0f}"]
+    assert format_percent(c["implied_margin"]) == "-459.9%"
+    assert "20,000 million tokens per month (as quoted)" in text
+
+
+def test_cli_term_text():
+    args = ["quotes", "term", str(QUOTES), "--quote", "vendor-b-reserved", "--scenario",
+            str(GB300), "--improvement", "30 %", "--terms", "6,12,24"]
+    text = CliRunner().invoke(main, args).stdout
+    d = json.loads(CliRunner().invoke(main, [*args, "--json"]).stdout)
+    assert "flexible buyer: market price falls 30.0% a year" in text
+    rows = [x.split() for x in text.splitlines() if x.split()[:1] in (["6"], ["12"], ["24"])]
+    for row, t in zip(rows, d["terms"], strict=True):
+        assert row == [f"{t['term']['value']:.0f}", f"{t['locked_pv']['value']:,.0f}",
+                       f"{t['flexible_pv']['value']:,.0f}", f"{t['premium']['value']:,.0f}",
+                       format_percent(t["premium_share"]),
+                       "yes" if t["within_tolerance"] else "no"]
+    longest = d["longest_term_within_tolerance"]["value"]
+    assert f"=> longest term within 10.0% of staying flexible: {longest:.0f} months" in text
 
 
 def test_cli_term(tmp_path):

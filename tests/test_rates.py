@@ -376,10 +376,11 @@ def test_cli_prices_a_rate_all_in(tmp_path):
     assert d["cost_per_mtok"]["energy"]["value"] == 0
     assert d["power_per_accelerator"]["value"] == pytest.approx(GB300_ALL_IN_W)
     assert d["disclosure"]["reference_rate"]["key"] == "gb300/rental@2026-09"
-    text = _cli("price", path)
-    assert "cost per mtok total      1.38889  USD/Mtok" in text
-    assert "reference rate: gb300/rental@2026-09 (version 2026-09; 5 USD/h, all-in power " \
-           "2,120 W); a public dashboard's assumption, not a quote" in text
+    text = " ".join(_cli("price", path).split())  # wrapped lines and padding as one line
+    # 5 USD/h over 3.6 Mtok an hour = 1.38889 USD/Mtok, shown to the cent above 1 USD/Mtok
+    assert "=> Cost per million tokens 1.39 USD per million tokens" in text
+    assert "Reference rate gb300/rental@2026-09 (version 2026-09; 5.000 USD per hour, all-in " \
+           "power 2,120 watts); a public dashboard's assumption, not a quote" in text
     assert ALL_IN in text
     later = json.loads(_cli("price", path, "--json", "--set",
                             'accelerator={catalog="gb300", rate="rental@2026-08"}'))
@@ -395,8 +396,9 @@ def test_cli_quotes_compare_at_a_reference_rate(tmp_path):
     quotes = tmp_path / "q.toml"
     quotes.write_text('[[quote]]\nname = "market"\nrate = "gb300/rental@2026-09"\n',
                       encoding="utf-8")
-    out = _cli("quotes", "compare", quotes, "--scenario", _scenario_file(tmp_path))
-    assert "market" in out and "per_accelerator_hour" in out
+    out = " ".join(_cli("quotes", "compare", quotes, "--scenario",
+                        _scenario_file(tmp_path)).split())
+    assert "=> 1 market hourly" in out
     assert "reference rate gb300/rental@2026-09" in out and "not a quote" in out
 
 

@@ -16,6 +16,7 @@ from click.testing import CliRunner
 
 from costmodel.chain import price
 from costmodel.commands.sensitivity import sensitivity
+from costmodel.display import format_number
 from costmodel.inputs import InputError
 from costmodel.sensitivity import (
     OUTSIDE_TOLERANCE,
@@ -434,9 +435,19 @@ def invoke(*args: str, code: int = 0):
 
 def test_cli_tornado_text_and_json():
     text = invoke("tornado", SAMPLE, "--range", "electricity.price=0.05..0.15 USD/kWh").stdout
-    assert "cost_per_mtok_total" in text and "electricity.price" in text
-    assert "0.05 USD/kWh" in text and "facility.pue *" in text
+    assert "Cost per million tokens (cost_per_mtok_total)" in text and "facility.pue *" in text
     assert "low clipped to 1 (must be at least 1)" in text
+    assert max(len(line) for line in text.splitlines()) <= 120
+    # the price's row: its range in USD per kWh, the cost at each end by the display rules
+    # (4 decimals from 0.01 USD/Mtok), the swing the difference
+    low, high = (chain_value(SAMPLE, "cost_per_mtok_total", f"electricity.price={p} USD/kWh")
+                 for p in (0.05, 0.15))
+    row = next(x for x in text.splitlines() if x.startswith("electricity.price "))
+    assert row.split()[:8] == ["electricity.price", "0.0500", "0.1500", "USD", "per", "kWh",
+                               format_number(low, "USD/Mtok"), format_number(high, "USD/Mtok")]
+    # fractions as percentages: utilisation 70% -/+ 20%
+    assert next(x for x in text.splitlines()
+                if x.startswith("utilisation ")).split()[1:3] == ["56.0%", "84.0%"]
     data = json.loads(invoke("tornado", GB300_PEAK, "--input", "electricity.price",
                              "--output", "cost_per_mtok.energy", "--swing", "10 %",
                              "--json").stdout)
@@ -454,7 +465,12 @@ def test_cli_grid_text_and_json():
     args = ["grid", SAMPLE, "--x", "electricity.price=0.05,0.1,0.15 USD/kWh",
             "--y", "utilisation=0.5..0.9:3"]
     text = invoke(*args).stdout
-    assert "rows: utilisation; columns: electricity.price [USD/kWh]" in text
+    assert "rows: utilisation (%); columns: electricity.price (USD per kWh)" in text
+    # the 50% row, 0.05 USD/kWh column, by the display rules
+    row = next(x for x in text.splitlines() if x.startswith("50.0% "))
+    at = chain_value(SAMPLE, "cost_per_mtok_total", "electricity.price=0.05 USD/kWh",
+                     "utilisation=0.5")
+    assert row.split()[1] == format_number(at, "USD/Mtok")
     data = json.loads(invoke(*args, "--json").stdout)
     assert data["x"] == {"key": "electricity.price", "unit": "USD/kWh",
                          "values": [0.05, 0.1, 0.15]}
@@ -480,7 +496,10 @@ def test_cli_montecarlo_json_and_text():
     assert sum(data["histogram"]["counts"]) == 200_000
     assert len(data["histogram"]["edges"]) == 51
     text = invoke(*args).stdout
-    assert "200,000 draws, seed 7" in text and "P50" in text and "histogram" in text
+    assert "200,000 draws, seed 7" in text and "histogram" in text
+    median = next(x for x in text.splitlines() if x.startswith("P50 (median)"))
+    assert median.split()[2:] == [format_number(data["p50"]["value"], "USD/Mtok"), "USD", "per",
+                                  "million", "tokens"]
 
 
 def test_cli_montecarlo_long_run_shows_progress_on_stderr_only():

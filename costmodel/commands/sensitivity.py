@@ -10,8 +10,9 @@ from typing import Any
 import click
 
 from .. import app
+from ..display import display_unit, format_number, format_percent, label, unit_words
 from ..errors import InputError
-from ..report import columns, format_number
+from ..report import WIDTH, columns, words, wrap
 from ..sensitivity import (
     CHUNK_SIZE,
     DEFAULT_OUTPUT,
@@ -51,19 +52,33 @@ def _run(file: str, overrides: tuple[str, ...], workbook: str | None, as_json: b
         click.echo(f"workbook written to {workbook}", err=True)
 
 
-def _q(value: float, unit: str) -> str:
-    text = format_number(value)
-    return text if unit == "dimensionless" else f"{text} {unit}"
+def _name(key: str) -> str:
+    """An input's name in the display rules (``financing.cost_of_capital`` ->
+    ``financing_cost_of_capital``: a fraction shown as a percentage)."""
+    return key.replace(".", "_")
 
 
-def _unit(unit: str) -> str:
-    return "" if unit == "dimensionless" else f" [{unit}]"
+def _q(value: float, unit: str, key: str | None = None) -> str:
+    """A value in words by the display rules of its input or output ``key``."""
+    return words(value, unit, _name(key) if key else None)
 
 
-def _bar(value: float, biggest: float) -> str:
+def _unit(unit: str, key: str) -> str:
+    """`` (unit in words)`` of an axis or a column: ``(USD per kWh)``, ``(%)``."""
+    shown = unit_words(display_unit(_name(key), unit))
+    return f" ({shown})" if shown else ""
+
+
+def _cell(value: float, unit: str, key: str) -> str:
+    """A value in a table whose header gives the unit; a percentage keeps its sign."""
+    text = format_number(value, unit, _name(key))
+    return text + "%" if display_unit(_name(key), unit).startswith("%") and text != "-" else text
+
+
+def _bar(value: float, biggest: float, width: int = BAR_WIDTH) -> str:
     if not (math.isfinite(value) and math.isfinite(biggest)) or biggest <= 0:
         return ""
-    return "#" * max(1 if value > 0 else 0, round(value / biggest * BAR_WIDTH))
+    return "#" * max(1 if value > 0 else 0, round(value / biggest * width))
 
 
 def _common(f):
@@ -116,22 +131,28 @@ def tornado_command(file: str, workbook: str | None, overrides: tuple[str, ...],
 
 
 def tornado_text(t: Tornado, name: str) -> str:
-    u = t.unit
-    lines = [f"{name}: {t.output} = {_q(t.base, u)} at the base",
-             f"each input alone to base -/+ {t.swing:.0%} (or across its --range), the others "
-             f"at the base; ranked by swing", ""]
+    u, out = t.unit, t.output
+    lines = [*wrap(f"{name}: {label(out)} ({out}) {_q(t.base, u, out)} at the base", "", "  "),
+             *wrap(f"each input alone to base -/+ {format_percent(t.swing)} (or across its "
+                   f"--range), the others at the base; ranked by swing; outputs in "
+                   f"{unit_words(u)}", "", "  "), ""]
     biggest = max((b.swing for b in t.bars if math.isfinite(b.swing)), default=0.0)
-    rows = [["input", "low", "high", f"at low [{u}]", f"at high [{u}]", f"swing [{u}]", ""]]
+    rows = [["Input", "Low", "High", "Unit", "At low", "At high", "Swing"]]
     notes = []
     for b in t.bars:
         key = b.key
         if b.note:
             notes.append(f"  {b.key}: {b.note}")
             key += " *"
-        rows.append([key, _q(b.low, b.unit), _q(b.high, b.unit), format_number(b.output_low),
-                     format_number(b.output_high), format_number(b.swing),
-                     _bar(b.swing, biggest)])
-    lines += columns(rows, {1, 2, 3, 4, 5})
+        rows.append([key, _cell(b.low, b.unit, b.key), _cell(b.high, b.unit, b.key),
+                     _unit(b.unit, b.key)[2:-1].lstrip("% "), format_number(b.output_low, u, out),
+                     format_number(b.output_high, u, out), format_number(b.swing, u, out)])
+    table = columns(rows, {1, 2, 4, 5, 6})
+    # the bars take what the table leaves of the line, never fewer than 8 characters
+    width = max(8, WIDTH - 2 - max(map(len, table)))
+    widest = max(map(len, table))
+    lines += [table[0]] + [f"{line:<{widest}}  {_bar(b.swing, biggest, width)}"
+                           for line, b in zip(table[1:], t.bars, strict=True)]
     if notes:
         lines += ["", "* notes:", *notes]
     return "\n".join(lines)
@@ -159,11 +180,15 @@ def grid_command(file: str, workbook: str | None, overrides: tuple[str, ...], ou
 
 
 def grid_text(g: Grid, name: str) -> str:
-    lines = [f"{name}: {g.output} [{g.unit}] (base {_q(g.base, g.unit)})",
-             f"rows: {g.y.key}{_unit(g.y.unit)}; columns: {g.x.key}{_unit(g.x.unit)}", ""]
-    rows = [[f"{g.y.key} \\ {g.x.key}", *(format_number(v) for v in g.x.values)]]
+    out = g.output
+    lines = [*wrap(f"{name}: {label(out)} ({out}) in {unit_words(g.unit)}; at the base "
+                   f"{_q(g.base, g.unit, out)}", "", "  "),
+             f"rows: {g.y.key}{_unit(g.y.unit, g.y.key)}; columns: "
+             f"{g.x.key}{_unit(g.x.unit, g.x.key)}", ""]
+    rows = [[f"{g.y.key} \\ {g.x.key}", *(_cell(v, g.x.unit, g.x.key) for v in g.x.values)]]
     for yv, row in zip(g.y.values, g.values, strict=True):
-        rows.append([format_number(yv), *(format_number(v) for v in row)])
+        rows.append([_cell(yv, g.y.unit, g.y.key),
+                     *(format_number(v, g.unit, out) for v in row)])
     lines += columns(rows, set(range(1, len(rows[0]))))
     return "\n".join(lines)
 
@@ -236,24 +261,26 @@ def _stderr_is_terminal() -> bool:
 
 
 def montecarlo_text(m: MonteCarlo, name: str) -> str:
-    u = m.unit
-    lines = [f"{name}: {m.output} [{u}], {m.draws:,} draws, seed {m.seed}"]
+    u, out = m.unit, m.output
+    lines = [*wrap(f"{name}: {label(out)} ({out}) in {unit_words(u)}", "", "  "),
+             f"{m.draws:,} draws, seed {m.seed}"]
     rows = [[f"  {key}", d["text"], f"{m.redrawn.get(key, 0):,} redrawn"]
             for key, d in m.distributions.items()]
     lines += columns(rows, set())
     if m.truncate:
         lines.append("  (--truncate: draws outside an input's valid range were drawn again)")
     lines.append("")
-    stats = [["base", format_number(m.base)], ["P10", format_number(m.p10)],
-             ["P50", format_number(m.p50)], ["P90", format_number(m.p90)],
-             ["mean", format_number(m.mean)], ["std", format_number(m.std)],
-             ["min", format_number(m.min)], ["max", format_number(m.max)]]
-    lines += [f"{line}  {u}" for line in columns(stats, {1})]
+    stats = [[what, format_number(v, u, out)] for what, v in [
+        ("Base", m.base), ("P10", m.p10), ("P50 (median)", m.p50), ("P90", m.p90),
+        ("Mean", m.mean), ("Standard deviation", m.std), ("Lowest", m.min),
+        ("Highest", m.max)]]
+    lines += [f"{line}  {unit_words(u)}" for line in columns(stats, {1})]
     if m.nonfinite:
         lines.append(f"{m.nonfinite:,} draws gave no finite value and are left out")
-    lines += ["", f"histogram [{u}], {len(m.counts)} bins"]
+    lines += ["", f"histogram in {unit_words(u)}, {len(m.counts)} bins"]
     biggest = float(max(m.counts)) if len(m.counts) else 0.0
-    rows = [[format_number(float(lo)), "..", format_number(float(hi)), f"{int(c):,}",
+    rows = [[format_number(float(lo), u, out), "..", format_number(float(hi), u, out),
+             f"{int(c):,}",
              _bar(float(c), biggest)]
             for lo, hi, c in zip(m.edges[:-1], m.edges[1:], m.counts, strict=True)]
     lines += [f"  {line}" for line in columns(rows, {0, 2, 3})]
