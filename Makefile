@@ -15,8 +15,8 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 # The main job: price the sample TCO scenario and the published DeepSeek R1 comparisons,
-# write sample workbooks (live formulas) to out/, then serve the pricing API on
-# http://127.0.0.1:8000 (SQLite file costmodel.db, migrated and seeded from fixtures/).
+# write sample workbooks (live formulas) to out/, then serve the web pages and the pricing API
+# on http://127.0.0.1:8000 (SQLite file costmodel.db, migrated and seeded from fixtures/).
 run: $(STAMP)
 	$(BIN)/costmodel price fixtures/scenarios/sample-tco.toml
 	@echo
@@ -29,6 +29,9 @@ run: $(STAMP)
 	$(BIN)/costmodel workbook --matched fixtures/scenarios/curve-gpt-oss-120b-h100.toml \
 	    fixtures/scenarios/curve-gpt-oss-120b-b200.toml \
 	    fixtures/scenarios/curve-gpt-oss-120b-mi300x.toml -o out/matched-comparison.xlsx
+	@echo
+	@echo "Open http://127.0.0.1:8000/ in a browser: Price, Compare, Quotes, Saved scenarios and"
+	@echo "Sensitivity pages (API docs at http://127.0.0.1:8000/api/v1/docs). Ctrl-C stops it."
 	$(BIN)/costmodel serve --host 127.0.0.1 --port 8000
 
 test: $(STAMP)
@@ -42,6 +45,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/montecarlo.py
 	$(BIN)/python bench/load.py
 	$(BIN)/python bench/slowclients.py
+	$(BIN)/python bench/pages.py
 
 # The full property-based run over the OpenAPI document (README, API contract): schemathesis's
 # command line with every phase and check, 200 examples an operation (COSTMODEL_SCHEMATHESIS_

@@ -1,18 +1,23 @@
-"""Load benchmark: gunicorn serving ``POST /api/v1/price`` beside a bare Flask app answering
-a JSON echo, same gunicorn settings, same machine, same load generator (wrk), one after the
-other. Prints both throughputs and the ratio (goal: price >= 60% of echo).
+"""Load benchmark: gunicorn serving the pricing API beside a bare Flask app answering a JSON
+echo, same gunicorn settings, same machine, same load generator (wrk), alternating in one
+run. Prints each throughput and its ratio to the echo's.
 
     python bench/load.py [--seconds 5] [--rounds 3] [--connections 16] [--workers 2]
 
-Two runs of the price endpoint: ``repeated`` sends one body again and again (a pricing tool
-asking for the same configuration: answered from the result cache), ``varied`` sends a
-different electricity price every request (every answer computed).
+Runs of ``POST /api/v1/price``: ``repeated`` sends one body again and again (answered from the
+result cache); ``varied`` and ``varied, summary`` send a different electricity price every
+request (every answer computed; the second with ``?view=summary``: goal >= 60% of the echo's
+requests a second). ``batch`` sends ``POST /api/v1/price/batch`` with 10,000 rows of
+electricity price and utilisation (one of four bodies in turn, none cached) and counts
+scenarios a second end to end over HTTP (goal >= 100,000).
 Needs wrk (Debian package ``wrk``). Traffic stays on 127.0.0.1; every run is bounded.
 """
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import random
 import re
 import shutil
 import signal
@@ -30,6 +35,21 @@ BODY = ('{"scenario": {"accelerator": "gb300", "operating_point": "deepseek-r1/g
 LUA_FIXED = """wrk.method = "POST"
 wrk.headers["Content-Type"] = "application/json"
 wrk.body = '%s'
+"""
+BATCH_ROWS = 10_000
+LUA_BATCH = """wrk.method = "POST"
+wrk.headers["Content-Type"] = "application/json"
+bodies = {}
+for i = 1, %d do
+  local f = io.open("%s" .. i .. ".json", "rb")
+  bodies[i] = f:read("*all")
+  f:close()
+end
+counter = 0
+request = function()
+  counter = counter + 1
+  return wrk.format(nil, nil, nil, bodies[counter %% #bodies + 1])
+end
 """
 LUA_VARIED = """wrk.method = "POST"
 wrk.headers["Content-Type"] = "application/json"
@@ -87,6 +107,20 @@ def wrk(url: str, script: str, seconds: int, connections: int, folder: Path) -> 
     return float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
 
 
+def batch_bodies(folder: Path, count: int = 4) -> str:
+    """``count`` batch bodies of BATCH_ROWS rows, each row its own electricity price and
+    utilisation, written as ``batch<i>.json``; the files' common prefix."""
+    rng = random.Random(7)
+    for i in range(1, count + 1):
+        rows = [{"electricity.price": f"{rng.uniform(0.02, 0.2):.6f} USD/kWh",
+                 "utilisation": round(rng.uniform(0.3, 1.0), 6)} for _ in range(BATCH_ROWS)]
+        body = {"scenario": {"accelerator": "gb300", "operating_point": "deepseek-r1/gb300/peak",
+                             "power": {"boundary": "facility"}},
+                "overrides": rows, "outputs": ["cost_per_mtok_total", "cost_per_mtok.energy"]}
+        (folder / f"batch{i}.json").write_text(json.dumps(body))
+    return str(folder / "batch")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seconds", type=int, default=5)
@@ -94,6 +128,7 @@ def main() -> None:
     ap.add_argument("--connections", type=int, default=16)
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--threads", type=int, default=4)
+    ap.add_argument("--batch-connections", type=int, default=4)
     args = ap.parse_args()
     if shutil.which("wrk") is None:
         sys.exit("wrk is not installed (apt-get install wrk)")
@@ -118,9 +153,16 @@ def main() -> None:
                                          data=body, headers={"Content-Type": "application/json"})
             assert b"cost_per_mtok" in urllib.request.urlopen(req, timeout=10).read()
             price_url = f"http://127.0.0.1:{price_port}/api/v1/price"
-            runs: dict[str, list[float]] = {"echo": [], "repeated": [], "varied": []}
+            prefix = batch_bodies(folder)
+            with open(prefix + "1.json", "rb") as fh:
+                req = urllib.request.Request(price_url + "/batch", data=fh.read(),
+                                             headers={"Content-Type": "application/json"})
+            answer = json.loads(urllib.request.urlopen(req, timeout=60).read())
+            assert answer["priced"] == BATCH_ROWS, answer["errors"][:3]
+            runs: dict[str, list[float]] = {k: [] for k in (
+                "echo", "repeated", "varied", "summary", "batch")}
             # the servers idle while the other is measured; alternating the runs and keeping
-            # the best of each spreads the noise of a shared machine over all three alike
+            # the best of each spreads the noise of a shared machine over all of them alike
             for _ in range(args.rounds):
                 runs["echo"].append(wrk(f"http://127.0.0.1:{echo_port}/echo",
                                         LUA_FIXED % (BODY % "0.1"), args.seconds,
@@ -129,17 +171,29 @@ def main() -> None:
                                             args.connections, folder))
                 runs["varied"].append(wrk(price_url, LUA_VARIED % (BODY % "%s"), args.seconds,
                                           args.connections, folder))
+                runs["summary"].append(wrk(price_url + "?view=summary",
+                                           LUA_VARIED % (BODY % "%s"), args.seconds,
+                                           args.connections, folder))
+                runs["batch"].append(BATCH_ROWS * wrk(
+                    price_url + "/batch", LUA_BATCH % (4, prefix), args.seconds,
+                    args.batch_connections, folder))
         finally:
             stop(service)
             stop(echo)
-        baseline, repeated, varied = (max(runs[k]) for k in ("echo", "repeated", "varied"))
+        best = {k: max(v) for k, v in runs.items()}
+    baseline = best["echo"]
     print(f"gunicorn -w {args.workers} -k gthread --threads {args.threads}; wrk -t2 "
-          f"-c{args.connections} -d{args.seconds}s, best of {args.rounds} alternating rounds; "
-          f"{os.cpu_count()} cores")
-    print(f"bare Flask JSON echo        {baseline:10.0f} req/s  (baseline, same run)")
-    print(f"POST /api/v1/price repeated {repeated:10.0f} req/s  {repeated / baseline:6.0%} "
-          f"of echo (goal >= 60%)")
-    print(f"POST /api/v1/price varied   {varied:10.0f} req/s  {varied / baseline:6.0%} of echo")
+          f"-c{args.connections} (batch -c{args.batch_connections}) -d{args.seconds}s, best of "
+          f"{args.rounds} alternating rounds; {os.cpu_count()} cores")
+    print(f"bare Flask JSON echo                  {baseline:10.0f} req/s  (baseline, same run)")
+    print(f"POST /api/v1/price repeated           {best['repeated']:10.0f} req/s  "
+          f"{best['repeated'] / baseline:6.0%} of echo")
+    print(f"POST /api/v1/price varied             {best['varied']:10.0f} req/s  "
+          f"{best['varied'] / baseline:6.0%} of echo")
+    print(f"POST /api/v1/price varied, summary    {best['summary']:10.0f} req/s  "
+          f"{best['summary'] / baseline:6.0%} of echo (goal >= 60%)")
+    print(f"POST /api/v1/price/batch, {BATCH_ROWS:,} rows {best['batch']:10.0f} scenarios/s "
+          f"(goal >= 100,000)")
 
 
 if __name__ == "__main__":

@@ -11,7 +11,7 @@ from .inputs import Scenario
 from .model import MODEL
 from .rates import ALL_IN, NOT_A_QUOTE
 
-__all__ = ["Result", "Comparison", "quantity_json", "HEADLINE", "CONVENTIONS",
+__all__ = ["Result", "Comparison", "quantity_json", "headline_json", "HEADLINE", "CONVENTIONS",
            "ALLOCATION_RULE", "MUST_BE_FINITE", "check_finite"]
 
 # Figures shown first (table) and at the top level of the JSON result, besides groups.
@@ -170,19 +170,33 @@ class Result:
                 "status": NOT_A_QUOTE, "departures": departs}
 
     # -- renderings ------------------------------------------------------------------------
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self, view: str = "full") -> dict[str, Any]:
+        """The result as JSON data. ``view="summary"``: the headline figures and the
+        disclosure without its per-input sources, no steps."""
         out: dict[str, Any] = {"scenario": self.name,
                                "engine": {"name": "costmodel", "version": __version__}}
-        for name in HEADLINE:
-            step = MODEL.steps[name]
-            if step.group:
-                out.setdefault(step.group, {})[step.member] = self.quantity(name)
-            else:
-                out[name] = self.quantity(name)
-        out["steps"] = {name: {**self.quantity(name), **_STEP_TEXT[name]}
-                        for name in MODEL.steps}
-        out["disclosure"] = self.disclosure()
+        out.update(headline_json(self.quantity))
+        disclosure = self.disclosure()
+        if view == "summary":
+            del disclosure["sources"]
+        else:
+            out["steps"] = {name: {**self.quantity(name), **_STEP_TEXT[name]}
+                            for name in MODEL.steps}
+        out["disclosure"] = disclosure
         return out
+
+
+def headline_json(figure: Any) -> dict[str, Any]:
+    """The headline figures as a result or comparison nests them (``cost_per_mtok.energy``:
+    a step's group, then its member), each ``figure(step name)``."""
+    out: dict[str, Any] = {}
+    for name in HEADLINE:
+        step = MODEL.steps[name]
+        if step.group:
+            out.setdefault(step.group, {})[step.member] = figure(name)
+        else:
+            out[name] = figure(name)
+    return out
 
 
 @dataclass
@@ -199,11 +213,13 @@ class Comparison:
             out.append(v / base if ok else None)
         return out
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self, view: str = "full") -> dict[str, Any]:
+        """Side by side; ``ratios`` nest like the results they divide
+        (``ratios.cost_per_mtok.energy`` beside ``cost_per_mtok.energy``)."""
         return {
             "baseline": self.results[0].name,
-            "scenarios": [r.to_json() for r in self.results],
-            "ratios": {name: self.ratios(name) for name in HEADLINE},
+            "scenarios": [r.to_json(view) for r in self.results],
+            "ratios": headline_json(self.ratios),
         }
 
 

@@ -97,6 +97,10 @@ INEXPRESSIBLE = {
                  r"different|more than one distribution|whole-number count|cells is more|"
                  r"is part of the unit|categorical", "what an analysis can vary in this scenario"),
     "overflow": (r"overflow|not finite|infinite", "inputs so extreme that a cost overflows"),
+    "fields": (r"^fields: .* is not a field of this answer", "a ?fields= name the answer does "
+                                                             "not hold"),
+    "batch": (r"^overrides\[\d+\]", "a batch whose rows all fail (any table is a row: each "
+                                      "row's own error is in the answer)"),
 }
 _INEXPRESSIBLE = {rule: re.compile(pattern) for rule, (pattern, _) in INEXPRESSIBLE.items()}
 

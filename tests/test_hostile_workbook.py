@@ -102,7 +102,9 @@ def sheet_part(members: list[Member], title: str) -> str:
     wb = content(members, "xl/workbook.xml").decode()
     rid = re.search(rf'<sheet name="{title}"[^>]*r:id="(\w+)"', wb).group(1)
     rels = content(members, "xl/_rels/workbook.xml.rels").decode()
-    return re.search(rf'Target="/?([^"]+)" Id="{rid}"', rels).group(1)
+    rel = next(r for r in re.findall(r"<Relationship [^>]*>", rels) if f'Id="{rid}"' in r)
+    target = re.search(r'Target="([^"]+)"', rel).group(1)  # absolute, or relative to xl/
+    return target[1:] if target.startswith("/") else f"xl/{target}"
 
 
 def with_rows(members: list[Member], title: str, rows) -> list[Member]:
@@ -371,7 +373,8 @@ def test_only_the_parts_the_reader_needs_reach_openpyxl(parts):
     # then dropped: a large Results sheet costs no parsing
     needed = {"[Content_Types].xml", "xl/workbook.xml", "xl/_rels/workbook.xml.rels",
               "xl/styles.xml", *(sheet_part(parts, t) for t in ("Inputs", "Calculations",
-                                                                 "Meta"))}
+                                                                 "Meta")),
+              *({"xl/sharedStrings.xml"} & {m.name for m in parts})}  # the text cells' strings
     assert set(reader.check_package(pack(parts))) == needed
     big = with_rows(parts, "Results", (b'<row r="%d">%s</row>' % (
         i, b"".join(b'<c r="%c%d"><v>1</v></c>' % (c, i) for c in b"ABCDEFGHIJ"))

@@ -1,4 +1,4 @@
-"""The faces (CLI, API) orchestrate nothing themselves: every use case is the application
+"""The faces (CLI, API, web pages) orchestrate nothing themselves: every use case is the application
 layer's (costmodel.app), so a third face cannot become a third copy.
 
 A face may parse (quantities, quote and curve files, the sensitivity mini-language) and
@@ -14,7 +14,7 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "costmodel"
 FACES = sorted([PACKAGE / "cli.py", *(PACKAGE / "commands").glob("*.py"),
-                *(PACKAGE / "api").glob("*.py")])
+                *(PACKAGE / "api").glob("*.py"), *(PACKAGE / "web").glob("*.py")])
 
 # module -> names a face must not import from it ("*" = nothing at all)
 ORCHESTRATION = {

@@ -4,6 +4,7 @@ Expected numbers are hand arithmetic on the quotes' and scenarios' own inputs.""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from click.testing import CliRunner
@@ -204,7 +205,10 @@ def test_cli_compare_ranks_quotes_and_writes_a_workbook(tmp_path):
     from openpyxl import load_workbook
     wb = load_workbook(out)
     assert "Quotes" in wb.sheetnames
-    assert wb["Quotes"]["D5"].value == "=1-cost_per_mtok_total_s1/$C5"
+    # each quote's margin is live: 1 - our cost / the quoted price, in system 1's column
+    margins = [row[3].value for row in wb["Quotes"].iter_rows()
+               if row[0].value == "Implied margin on our cost"]
+    assert len(margins) == 3 and all(re.fullmatch(r"=1-D\d+/D\d+", m) for m in margins)
 
 
 def test_cli_compare_text_reads_as_money_and_percentages():

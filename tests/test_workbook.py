@@ -3,6 +3,7 @@ test_workbook_recalc.py)."""
 from __future__ import annotations
 
 import io
+import math
 import re
 import zipfile
 from pathlib import Path
@@ -15,6 +16,7 @@ from conftest import (
     workbook_systems,
 )
 from openpyxl import load_workbook
+from openpyxl.utils import get_column_letter, range_boundaries
 
 from costmodel.app import reprice
 from costmodel.inputs import InputError
@@ -41,7 +43,7 @@ def three(tmp_path_factory) -> Path:
 
 def test_sheets_and_names(single, three):
     wb = load_workbook(single)
-    assert wb.sheetnames[:4] == ["Cover", "Inputs", "Calculations", "Results"]
+    assert wb.sheetnames[:5] == ["Summary", "Cover", "Inputs", "Calculations", "Results"]
     assert "Curves" not in wb.sheetnames  # no curve in the sample
     for name in [*MODEL.inputs, *MODEL.enums, *MODEL.constants, *MODEL.steps]:
         assert name in wb.defined_names, name
@@ -83,7 +85,8 @@ def test_inputs_are_styled_and_validated(single):
     assert any(boundary in str(dv.sqref) and dv.formula1 == "power_boundary_levels"
                for dv in lists)
     fractions = [dv for dv in ws.data_validations.dataValidation
-                 if dv.type == "decimal" and dv.operator == "between"]
+                 if dv.type == "decimal" and dv.operator in (None, "between")  # the default
+                 and dv.formula1 == "0" and dv.formula2 == "1"]
     assert any(named_cells(wb, "utilisation")[0].coordinate in str(dv.sqref) for dv in fractions)
     levels = named_cells(wb, "power_boundary_levels")
     assert [c.value for c in levels] == ["chip", "node", "rack", "facility"]
@@ -102,7 +105,8 @@ def test_user_text_never_becomes_a_formula(tmp_path):
                          tmp_path / "x.xlsx")
     with zipfile.ZipFile(path) as z:
         sheets = b"".join(z.read(n) for n in z.namelist() if n.startswith("xl/worksheets/"))
-    assert b"HYPERLINK" in sheets  # it is there, as text ...
+        strings = z.read("xl/sharedStrings.xml")
+    assert b"HYPERLINK" in strings  # it is there, as text ...
     assert not re.search(rb"<f>[^<]*(HYPERLINK|1\+1|SUM)", sheets)  # ... never as a formula
     wb = load_workbook(path)
     found = [c for ws in wb for row in ws.iter_rows() for c in row
@@ -222,3 +226,263 @@ def test_hostile_packages_are_rejected(single):
            b"<r>&e;</r>")
     with pytest.raises(InputError, match="document type declarations"):
         read_workbook(_repack(single, {"customXml/item1.xml": xxe}))
+
+
+# ---- the written file: cached values, number formats, print setup --------------------------
+
+def build_cases(folder: Path) -> dict:
+    """The five test workbooks: case -> (path, systems, quotes rows, sensitivity results)."""
+    from conftest import PUBLISHED, ROOT
+
+    from costmodel import sensitivity as core
+    from costmodel.quotes import compare_quote
+    from costmodel.sources.quote_file import read_quotes
+    out = {}
+    single, _ = workbook_systems([SAMPLE])
+    three, _ = workbook_systems(CURVE_SCENARIOS, matched=True)
+    curve, _ = workbook_systems([SCENARIOS / "curve-gpt-oss-120b-b200.toml"])
+    deal, _ = workbook_systems([PUBLISHED / "deepseek-r1_gb300_matched.toml",
+                                PUBLISHED / "deepseek-r1_jalapeno_matched.toml"])
+    quotes = read_quotes(ROOT / "fixtures" / "quotes" / "example-quotes.toml")
+    rows = [(q, [compare_quote(q, s.result) for s in deal]) for q in quotes]
+    scenario = single[0].result.scenario
+    analyses = [core.tornado(scenario),
+                core.grid(scenario, "electricity.price=0.05..0.15 USD/kWh:5",
+                          "utilisation=0.3..0.9:4"),
+                core.monte_carlo(scenario, {"electricity.price":
+                                            "uniform(0.05 USD/kWh, 0.15 USD/kWh)"},
+                                 draws=20_000, seed=7)]
+    for case, systems, kw in [("single", single, {}), ("three-matched", three, {}),
+                              ("curve", curve, {}), ("quotes", deal, {"quotes": rows}),
+                              ("sensitivity", single, {"sensitivity": analyses})]:
+        path = save_workbook(build_workbook(systems, **kw), folder / f"{case}.xlsx")
+        out[case] = (path, systems, kw.get("quotes", ()), kw.get("sensitivity", ()))
+    return out
+
+
+CASES = ["single", "three-matched", "curve", "quotes", "sensitivity"]
+VISIBLE = ("Summary", "Cover", "Inputs", "Calculations", "Results", "Curves", "Quotes",
+           "Sensitivity", "Sources")
+
+
+@pytest.fixture(scope="module")
+def cases(tmp_path_factory) -> dict:
+    return build_cases(tmp_path_factory.mktemp("cases"))
+
+
+def same(got, want) -> bool:
+    """A cell's value against the engine's: numbers to 1e-9, NaN as a spreadsheet error."""
+    if isinstance(want, float) and math.isnan(want):
+        return isinstance(got, str) and got.startswith("#")
+    if isinstance(want, (int, float)) and not isinstance(want, bool):
+        return isinstance(got, (int, float)) and got == pytest.approx(want, rel=1e-9,
+                                                                       abs=1e-300)
+    return got == want
+
+
+def engine_value(name: str, system) -> object:
+    """What ``=name`` is for a system: a step as priced, an input as given."""
+    from costmodel.workbook.cover import live_value
+    return live_value(system, name)
+
+
+def quote_values(comparison) -> dict:
+    """The engine's figures of a quote comparison, by the Quotes sheet's row keys."""
+    c = comparison
+    return {"price": c.price_per_mtok, "cost": c.own_cost_per_mtok,
+            "margin": c.implied_margin, "volume": c.volume, "quote_total": c.quote_total,
+            "own_total": c.own_total, "quote_pv": c.quote_pv, "own_pv": c.own_pv,
+            "saving_pv": c.saving_pv,
+            "break_even": ("not reached" if c.break_even_utilisation is None
+                           else c.break_even_utilisation)}
+
+
+def quote_rows(ws, quotes) -> list[tuple[int, dict[str, int]]]:
+    """(quote index, row key -> row) of each quote's block on the Quotes sheet."""
+    from costmodel.workbook.quotes_sheet import LABELS
+    by_label = {v: k for k, v in LABELS.items()}
+    blocks: list[tuple[int, dict[str, int]]] = []
+    names = [q.name for q, _ in quotes]
+    for row in ws.iter_rows(min_col=1, max_col=1):
+        value = row[0].value
+        if isinstance(value, str) and value.startswith("quote ") and value[6:] in names:
+            blocks.append((names.index(value[6:]), {}))
+        elif blocks and value in by_label:
+            blocks[-1][1][by_label[value]] = row[0].row
+    return blocks
+
+
+def check_against_engine(values_book, formulas_book, systems, quotes=(),
+                         analyses=()) -> int:
+    """Every figure the engine has, read from ``values_book`` (cached or recalculated):
+    steps and inputs by their names, every ``=name`` and ratio on the other sheets, the
+    quotes' figures and the sensitivity results. Returns the cells checked."""
+    from costmodel.workbook.layout import FIRST_COL
+    from costmodel.workbook.results_sheet import ratio
+    checked = 0
+    for name in [*MODEL.steps, *MODEL.inputs, *MODEL.enums]:
+        for cell, s in zip(named_cells(values_book, name), systems, strict=True):
+            assert same(cell.value, engine_value(name, s)), (name, cell.value)
+            checked += 1
+    plain = re.compile(r"=([a-z_]+)$")
+    ratio_of = re.compile(r"=([a-z_]+)/\1_s1$")
+    for title in ("Summary", "Cover", "Results"):
+        for row in formulas_book[title].iter_rows():
+            for c in row:
+                i = c.column - FIRST_COL
+                if not isinstance(c.value, str) or not 0 <= i < len(systems):
+                    continue
+                got = values_book[title][c.coordinate].value
+                if m := plain.match(c.value):
+                    assert same(got, engine_value(m[1], systems[i])), (title, c.coordinate)
+                elif m := ratio_of.match(c.value):
+                    want = ratio(systems[i].result.values[m[1]],
+                                 systems[0].result.values[m[1]])
+                    assert same(got, want) or got == want, (title, c.coordinate, got)
+                else:
+                    continue
+                checked += 1
+    if quotes:
+        ws = values_book["Quotes"]
+        blocks = quote_rows(formulas_book["Quotes"], quotes)
+        assert len(blocks) == len(quotes)
+        for q, rows in blocks:
+            for i, comparison in enumerate(quotes[q][1]):
+                for key, want in quote_values(comparison).items():
+                    if key in rows:
+                        got = ws.cell(rows[key], FIRST_COL + i).value
+                        assert same(got, want), (quotes[q][0].name, key, got, want)
+                        checked += 1
+            assert ("break_even" in rows) == (quotes[q][0].form == "per_mtok")
+    for analysis in analyses:
+        checked += check_sensitivity(values_book["Sensitivity"], analysis)
+    return checked
+
+
+def check_sensitivity(ws, analysis) -> int:
+    from costmodel.sensitivity import Grid, MonteCarlo, Tornado
+    cells = [(c.row, c.column, c.value) for row in ws.iter_rows() for c in row
+             if c.value is not None]
+    numbers = [v for _, _, v in cells if isinstance(v, (int, float))]
+    if isinstance(analysis, Tornado):
+        want = [x for bar in analysis.bars for x in
+                (bar.low, bar.high, bar.output_low - analysis.base,
+                 bar.output_high - analysis.base, bar.swing)]
+    elif isinstance(analysis, Grid):
+        want = [float(v) for v in analysis.values.ravel()]
+    else:
+        assert isinstance(analysis, MonteCarlo)
+        want = [analysis.p10, analysis.p50, analysis.p90, analysis.mean, *analysis.counts]
+    for v in want:
+        assert any(same(n, float(v)) for n in numbers), v
+    return len(want)
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_cached_values_are_the_engines(cases, case):
+    # opened without recalculation (previews, pandas, openpyxl data_only), every result reads
+    path, systems, quotes, analyses = cases[case]
+    values = load_workbook(path, data_only=True)
+    checked = check_against_engine(values, load_workbook(path),
+                                   [s for s in systems], quotes, analyses)
+    assert checked > len(MODEL.steps) * len(systems)
+    # and no formula cell lacks its cached result
+    formulas = load_workbook(path)
+    for title in VISIBLE:
+        if title not in formulas.sheetnames:
+            continue
+        for row in formulas[title].iter_rows():
+            for c in row:
+                if isinstance(c.value, str) and c.value.startswith("=") and c.data_type == "f":
+                    assert values[title][c.coordinate].value is not None, (title, c.coordinate)
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_no_figure_has_the_general_format(cases, case):
+    path = cases[case][0]
+    values = load_workbook(path, data_only=True)
+    figures = 0
+    for title in VISIBLE:
+        if title not in values.sheetnames:
+            continue
+        for row in values[title].iter_rows():
+            for c in row:
+                if isinstance(c.value, (int, float)) and not isinstance(c.value, bool):
+                    assert c.number_format != "General", (title, c.coordinate, c.value)
+                    figures += 1
+    assert figures > 100
+
+
+def test_number_formats_follow_the_display_rules(cases):
+    from costmodel.display import excel_format
+    wb = load_workbook(cases["single"][0])
+    cost_of_capital = named_cells(wb, "financing_cost_of_capital")[0]
+    assert cost_of_capital.number_format == "0.0%"  # 10.0%
+    unit = wb["Inputs"].cell(cost_of_capital.row, 3)
+    assert unit.value == "dimensionless"  # what the formulas assume; the reader checks it
+    assert unit.number_format == ';;;"%/year"'  # ... shown as the unit the value is shown in
+    assert named_cells(wb, "cost_per_mtok_total")[0].number_format == \
+        excel_format("cost_per_mtok_total", "USD/Mtok") == \
+        "[>=1]#,##0.00;[>=0.01]#,##0.0000;#,##0.000000"
+    assert named_cells(wb, "power_per_accelerator")[0].number_format == \
+        "[>=100]#,##0;#,##0.0"
+    assert named_cells(wb, "utilisation")[0].number_format == "0.0%"
+    assert named_cells(wb, "accelerator_price")[0].number_format == "#,##0"
+    # the Calculations and Results sheets write the unit as it is shown
+    calc = wb["Calculations"]
+    crf = named_cells(wb, "capital_recovery_factor")[0]
+    assert calc.cell(crf.row, 3).value == "%/year" and crf.number_format == "0.0%"
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_print_setup(cases, case):
+    from costmodel.workbook.print_setup import MIN_SCALE, page_scale
+    from costmodel.workbook.sheet import Sheet
+    wb = load_workbook(cases[case][0])
+    for title in VISIBLE:
+        if title not in wb.sheetnames:
+            continue
+        ws = wb[title]
+        setup = ws.page_setup
+        assert setup.orientation == "landscape", title
+        assert ws.print_area, title
+        fitted = ws.sheet_properties.pageSetUpPr is not None and \
+            ws.sheet_properties.pageSetUpPr.fitToPage
+        if fitted:
+            # fitted to the width only where the columns fit at 70 % or more
+            probe = Sheet.__new__(Sheet)
+            probe.widths = {i: (ws.column_dimensions[get_column_letter(i)].width or 8.43)
+                            for i in range(1, ws.max_column + 1)}
+            area = ws.print_area if isinstance(ws.print_area, str) else ws.print_area[0]
+            last = range_boundaries(area.split("!")[-1].replace("$", ""))[2]
+            assert page_scale(probe, 1, last, stored=True) >= MIN_SCALE, title
+            assert setup.fitToWidth in (None, 1), title
+        else:
+            assert setup.scale is not None and setup.scale >= 70, title
+        if title != "Summary":
+            assert ws.print_title_rows, title
+    summary = wb["Summary"]  # one page: fitted, 1 page high (the attribute's default)
+    assert summary.sheet_properties.pageSetUpPr.fitToPage
+    assert summary.page_setup.fitToHeight in (None, 1)
+    for title in ("Inputs", "Calculations", "Results"):
+        assert wb[title].freeze_panes == "D5"  # names and units stay in view
+
+
+def test_summary_comes_first_with_the_answer(cases):
+    path, systems, _, _ = cases["three-matched"]
+    wb = load_workbook(path, data_only=True)
+    assert wb.sheetnames[0] == "Summary" and wb.active.title == "Summary"
+    ws = wb["Summary"]
+    header = [c.value for c in ws[4]][3:6]
+    assert header == [s.result.name for s in systems]  # whole names
+    answer = [c.value for c in ws[5]][3:6]
+    assert answer == [pytest.approx(s.result.values["cost_per_mtok_total"], rel=1e-12)
+                      for s in systems]
+    with zipfile.ZipFile(path) as z:
+        charts = [n for n in z.namelist() if n.startswith("xl/charts/chart")]
+        assert len(charts) == 2 + len(systems)  # Summary, Results, one per curve
+        curve = z.read(charts[-1]).decode()
+    # every series of the curve chart shows: markers for the points, a larger diamond for
+    # the chosen point, a line for the frontier
+    assert '<c:symbol val="circle"/>' in curve and '<c:symbol val="diamond"/>' in curve
+    assert '<c:size val="12"/>' in curve and curve.count("<c:ser>") == 3

@@ -119,19 +119,75 @@ def test_boundary_switch_is_live(exported, tmp_path):
                                 data_only=True), "power_per_accelerator")[0].value == 1400
 
 
-def test_quotes_sheet_margins_are_live(tmp_path):
-    from conftest import PUBLISHED, ROOT
+WRITTEN = ["single", "three-matched", "curve", "quotes", "sensitivity"]
+
+
+@pytest.fixture(scope="module")
+def written(tmp_path_factory):
+    from test_workbook import build_cases
+    return build_cases(tmp_path_factory.mktemp("written"))
+
+
+def _without_cached_values(path: Path, out: Path) -> Path:
+    """The workbook's formulas with no cached result (openpyxl writes none), so what
+    LibreOffice shows next is its own computation, not the export's cache."""
+    wb = load_workbook(path)
+    wb.save(out)
+    return out
+
+
+@pytest.mark.parametrize("case", WRITTEN)
+def test_every_formula_recomputes_to_its_cached_value(written, tmp_path, case):
+    from test_workbook import VISIBLE, check_against_engine
+    path, systems, quotes, analyses = written[case]
+    bare = _without_cached_values(path, tmp_path / "bare.xlsx")
+    recalculated = load_workbook(recalculate(bare, tmp_path / "out"), data_only=True)
+    cached = load_workbook(path, data_only=True)
+    formulas = load_workbook(path)
+    compared = 0
+    for title in VISIBLE:
+        if title not in formulas.sheetnames:
+            continue
+        for row in formulas[title].iter_rows():
+            for c in row:
+                if c.data_type != "f":
+                    continue
+                want = cached[title][c.coordinate].value
+                got = recalculated[title][c.coordinate].value
+                if isinstance(want, float):
+                    assert got == pytest.approx(want, rel=1e-9, abs=1e-300), \
+                        (title, c.coordinate, c.value)
+                elif isinstance(want, str) and want.startswith("#"):
+                    assert isinstance(got, str) and got.startswith("#"), (title, c.coordinate)
+                else:
+                    assert got == want, (title, c.coordinate, c.value)
+                compared += 1
+    assert compared > len(MODEL.steps) * len(systems)
+    # and what LibreOffice computed is the engine's
+    check_against_engine(recalculated, formulas, systems, quotes, analyses)
+
+
+def test_quote_terms_are_live(written, tmp_path):
+    # a quote's price changed in the workbook moves its margin, totals and present values
+    # as the engine moves them
+    from test_workbook import check_against_engine, quote_rows
 
     from costmodel.quotes import compare_quote
-    from costmodel.sources.quote_file import read_quotes
-    files = [PUBLISHED / "deepseek-r1_gb300_matched.toml",
-             PUBLISHED / "deepseek-r1_jalapeno_matched.toml"]
-    systems, _ = workbook_systems(files)
-    quotes = read_quotes(ROOT / "fixtures" / "quotes" / "example-quotes.toml")
-    rows = [(q, [compare_quote(q, s.result) for s in systems]) for q in quotes]
-    path = save_workbook(build_workbook(systems, quotes=rows), tmp_path / "q.xlsx")
-    out = load_workbook(recalculate(path, tmp_path / "out"), data_only=True)["Quotes"]
-    for r, (_, comparisons) in enumerate(rows, 5):
-        for i, c in enumerate(comparisons):
-            # implied margin = 1 - our cost / the quote's price per Mtok, as the engine says
-            assert out.cell(r, 4 + i).value == pytest.approx(c.implied_margin, rel=1e-9)
+    path, systems, quotes, _ = written["quotes"]
+    wb = load_workbook(path)
+    (q, rows), *_ = quote_rows(wb["Quotes"], quotes)
+    quote = quotes[q][0]
+    assert quote.form == "per_mtok"
+    from costmodel.workbook.quotes_sheet import LABELS
+    by_label = {r[0].value: r[0].row for r in wb["Quotes"].iter_rows(min_col=1, max_col=1)
+                if r[0].row > rows["price"] - 12 and r[0].row < rows["price"]}
+    wb["Quotes"].cell(by_label[LABELS["price_output"]], 2).value = 0.4
+    wb["Quotes"].cell(by_label[LABELS["commitment"]], 2).value = None
+    wb.save(tmp_path / "edited.xlsx")
+    out = load_workbook(recalculate(tmp_path / "edited.xlsx", tmp_path / "out"),
+                        data_only=True)
+    changed = quote.model_copy(update={"price_output": 0.4, "commitment": None})
+    rows_now = [(changed, [compare_quote(changed, s.result) for s in systems]),
+                *quotes[1:]]
+    assert rows_now[0][1][0].implied_margin != quotes[0][1][0].implied_margin
+    check_against_engine(out, wb, systems, rows_now)

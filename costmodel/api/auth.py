@@ -32,6 +32,11 @@ __all__ = ["Principal", "require", "NEEDED_ROLE", "VerifiedKeys", "KEY_CACHE_SEC
 NEEDED_ROLE = {"read": "viewer", "write": "editor", "admin": "admin"}
 KEY_CACHE_SECONDS = 2.0  # the default: how long a worker's reads trust a key it verified
 EXTENSION = "costmodel.keys"
+# what a 401 tells the caller: keys are made by an operator on the server (the CLI), or by an
+# admin key through POST /api/v1/keys
+HOW_TO_GET_A_KEY = ("an operator creates one with `costmodel keys create --name NAME --role "
+                    "viewer|editor|admin` (the token is shown once), or an admin through "
+                    "POST /api/v1/keys")
 
 
 @dataclass(frozen=True)
@@ -87,12 +92,14 @@ def require(access: str) -> Principal | None:
     if token is None:
         if access == "read" and current_app.config.get("OPEN_READS"):
             return Principal("anonymous", "viewer")
-        raise Problem(401, "Unauthorized", "an API key is required: send "
-                                           "'Authorization: Bearer <key>' or 'X-API-Key'",
+        raise Problem(401, "Unauthorized", f"an API key is required: send the header "
+                                           f"'Authorization: Bearer <key>' (or 'X-API-Key: "
+                                           f"<key>'); {HOW_TO_GET_A_KEY}",
                       headers={"WWW-Authenticate": 'Bearer realm="costmodel"'})
     principal = _principal(token, cached=access == "read")
     if principal is None:
-        raise Problem(401, "Unauthorized", "the API key is not valid or was revoked",
+        raise Problem(401, "Unauthorized", f"the API key is not valid or was revoked; "
+                                           f"{HOW_TO_GET_A_KEY}",
                       headers={"WWW-Authenticate": 'Bearer realm="costmodel", '
                                                    'error="invalid_token"'})
     needed = NEEDED_ROLE[access]

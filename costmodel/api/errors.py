@@ -7,6 +7,7 @@ from typing import Any
 from flask import Flask, Response, json, request
 from werkzeug.exceptions import HTTPException
 
+from ..app.hints import with_hint
 from ..errors import InputError, UnreachablePoint
 from ..store.repo import Conflict, NotFound
 
@@ -43,8 +44,9 @@ class Problem(Exception):
         of the scenario the error is about, when marked); an unreachable operating point has
         its own problem type."""
         prefix = (exc.subject or "") if prefix is None else prefix
-        errors = [{"path": f"{prefix}{p}" if p else prefix.rstrip("."), "message": m}
-                  for p, m in exc.errors]
+        dotted = prefix.endswith("overrides.")  # each path is one override's dotted key
+        errors = [{"path": f"{prefix}{p}" if p else prefix.rstrip("."),
+                   "message": with_hint(p, m, dotted=dotted)} for p, m in exc.errors]
         unreachable = isinstance(exc, UnreachablePoint)
         return cls(422, "Operating point unreachable" if unreachable else "Invalid input",
                    "; ".join(f"{e['path']}: {e['message']}" if e["path"] else e["message"]

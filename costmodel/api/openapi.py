@@ -2,6 +2,7 @@
 those declarations (so the spec cannot drift from what the handlers accept)."""
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Callable
 from contextlib import nullcontext
@@ -15,6 +16,8 @@ from pydantic import BaseModel, Field, ValidationError
 from pydantic.json_schema import models_json_schema
 
 from .. import __version__
+from ..app.hints import UNKNOWN, hint, model_fields_at
+from ..inputs import error_path
 from ..store.models import MAX_ID
 from .auth import require
 from .errors import Problem
@@ -40,6 +43,9 @@ class Route:
     content_type: str = "application/json"  # of the answer
     request_content_type: str = "application/json"
     view_statuses: tuple[int, ...] = ()  # other success codes the view may answer
+    cache: str | None = None  # GET: "immutable" (never changes) or "revalidate" (may change)
+    body_limit: int | None = None  # bytes; None: the app's MAX_CONTENT_LENGTH
+    also_content: tuple[str, ...] = ()  # other media types of the answer (by Accept)
 
 
 ROUTES: list[Route] = []
@@ -61,26 +67,33 @@ class ListQuery(BaseModel):
 _RULE_PARAM = re.compile(r"<(?:(\w+)(?:\([^)]*\))?:)?(\w+)>")
 
 
-def _body(model: type[BaseModel]) -> BaseModel:
+def _body(model: type[BaseModel], limit: int | None = None) -> BaseModel:
     if request.mimetype != "application/json":
         raise Problem(415, "Unsupported media type",
                       f"send application/json, not {request.mimetype or 'no content type'}")
-    raw = read_body()
+    raw = read_body(limit)
     try:
         data = orjson.loads(raw) if raw else None
     except orjson.JSONDecodeError as exc:
         raise Problem(400, "Malformed JSON", f"the body is not valid JSON: {exc}") from None
-    nul = _nul_path(data)
+    # a NUL in a JSON string is written \u0000: without that text there is none to look for
+    nul = _nul_path(data) if b"\\u0000" in raw else None
     if nul is not None:  # PostgreSQL cannot store it; SQLite would: refused alike everywhere
         raise Problem(422, "Invalid input", f"{nul or 'body'}: must not contain NUL (U+0000)",
                       errors=[{"path": nul or "body", "message": "must not contain NUL"}])
     try:
         return model.model_validate(data)
     except ValidationError as exc:
+        errors = [{"path": _loc(e["loc"]), "message": _message(model, e)} for e in exc.errors()]
         raise Problem(422, "Invalid input", "; ".join(
-            f"{_loc(e['loc'])}: {e['msg']}" for e in exc.errors()),
-            errors=[{"path": _loc(e["loc"]), "message": e["msg"]}
-                    for e in exc.errors()]) from None
+            f"{e['path']}: {e['message']}" for e in errors), errors=errors) from None
+
+
+def _message(model: type[BaseModel], err: dict) -> str:
+    """A body error's message; an unknown field says so, with the closest known one."""
+    if err["type"] != "extra_forbidden":
+        return err["msg"]
+    return UNKNOWN + hint(str(err["loc"][-1]), model_fields_at(model, err["loc"]))
 
 
 def read_body(limit: int | None = None) -> bytes:
@@ -125,7 +138,12 @@ def _nul_path(data: Any, path: str = "") -> str | None:
     return None
 
 
+_DEFAULTS: dict[type[BaseModel], BaseModel] = {}
+
+
 def _query(model: type[BaseModel]) -> BaseModel:
+    if not request.query_string and model in _DEFAULTS:  # every parameter at its default
+        return _DEFAULTS[model]
     # parameters are single-valued: a repeated one is refused, never read as its first
     repeated = [k for k in model.model_fields if len(request.args.getlist(k)) > 1]
     if repeated:
@@ -138,7 +156,10 @@ def _query(model: type[BaseModel]) -> BaseModel:
                       errors=[{"path": k, "message": "must not contain NUL (U+0000)"}
                               for k in nul])
     try:
-        return model.model_validate(request.args.to_dict())
+        parsed = model.model_validate(request.args.to_dict())
+        if not request.query_string:
+            _DEFAULTS[model] = parsed  # read only: one instance serves every such request
+        return parsed
     except ValidationError as exc:
         raise Problem(422, "Invalid query", "; ".join(
             f"{_loc(e['loc'])}: {e['msg']}" for e in exc.errors()),
@@ -147,7 +168,8 @@ def _query(model: type[BaseModel]) -> BaseModel:
 
 
 def _loc(loc: tuple) -> str:
-    return ".".join(str(p) for p in loc) or "body"
+    """A field path as every error writes it: ``scenarios[0].scenario.name``."""
+    return error_path(loc) or "body"
 
 
 def route(bp: Blueprint, rule: str, method: str, *, summary: str, access: str,
@@ -155,9 +177,15 @@ def route(bp: Blueprint, rule: str, method: str, *, summary: str, access: str,
           status: int = 200, query: type[BaseModel] | None = None,
           errors: tuple[int, ...] = (), content_type: str = "application/json",
           request_content_type: str = "application/json",
-          also: tuple[int, ...] = ()) -> Callable:
+          also: tuple[int, ...] = (), cache: str | None = None, body_limit: int | None = None,
+          also_content: tuple[str, ...] = ()) -> Callable:
     """Register a view and its contract. The view gets ``body``/``query`` models parsed and
-    may return a pydantic model, a dict, or a Response."""
+    may return a pydantic model, a dict, or a Response.
+
+    Answers carry an ``ETag`` (the hash of their content); a GET with ``cache`` answers a
+    matching ``If-None-Match`` with 304 and says how long the answer holds: ``immutable``
+    (catalog entries, revisions: never changed) or ``revalidate`` (lists, latest revisions:
+    ask again, with the ETag)."""
     def decorate(view: Callable) -> Callable:
         operation = (method, _openapi_path((bp.url_prefix or "") + rule)[0])
         heavy = operation in HEAVY
@@ -168,30 +196,61 @@ def route(bp: Blueprint, rule: str, method: str, *, summary: str, access: str,
             limits = current_limits()
             if access != "public":
                 limits.count(principal)  # 429 past the caller's rate
-            if body is not None:
-                kwargs["body"] = _body(body)
-            if query is not None:
+            if query is not None:  # before the body: a bad parameter costs no parsing
                 kwargs["query"] = _query(query)
+            if body is not None:
+                kwargs["body"] = _body(body, body_limit)
             kwargs["principal"] = principal
             # a heavy analysis holds its slot until its answer is serialised (429 when none)
             with limits.heavy(kwargs.get("body"), grid=operation == GRID) if heavy \
                     else nullcontext():
                 out = view(**kwargs)
-                if isinstance(out, Response):
-                    return out
-                code = status
-                if isinstance(out, tuple):  # (body, status) where a view answers otherwise
-                    out, code = out
-                if isinstance(out, BaseModel):
-                    out = out.model_dump(mode="json")
-                return Response(json.dumps(out), status=code, mimetype="application/json")
+                if not isinstance(out, Response):
+                    code = status
+                    if isinstance(out, tuple):  # (body, status) where a view answers otherwise
+                        out, code = out
+                    if isinstance(out, BaseModel):
+                        out = out.model_dump(mode="json")
+                    out = Response(json.dumps(out), status=code, mimetype="application/json")
+                return _cached(out, cache)
         bp.add_url_rule(rule, endpoint=f"{view.__name__}", view_func=wrapper,
                         methods=[method])
         ROUTES.append(Route(bp.name, (bp.url_prefix or "") + rule, method, summary, access,
                             body, response, status, query, [bp.name], errors, content_type,
-                            request_content_type, also))
+                            request_content_type, also, cache, body_limit, also_content))
         return wrapper
     return decorate
+
+
+ETAG_HEADER = {"description": "the hash of this answer's content", "schema": {"type": "string"}}
+CACHE_NOTE = {"immutable": "this never changes (catalog entries and revisions are never "
+                           "overwritten): keep it",
+              "revalidate": "this may change: ask again with If-None-Match (304 if not)"}
+# a year: what RFC 9111 caches take as "never changes" (with immutable: not even on reload)
+CACHE_CONTROL = {"immutable": "max-age=31536000, immutable", "revalidate": "no-cache"}
+
+
+def etag_of(content: bytes) -> str:
+    """A strong ETag: the hash of the answer's content."""
+    return '"' + hashlib.blake2b(content, digest_size=16).hexdigest() + '"'
+
+
+def _cached(resp: Response, cache: str | None) -> Response:
+    """A successful answer with its ETag; for a cacheable GET, its Cache-Control, and 304
+    when the client's If-None-Match holds that ETag already."""
+    if not 200 <= resp.status_code < 300 or resp.direct_passthrough:
+        return resp
+    if "ETag" not in resp.headers:
+        resp.headers["ETag"] = etag_of(resp.get_data())
+    if cache is not None and request.method == "GET":
+        resp.headers["Cache-Control"] = CACHE_CONTROL[cache]
+        tag = resp.headers["ETag"]
+        if request.if_none_match.contains(tag.strip('"')) or request.if_none_match.star_tag:
+            not_modified = Response(status=304)
+            for name in ("ETag", "Cache-Control"):
+                not_modified.headers[name] = resp.headers[name]
+            return not_modified
+    return resp
 
 
 _PATH_PARAMS = {  # a slash in either is part of the value (routed as a path)
@@ -337,19 +396,32 @@ def build_spec() -> dict[str, Any]:
         if r.body is not None:
             media: dict[str, Any] = {"schema": ref_of[r.body]}
             examples = schemas[ref_of[r.body]["$ref"].rsplit("/", 1)[1]].get("examples")
-            if examples:  # each a valid request (tests/test_api_contract.py)
-                media["examples"] = {f"example{i + 1}": {"value": v}
-                                     for i, v in enumerate(examples)}
+            if examples:  # a valid request: Swagger UI's "Try it out" sends it as it is
+                # (tests/test_api_docs.py); the schema's own examples list every one
+                media["example"] = examples[0]
             op["requestBody"] = {"required": True, "content": {r.request_content_type: media}}
         elif r.request_content_type != "application/json":
             op["requestBody"] = {"required": True, "content": {
                 r.request_content_type: {"schema": {"type": "string", "format": "binary"}}}}
-        ok: dict[str, Any] = {"description": "success"}
+        ok: dict[str, Any] = {"description": "success", "headers": {"ETag": ETAG_HEADER}}
         if r.response is not None:
             ok["content"] = {r.content_type: {"schema": ref_of[r.response]}}
         elif r.content_type != "application/json":
             ok["content"] = {r.content_type: {"schema": {"type": "string",
                                                            "format": "binary"}}}
+        for other in r.also_content:
+            ok["content"][other] = {"schema": {"type": "string"}}
+        if r.cache is not None:
+            ok["headers"]["Cache-Control"] = {
+                "description": CACHE_NOTE[r.cache], "schema": {"type": "string",
+                                                               "enum": [CACHE_CONTROL[r.cache]]}}
+            op["responses"]["304"] = {"description": "not modified: the If-None-Match given "
+                                                     "holds this answer's ETag",
+                                      "headers": {"ETag": ETAG_HEADER}}
+            op.setdefault("parameters", []).append({
+                "name": "If-None-Match", "in": "header", "required": False,
+                "description": "an ETag of this answer the client holds: 304 if it is current",
+                "schema": {"type": "string"}})
         op["responses"][str(r.status)] = ok
         if r.view_statuses:
             for extra in r.view_statuses:
@@ -373,7 +445,10 @@ def build_spec() -> dict[str, Any]:
                                                  "is not HTTP (" + FRONT + ")",
                                   "content": {**problem["content"], **HTML}}
         if "413" in op["responses"]:  # deploy/nginx.conf's own 413 is a problem too
-            op["responses"]["413"] = {**problem, "description": "the body is over the limit"}
+            limit = (f"{r.body_limit:,} bytes" if r.body_limit is not None else
+                     "COSTMODEL_MAX_BODY bytes (default 2 MiB; 20 MiB for a workbook upload)")
+            op["responses"]["413"] = {**problem, "description": f"the body is over the "
+                                                                f"limit: {limit}"}
         op["responses"].update(FRONT_RESPONSES)
         op["responses"] = dict(sorted(op["responses"].items()))
         if r.access in ("write", "admin"):

@@ -1,28 +1,38 @@
 """The /api/v1 endpoints."""
 from __future__ import annotations
 
+import re
+from dataclasses import replace
 from typing import Annotated
+from urllib.parse import quote
 
+import orjson
 from flask import Blueprint, Response, current_app, request
 from pydantic import BaseModel, Field, ValidationError
 
 from .. import __version__, app
+from ..app.batch import price_batch as batch_use_case
+from ..app.hints import with_hint
 from ..errors import InputError
-from ..inputs import Node, Rack, Workload, check_text
+from ..inputs import Node, Rack, Workload, check_text, error_path
 from ..sources.catalog import split_sources
 from ..sources.curve_files import read_curve_text
 from ..store import repo
 from ..store.models import MAX_ID
 from .auth import forget_keys
 from .errors import Problem
+from .limits import current_limits
 from .openapi import MAX_FILTER, ListQuery, read_body, route
 from .requests import quote_of, reading_of, spec_of, specs_of
 from .schemas import (
     CATALOG_CREATE,
     CATALOG_MODELS,
+    MAX_BATCH_BODY,
     MAX_CURVE_ID,
     MAX_CURVE_POINTS,
     MAX_UPLOAD_POINTS,
+    BatchOut,
+    BatchRequest,
     CatalogCreate,
     CatalogEntryOut,
     CatalogPage,
@@ -53,9 +63,11 @@ from .schemas import (
     TornadoRequest,
     WorkbookRequest,
 )
+from .views import AnswerQuery, select
 
 __all__ = ["pricing", "catalog", "scenarios", "keys"]
 
+CSV = "text/csv"
 XLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
 ID = f"int(max={MAX_ID})"  # a path id
 
@@ -72,22 +84,66 @@ def services():
 # ---- pricing --------------------------------------------------------------------------------
 
 @route(pricing, "/price", "POST", summary="Price a scenario (inline, or saved plus overrides)",
-       access="read", body=PriceRequest, response=ResultOut, errors=(404,))
-def price(body: PriceRequest, principal) -> Response:
-    return Response(services().price_json(body), mimetype="application/json")
+       access="read", body=PriceRequest, response=ResultOut, errors=(404,), query=AnswerQuery)
+def price(body: PriceRequest, query: AnswerQuery, principal) -> Response:
+    text = services().price_json(body, query.view)
+    if query.fields is not None:
+        text = orjson.dumps(select(orjson.loads(text), query.fields)).decode()
+    return Response(text, mimetype="application/json")
+
+
+@route(pricing, "/price/batch", "POST", summary="Price one scenario with up to 10,000 rows "
+                                                "of overrides", access="read", body=BatchRequest,
+       response=BatchOut, errors=(404,), query=AnswerQuery, body_limit=MAX_BATCH_BODY,
+       also_content=(CSV,))
+def price_batch(body: BatchRequest, query: AnswerQuery, principal) -> Response | dict:
+    """JSON, or CSV by ``Accept: text/csv`` (a line a row: the columns and the row's errors);
+    200 when any row priced, 422 (every row's errors) when none did."""
+    base = spec_of(PriceRequest(scenario=body.scenario, scenario_id=body.scenario_id,
+                                revision=body.revision))
+    with services().sessions(write=False) as session:
+        try:
+            batch = batch_use_case(services().context(session), base, body.overrides,
+                                   body.outputs, heavy=current_limits().heavy)
+        except InputError as exc:
+            raise Problem.from_input(exc, prefix="") from None
+    # an unknown key says which it may have meant (the path after "overrides[i].")
+    batch.errors = [replace(e, detail=with_hint(e.path.partition(".")[2], e.detail,
+                                                dotted=True)) if "." in e.path else e
+                    for e in batch.errors]
+    if not batch.priced.any():
+        raise Problem(422, "Invalid input", "no row priced: " + "; ".join(
+            f"{e.path}: {e.detail}" for e in batch.errors[:20]),
+            errors=[{"path": e.path, "message": e.detail} for e in batch.errors])
+    accept = request.accept_mimetypes
+    if accept[CSV] > accept["application/json"]:
+        return Response(batch.to_csv(), mimetype=CSV)
+    out = batch.to_json()
+    if query.view == "summary" and out["disclosure"] is not None:
+        out["disclosure"].pop("sources", None)
+    out = out if query.fields is None else select(out, query.fields)
+    return Response(orjson.dumps(out), mimetype="application/json")
 
 
 @route(pricing, "/compare", "POST", summary="Price scenarios side by side, with ratios",
-       access="read", body=CompareRequest, response=ComparisonOut, errors=(404,))
-def compare(body: CompareRequest, principal) -> dict:
+       access="read", body=CompareRequest, response=ComparisonOut, errors=(404,),
+       query=AnswerQuery)
+def compare(body: CompareRequest, query: AnswerQuery, principal) -> dict:
     specs, reading = specs_of(body.scenarios), reading_of(body.at_interactivity, body.matched)
     with services().sessions(write=False) as session:
-        return app.compare(services().context(session), specs, reading).comparison.to_json()
+        out = app.compare(services().context(session), specs, reading).comparison.to_json(
+            query.view)
+    return out if query.fields is None else select(out, query.fields)
 
 
-def _xlsx(book: app.WorkbookFile) -> Response:
+def _xlsx(book: app.WorkbookFile, name: str | None = None) -> Response:
+    """The workbook as a download named after its scenarios (or ``name``): an ASCII
+    ``filename`` any client reads, and the name as written in ``filename*`` (RFC 6266)."""
+    shown = name or book.filename.removesuffix(".xlsx")
+    ascii_name = re.sub(r"[^A-Za-z0-9._-]+", "-", shown).strip("-.")[:120] or "scenario"
     return Response(book.content, mimetype=XLSX, headers={
-        "Content-Disposition": f'attachment; filename="{book.filename}"'})
+        "Content-Disposition": f'attachment; filename="{ascii_name}.xlsx"; '
+                               f"filename*=UTF-8''{quote(shown[:120] + '.xlsx', safe='')}"})
 
 
 @route(pricing, "/quotes/compare", "POST",
@@ -183,7 +239,7 @@ def _entry(row) -> dict:
 
 
 def _invalid(exc: ValidationError, prefix: str) -> Problem:
-    errors = [{"path": prefix + ".".join(map(str, e["loc"])), "message": e["msg"]}
+    errors = [{"path": prefix + error_path(e["loc"]), "message": e["msg"]}
               for e in exc.errors()]
     return Problem(422, "Invalid input", "; ".join(f"{e['path']}: {e['message']}"
                                                    for e in errors), errors=errors)
@@ -259,9 +315,9 @@ def _catalog_routes(path: str, kind: str) -> None:
     for fn, suffix in ((list_entries, "list"), (get_entry, "get"), (create_entry, "create")):
         fn.__name__ = f"{kind}_{suffix}"
     route(catalog, f"/{path}", "GET", summary=f"List {label}", access="read",
-          query=ListQuery, response=CatalogPage)(list_entries)
+          query=ListQuery, response=CatalogPage, cache="revalidate")(list_entries)
     route(catalog, f"/{path}/<path:key>", "GET", summary=f"One of the {label}", access="read",
-          response=CatalogEntryOut, errors=(404,))(get_entry)
+          response=CatalogEntryOut, errors=(404,), cache="immutable")(get_entry)
     route(catalog, f"/{path}", "POST", summary=f"Add to the {label}", access="write",
           body=CATALOG_CREATE[kind], response=CatalogEntryOut, status=201,
           errors=(409,))(create_entry)
@@ -288,7 +344,7 @@ def _curve(row, with_csv: bool = False) -> dict:
 
 
 @route(catalog, "/curves", "GET", summary="List curves", access="read", query=CurveQuery,
-       response=CurvePage)
+       response=CurvePage, cache="revalidate")
 def curves_list(query: CurveQuery, principal) -> dict:
     with services().sessions(write=False) as session:
         rows, total = repo.curve_list(session, q=query.q, hardware=query.hardware,
@@ -299,7 +355,7 @@ def curves_list(query: CurveQuery, principal) -> dict:
 
 
 @route(catalog, "/curves/<path:curve_id>", "GET", summary="A curve with its points (CSV)",
-       access="read", response=CurveOut, errors=(404,))
+       access="read", response=CurveOut, errors=(404,), cache="immutable")
 def curve_get(curve_id: str, principal) -> dict:
     if len(curve_id) > MAX_CURVE_ID:  # none is stored (see curves_create): not looked up
         raise Problem(404, "Not found", f"no curve: curve ids are at most {MAX_CURVE_ID} "
@@ -352,7 +408,7 @@ def _priced(session, data: dict) -> dict:
 
 
 @route(scenarios, "/scenarios", "GET", summary="List saved scenarios", access="read",
-       query=ListQuery, response=ScenarioPage)
+       query=ListQuery, response=ScenarioPage, cache="revalidate")
 def scenarios_list(query: ListQuery, principal) -> dict:
     with services().sessions(write=False) as session:
         rows, total = repo.scenario_list(session, q=query.q, limit=query.limit,
@@ -373,7 +429,7 @@ def scenarios_create(body: ScenarioCreate, principal) -> dict:
 
 @route(scenarios, f"/scenarios/<{ID}:scenario_id>", "GET",
        summary="A saved scenario's latest revision, with its result as computed then",
-       access="read", response=RevisionOut, errors=(404,))
+       access="read", response=RevisionOut, errors=(404,), cache="revalidate")
 def scenario_get(scenario_id: int, principal) -> dict:
     with services().sessions(write=False) as session:
         return _revision(repo.revision_get(session, scenario_id, None))
@@ -396,7 +452,7 @@ def scenario_revise(scenario_id: int, body: ScenarioRevise, principal) -> dict |
 
 @route(scenarios, f"/scenarios/<{ID}:scenario_id>/revisions/<{ID}:number>", "GET",
        summary="What was priced at revision n, with its result as computed then",
-       access="read", response=RevisionOut, errors=(404,))
+       access="read", response=RevisionOut, errors=(404,), cache="immutable")
 def revision_get(scenario_id: int, number: int, principal) -> dict:
     with services().sessions(write=False) as session:
         return _revision(repo.revision_get(session, scenario_id, number))
@@ -412,7 +468,9 @@ class RevisionQuery(BaseModel):
 def scenario_workbook(scenario_id: int, query: RevisionQuery, principal) -> Response:
     spec = app.ScenarioSpec(app.SavedRevision(scenario_id, query.revision))
     with services().sessions(write=False) as session:
-        return _xlsx(app.workbook(services().context(session), [spec]))
+        rev = repo.revision_get(session, scenario_id, query.revision)  # 404 first
+        name = f"{repo.scenario_get(session, scenario_id).name} r{rev.number}"
+        return _xlsx(app.workbook(services().context(session), [spec]), name)
 
 
 # ---- keys -----------------------------------------------------------------------------------

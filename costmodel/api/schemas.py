@@ -435,6 +435,12 @@ JALAPENO = {"scenario": {"accelerator": "jalapeno",
                          "operating_point": "deepseek-r1/jalapeno/peak"}}
 
 
+# what every list of scenarios in a request holds (compare, workbook, quotes)
+ITEMS = ('each item is a /price body: {"scenario": {...}} (a scenario inline), or '
+         '{"scenario_id": n, "revision": r, "overrides": {...}} (a saved one), never the '
+         'bare scenario table')
+
+
 class PriceRequest(Strict):
     """An inline scenario, or a saved one (latest revision unless given) plus overrides."""
     model_config = _examples(PRICE_EXAMPLE, {"scenario": EXAMPLE_INLINE, "overrides": {
@@ -449,7 +455,8 @@ class CompareRequest(Strict):
     """Several scenarios side by side; ratios are against the first."""
     model_config = _examples({"scenarios": CURVE_EXAMPLES, "at_interactivity": "169 token/s/user"},
                              rules=[_MATCHED])
-    scenarios: Annotated[list[PriceRequest], Field(min_length=2, max_length=12)]
+    scenarios: Annotated[list[PriceRequest], Field(min_length=2, max_length=12,
+                                                   description=ITEMS)]
     at_interactivity: Quantity | None = None
     matched: bool = False
 
@@ -457,7 +464,8 @@ class CompareRequest(Strict):
 class WorkbookRequest(Strict):
     model_config = _examples({"scenarios": CURVE_EXAMPLES, "matched": True,
                               "title": "gpt-oss-120b, matched"}, rules=[_MATCHED])
-    scenarios: Annotated[list[PriceRequest], Field(min_length=1, max_length=12)]
+    scenarios: Annotated[list[PriceRequest], Field(min_length=1, max_length=12,
+                                                   description=ITEMS)]
     at_interactivity: Quantity | None = None
     matched: bool = False
     title: _text(200) | None = None
@@ -467,7 +475,8 @@ class QuotesCompareRequest(Strict):
     """Vendor quotes (the quote file's [[quote]] tables as JSON) against our scenarios."""
     model_config = _examples({"quotes": [EXAMPLE_QUOTE], "scenarios": [PRICE_EXAMPLE]})
     quotes: Annotated[list[QuoteBody], Field(min_length=1, max_length=50)]
-    scenarios: Annotated[list[PriceRequest], Field(min_length=1, max_length=12)]
+    scenarios: Annotated[list[PriceRequest], Field(min_length=1, max_length=12,
+                                                   description=ITEMS)]
 
 
 # a step of the calculation, by name or dotted (cost_per_mtok.total)
@@ -482,6 +491,75 @@ _DECIDED = sorted({k for k, v in VARS.items() if v.unit_of is None}
                   | {v.name for v in VARS.values() if v.unit_of is None})
 _CONTINUOUS = sorted({k for k, v in VARS.items() if not v.count}
                      | {v.name for v in VARS.values() if not v.count})
+
+
+def _no_null_defaults(schema: dict[str, Any]) -> None:
+    # a field left out of a lean answer is absent, not null: no default in the document
+    for prop in schema.get("properties", {}).values():
+        if prop.get("default", 0) is None:
+            del prop["default"]
+
+
+class Partial(BaseModel):
+    """An answer whose fields ``?view=`` and ``?fields=`` may leave out."""
+    model_config = ConfigDict(extra="allow", json_schema_extra=_no_null_defaults)
+
+
+MAX_BATCH_ROWS = 10_000  # rows of one batch (costmodel.app.batch.MAX_ROWS)
+MAX_BATCH_BODY = 8 * 2**20  # bytes of a batch body: 10,000 rows of a few overrides each
+MAX_ROW_KEYS = 100  # overrides of one row
+BATCH_EXAMPLE = {"scenario": EXAMPLE_SCENARIO,
+                 "overrides": [{"electricity.price": "0.05 USD/kWh"},
+                               {"electricity.price": "0.10 USD/kWh", "utilisation": 0.6},
+                               {"power.boundary": "facility"}],
+                 "outputs": ["cost_per_mtok_total", "cost_per_mtok.energy"]}
+# a row is any table of overrides: a row that does not price is listed in the answer's
+# errors (the request fails only when no row prices), so the document refuses no key
+_ROW = {"type": "object", "maxProperties": MAX_ROW_KEYS, "description": (
+    "one row: dotted scenario keys to values, as a /price body's overrides (see "
+    "ScenarioOverrides); a row that does not price is null in every column and listed in "
+    "errors"), "examples": [{"electricity.price": "0.05 USD/kWh"}]}
+
+
+class BatchRequest(Strict):
+    """One scenario (inline, or saved) priced with each row of overrides, for the outputs
+    asked: rows that move numeric inputs are evaluated together in one vectorised call."""
+    model_config = _examples(BATCH_EXAMPLE, rules=[_ONE_SCENARIO])
+    scenario: ScenarioBody | None = None
+    scenario_id: Id | None = None
+    revision: Id | None = None
+    overrides: Annotated[list[Annotated[dict[str, Any], Field(max_length=MAX_ROW_KEYS),
+                                        WithJsonSchema(_ROW)]],
+                         Field(min_length=1, max_length=MAX_BATCH_ROWS, description=(
+                             f"the rows, at most {MAX_BATCH_ROWS:,}; the body at most "
+                             f"{MAX_BATCH_BODY // 2**20} MiB (413 above)"))]
+    outputs: Annotated[list[Output], Field(min_length=1, max_length=50)] = Field(
+        default_factory=lambda: ["cost_per_mtok_total"],
+        description="the columns: steps of the calculation, by name or dotted")
+
+
+class BatchColumn(BaseModel):
+    unit: str
+    values: list[float | None]
+
+
+class BatchRowErrorOut(BaseModel):
+    row: int
+    path: str = Field(description="overrides[i].key, or overrides[i] for the row as a whole")
+    detail: str
+
+
+class BatchOut(Partial):
+    """The rows' figures by column (null where a row failed or a figure has no value), the
+    errors of the rows that failed, one disclosure for what the rows share (the base's) and,
+    per row, the sources that differ from it (null for a failed row; a source null: gone)."""
+    outputs: list[str] = None  # type: ignore[assignment]
+    rows: int = None  # type: ignore[assignment]
+    priced: int = None  # type: ignore[assignment]
+    columns: dict[str, BatchColumn] = None  # type: ignore[assignment]
+    errors: list[BatchRowErrorOut] = None  # type: ignore[assignment]
+    disclosure: dict[str, Any] = None  # type: ignore[assignment]
+    provenance: list[dict[str, str | None] | None] = None  # type: ignore[assignment]
 
 
 class TornadoRequest(Strict):
@@ -652,23 +730,32 @@ class QuantityOut(BaseModel):
     unit: str
 
 
-class ResultOut(Out):
-    scenario: str
-    engine: dict[str, str]
-    cost_per_mtok: dict[str, QuantityOut]
-    price_per_mtok: dict[str, QuantityOut]
-    power_per_accelerator: QuantityOut
-    throughput_per_kw: QuantityOut
-    tokens_per_kwh: QuantityOut
-    joules_per_token: QuantityOut
-    steps: dict[str, Any]
-    disclosure: dict[str, Any]
+class ResultOut(Partial):
+    """A priced scenario. Every field is present in the full answer; ``?view=summary`` has
+    no ``steps`` and no ``disclosure.sources``; ``?fields=`` holds only what it names."""
+    scenario: str = None  # type: ignore[assignment]
+    engine: dict[str, str] = None  # type: ignore[assignment]
+    cost_per_mtok: dict[str, QuantityOut] = None  # type: ignore[assignment]
+    price_per_mtok: dict[str, QuantityOut] = None  # type: ignore[assignment]
+    power_per_accelerator: QuantityOut = None  # type: ignore[assignment]
+    throughput_per_kw: QuantityOut = None  # type: ignore[assignment]
+    tokens_per_kwh: QuantityOut = None  # type: ignore[assignment]
+    joules_per_token: QuantityOut = None  # type: ignore[assignment]
+    steps: dict[str, Any] = None  # type: ignore[assignment]
+    disclosure: dict[str, Any] = None  # type: ignore[assignment]
 
 
-class ComparisonOut(BaseModel):
-    baseline: str
-    scenarios: list[ResultOut]
-    ratios: dict[str, list[float | None]]
+Ratios = list[float | None]
+
+
+class ComparisonOut(Partial):
+    """Side by side (``?fields=`` holds only what it names)."""
+    baseline: str = None  # type: ignore[assignment]
+    scenarios: list[ResultOut] = None  # type: ignore[assignment]
+    ratios: dict[str, Ratios | dict[str, Ratios]] = Field(None, description=(
+        "each headline figure over the baseline's, one a scenario, nested like the results "
+        "(ratios.cost_per_mtok.energy divides cost_per_mtok.energy); null where the "
+        "baseline's is 0 or a figure has no value"))
 
 
 class RevisionOut(BaseModel):

@@ -112,7 +112,7 @@ class Services:
         return ServiceContext(self, session)
 
     # -- pricing, answered from a cache ---------------------------------------------------
-    def price_json(self, req: PriceRequest) -> str:
+    def price_json(self, req: PriceRequest, view: str = "full") -> str:
         """The result of a price request as JSON text.
 
         Catalog entries and curves are only ever added, never changed, so a scenario prices
@@ -127,24 +127,24 @@ class Services:
         if req.scenario is not None:  # inline: the database only if the catalog is stale
             marker = list(self.catalog(None)[0])
             key = repo.content_hash({"scenario": req.scenario, "overrides": req.overrides,
-                                     "catalog": marker})
-            return self._cached(key, lambda: app.price(self.context(None), spec).result)
+                                     "catalog": marker, "view": view})
+            return self._cached(key, lambda: app.price(self.context(None), spec).result, view)
         with self.sessions(write=False) as session:
             ctx = self.context(session)
             data, label = ctx.revision(req.scenario_id, req.revision)
             marker = list(self.catalog(session)[0])
             key = repo.content_hash({"saved": label, "overrides": req.overrides,
-                                     "catalog": marker})
+                                     "catalog": marker, "view": view})
             inline = ScenarioSpec(InlineScenario(data, label), spec.overrides, spec.subject)
-            return self._cached(key, lambda: app.price(ctx, inline).result)
+            return self._cached(key, lambda: app.price(ctx, inline).result, view)
 
-    def _cached(self, key: str, compute: Callable[[], Any]) -> str:
+    def _cached(self, key: str, compute: Callable[[], Any], view: str = "full") -> str:
         with self._lock:
             hit = self._results.get(key)
             if hit is not None:
                 self._results.move_to_end(key)
                 return hit
-        out = orjson.dumps(compute().to_json()).decode()
+        out = orjson.dumps(compute().to_json(view)).decode()
         with self._lock:
             self._results[key] = out
             if len(self._results) > self._cache_size:

@@ -130,9 +130,8 @@ def reprice(source: bytes | str | Path, name: str = "workbook") -> WorkbookImpor
         result.defaults_used = list(system.defaults_used)  # as exported, less what was edited
         try:
             check_finite(result)
-        except InputError as exc:  # the same kind, its paths named like the reader's
-            InputError.__init__(exc, [(f"{system.label}: {p}" if p else system.label, m)
-                                      for p, m in exc.errors])
+        except InputError as exc:  # the same kind, each input named by its cell
+            InputError.__init__(exc, [system.locate(p, m) for p, m in exc.errors])
             raise
         results.append(result)
     return WorkbookImport(results, read.changes, read.warnings)

@@ -1,23 +1,49 @@
 """Quote files: TOML (or JSON) with one ``[[quote]]`` table per quote (README, Quotes)."""
 from __future__ import annotations
 
+import json
+import tomllib
 from pathlib import Path
+from typing import Any
 
 from ..inputs import InputError
 from ..quotes import Quote, validate_quote
 from .catalog import split_sources
 from .scenario_file import read_scenario_file
 
-__all__ = ["read_quotes"]
+__all__ = ["read_quotes", "read_quotes_text", "quotes_of"]
 
 
 def read_quotes(path: str | Path) -> list[Quote]:
     """Every quote in a file; an InputError names the quote and field of any problem."""
-    data = read_scenario_file(path)  # the same TOML/JSON reading and errors
+    return quotes_of(read_scenario_file(path), str(path))  # the same TOML/JSON reading
+
+
+def read_quotes_text(text: str, name: str) -> list[Quote]:
+    """Every quote in the text of a quote file called ``name`` (JSON if it ends in .json,
+    else TOML), e.g. an upload; errors as :func:`read_quotes`'s."""
+    if name.lower().endswith(".json"):
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise InputError([("", f"{name}: malformed JSON at line {exc.lineno} column "
+                                   f"{exc.colno}: {exc.msg}")]) from None
+    else:
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            raise InputError([("", f"{name}: malformed TOML: {exc}")]) from None
+    if not isinstance(data, dict):
+        raise InputError([("", f"{name}: a quote file must be a table/object")])
+    return quotes_of(data, name)
+
+
+def quotes_of(data: dict[str, Any], name: str) -> list[Quote]:
+    """The quotes of a parsed quote file (``name`` says which, in errors)."""
     plain, _ = split_sources(data)
     entries = plain.get("quote")
     if not isinstance(entries, list) or not entries:
-        raise InputError([("quote", f"{path}: no [[quote]] tables")])
+        raise InputError([("quote", f"{name}: no [[quote]] tables")])
     extra = set(plain) - {"quote"}
     if extra:
         raise InputError([(sorted(extra)[0], "unknown key (quotes go in [[quote]] tables)")])

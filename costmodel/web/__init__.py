@@ -54,3 +54,14 @@ def _unit_words(unit: str) -> str:
 @blueprint.app_template_global("display_unit")
 def _display_unit(name: str | None, unit: str) -> str:
     return display.display_unit(name, unit)
+
+
+# the pages register their routes on the blueprint when imported
+from . import (  # noqa: E402,F401
+    errors,
+    pages,
+    quotes_page,
+    saved,
+    sensitivity_page,
+    session,
+)

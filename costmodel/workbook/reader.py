@@ -12,13 +12,23 @@ byte-order mark, a NUL byte, its first character or its declaration: a byte sear
 see a DTD in UTF-16 or UTF-32) are refused. Only the parts the reader needs are handed to
 openpyxl ([Content_Types].xml, the workbook part and its relationships, the styles, the
 shared strings and the Inputs, Calculations and Meta sheets), as the bytes already inflated
-and checked, in a fresh package: nothing is inflated twice and no other sheet is parsed.
+and checked, in a fresh package (every other worksheet an empty stand-in, so the names of a
+sheet's own find their sheet): nothing is inflated twice and no other sheet is parsed.
 openpyxl reads them in read-only mode (no merged-cell ranges expanded, no cells built but
 those streamed through the area read). Then the structure the export wrote must still be
 there: the sheets, the Meta record, a defined name for every input, each input's unit. Only
 then are the values read and validated exactly like a scenario file or API body. Pricing is
 the application layer's (:func:`costmodel.app.reprice`): this module answers the validated
 scenarios with where each input came from, what changed from the export and what it noticed.
+
+Cells are read as the editors that save them mean them (LibreOffice, openpyxl, Excel): an
+absent optional input is empty, ``#N/A``, ``=#N/A`` (LibreOffice) or ``=NA()``; a number
+within 1e-14 of the exported one is the exported one (LibreOffice saves 15 significant
+digits); a calculation differing only in case or spaces is not an edit. A number stored as
+text is refused: whether a formula computes with it depends on the spreadsheet and its locale.
+Every refusal about an input names its sheet, cell, name and, with several systems, system
+(``Inputs!E38 (utilisation, system 2): must be at most 1, got 1.5``), also for the errors of
+the scenario's validation, mapped back from the field to the cell it was read from.
 
 Limits (an export is ~25 kB on disk and ~100 kB inflated, with a few hundred cells per sheet
 and formulas of at most a few hundred characters): the file at most :data:`MAX_BYTES`
@@ -111,6 +121,10 @@ _CELL = re.compile(rb"<(?:[A-Za-z_][\w.-]*:)?c[\s/>]")
 _ARCHIVE_ERRORS = (zipfile.BadZipFile, zipfile.LargeZipFile, zlib.error, NotImplementedError,
                    RuntimeError, EOFError, OSError, ValueError, struct.error)
 _MAX_NAME_TEXT = 1000  # characters of a defined name's formula worth tokenizing
+# what openpyxl is handed for a sheet the reader does not read: each sheet is still there, so
+# the names a sheet holds of its own (print areas, by the sheet's position) find their sheet
+_EMPTY_SHEET = (b'<worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main">'
+                b"<sheetData/></worksheet>")
 
 
 @dataclass(frozen=True)
@@ -126,11 +140,18 @@ class InputChange:
 @dataclass(frozen=True)
 class ReadSystem:
     """One system of an edited workbook: its scenario validated, where each input came from
-    (an edited one: the workbook) and the defaults it still uses."""
+    (an edited one: the workbook), the defaults it still uses, and the cell each input was
+    read from (by scenario key: ``Inputs!E33 (utilisation, system 2)``)."""
     label: str
     scenario: Scenario
     provenance: dict[str, str]
     defaults_used: list[str]
+    cells: dict[str, str] = field(default_factory=dict)
+
+    def locate(self, path: str, message: str) -> tuple[str, str]:
+        """An error about a scenario field, as (the cell it was read from, the message); a
+        field no cell holds keeps its path, behind the system's label."""
+        return _locate(self.cells, self.label, path, message)
 
 
 @dataclass
@@ -210,13 +231,12 @@ def _inspect(z: zipfile.ZipFile, length: int) -> dict[str, bytes]:
     if b"macroEnabled" in content_types:
         raise _fail("macro-enabled workbook: not accepted")
     workbook_part, shared_strings = _manifest(content_types)
-    rels_part = posixpath.join(posixpath.dirname(workbook_part), "_rels",
-                               posixpath.basename(workbook_part) + ".rels")
+    rels_part = _rels_part(workbook_part)
     workbook_xml, rels = part(workbook_part), part(rels_part)
     if workbook_xml is None:
         raise _fail(f"not an .xlsx package: {workbook_part} is missing")
-    sheets = _needed_sheets(workbook_xml, rels or b"<Relationships/>",
-                            posixpath.dirname(workbook_part))
+    sheets, _ = _needed_sheets(workbook_xml, rels or b"<Relationships/>",
+                               posixpath.dirname(workbook_part))
     needed = {_CONTENT_TYPES, workbook_part, rels_part, _STYLES, shared_strings,
               *sheets.values()} & set(by_name)
     for m in members:  # every member once: what is not needed is inflated, checked, dropped
@@ -385,9 +405,15 @@ def _manifest(content_types: bytes) -> tuple[str, str]:
     return workbook, shared
 
 
-def _needed_sheets(workbook_xml: bytes, rels: bytes, folder: str) -> dict[str, str]:
-    """The parts holding the sheets the reader reads, by title; more sheets than
-    MAX_SHEETS are refused."""
+def _rels_part(workbook_part: str) -> str:
+    return posixpath.join(posixpath.dirname(workbook_part), "_rels",
+                          posixpath.basename(workbook_part) + ".rels")
+
+
+def _needed_sheets(workbook_xml: bytes, rels: bytes, folder: str
+                   ) -> tuple[dict[str, str], list[str]]:
+    """The parts holding the sheets the reader reads, by title, and those of the other
+    worksheets; more sheets than MAX_SHEETS are refused."""
     targets = {}
     for el in _xml("workbook relationships", rels):
         if _local(el.tag) == "Relationship" and el.get("TargetMode") != "External" \
@@ -398,12 +424,15 @@ def _needed_sheets(workbook_xml: bytes, rels: bytes, folder: str) -> dict[str, s
     sheets = [el for el in _xml("workbook", workbook_xml).iter() if _local(el.tag) == "sheet"]
     if len(sheets) > MAX_SHEETS:
         raise _fail(f"the workbook has {len(sheets)} sheets; the limit is {MAX_SHEETS}")
-    found = {}
+    found: dict[str, str] = {}
+    others = []
     for el in sheets:
         rid = next((v for k, v in el.attrib.items() if _local(k) == "id"), None)
         if el.get("name") in _REQUIRED_SHEETS and rid in targets:
             found.setdefault(el.get("name"), targets[rid])
-    return found
+        elif rid in targets:
+            others.append(targets[rid])
+    return found, others
 
 
 # ---- the cells read ----------------------------------------------------------------------------
@@ -427,7 +456,7 @@ def _load(parts: dict[str, bytes]) -> _Book:
     """The checked parts, in a fresh package, read by openpyxl in read-only mode."""
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_STORED) as out:
-        for name, body in parts.items():
+        for name, body in {**_stand_ins(parts), **parts}.items():
             out.writestr(name, body)
     try:
         wb = load_workbook(buf, read_only=True, data_only=False, keep_links=False)
@@ -447,6 +476,16 @@ def _load(parts: dict[str, bytes]) -> _Book:
         raise _fail(f"cannot read the workbook: {_describe(exc)}") from None
     finally:
         wb.close()
+
+
+def _stand_ins(parts: dict[str, bytes]) -> dict[str, bytes]:
+    """An empty worksheet for each sheet not read (:data:`_EMPTY_SHEET`), by its part's name;
+    ``parts`` were checked by :func:`check_package`."""
+    workbook_part, _ = _manifest(parts[_CONTENT_TYPES])
+    rels_part = _rels_part(workbook_part)
+    _, others = _needed_sheets(parts[workbook_part], parts.get(rels_part, b"<Relationships/>"),
+                               posixpath.dirname(workbook_part))
+    return dict.fromkeys(others, _EMPTY_SHEET)
 
 
 def _grid(ws: Any) -> _Sheet:
@@ -516,7 +555,8 @@ def _source_bytes(source: bytes | str | Path) -> bytes:
 
 def read_workbook(source: bytes | str | Path, name: str = "workbook") -> WorkbookRead:
     """Read and validate every system of an edited workbook (not priced: see
-    :func:`costmodel.app.reprice`). Raises InputError."""
+    :func:`costmodel.app.reprice`). Raises InputError; an error about an input names the sheet
+    and cell it was read from."""
     book = _load(check_package(_source_bytes(source)))
     payloads = _meta(book.sheets["Meta"])
     n = len(payloads)
@@ -527,12 +567,10 @@ def read_workbook(source: bytes | str | Path, name: str = "workbook") -> Workboo
         original = payload["scenario"]
         label = original.get("name", f"system {i + 1}")
         shown = " ".join(str(label).split())[:200]  # in an error: one line, whatever the name
-        data_i = _apply(original, {k: v[i] for k, v in values.items()}, shown)
-        try:
-            scenario = validate_scenario(data_i)
-        except InputError as exc:
-            raise InputError([(f"{shown}: {p}", m) for p, m in exc.errors]) from None
-        before = validate_scenario(original).to_inputs()
+        cells = {_key(k): _where(v[i], k, i, n) for k, v in values.items()}
+        before = _validated(original, shown, {}).to_inputs()  # as exported (Meta)
+        data_i = _apply(original, {k: v[i] for k, v in values.items()}, before, cells)
+        scenario = _validated(data_i, shown, cells)
         after = scenario.to_inputs()
         mine = []
         for k in [*MODEL.inputs, *MODEL.enums]:
@@ -546,16 +584,40 @@ def read_workbook(source: bytes | str | Path, name: str = "workbook") -> Workboo
         provenance.update(edited)
         cited = _edited_citations(data_i, edited, provenance)
         if cited:  # the edited values' citations replaced: validated again
-            try:
-                scenario = validate_scenario(data_i)
-            except InputError as exc:
-                raise InputError([(f"{shown}: {p}", m) for p, m in exc.errors]) from None
+            scenario = _validated(data_i, shown, cells)
         replaced = [*edited, *cited]
         defaults = [d for d in payload.get("defaults_used", [])
                     if not any(d == k or d.startswith(k + ".") for k in replaced)]
-        systems.append(ReadSystem(label, scenario, provenance, defaults))
+        systems.append(ReadSystem(label, scenario, provenance, defaults, cells))
         changes.extend(mine)
     return WorkbookRead(systems, changes, _formula_warnings(book, n))
+
+
+def _where(cell: tuple[str, str, Any], name: str, i: int, n: int) -> str:
+    """``Inputs!E33 (utilisation, system 2)``: the cell an input of system ``i`` (0-based)
+    was read from; the system is named only when there are several."""
+    coord, sheet, _ = cell
+    return f"{sheet}!{coord} ({name})" if n == 1 else f"{sheet}!{coord} ({name}, system {i + 1})"
+
+
+def _locate(cells: dict[str, str], label: str, path: str, message: str) -> tuple[str, str]:
+    """(where, message) of an error about scenario field ``path``: the cell the field was read
+    from when one was (the scenario key is added when it is spelled otherwise), else the
+    path behind the system's label."""
+    for key, where in cells.items():
+        if path == key or path.startswith((key + ".", key + "[")):
+            named = path == key.replace(".", "_")  # the workbook's name of the input
+            return where, message if named else f"{message} (scenario key {path})"
+    return (f"{label}: {path}" if path else label), message
+
+
+def _validated(data: dict, label: str, cells: dict[str, str]) -> Scenario:
+    """``data`` validated like any scenario; each error names the cell its field was read
+    from (``cells``: scenario key -> where) or, when no cell holds it, the system's label."""
+    try:
+        return validate_scenario(data)
+    except InputError as exc:
+        raise InputError([_locate(cells, label, p, m) for p, m in exc.errors]) from None
 
 
 def _edited_citations(data: dict, edited: dict[str, str],
@@ -630,19 +692,25 @@ def _read_name(book: _Book, name: str, n: int) -> list[tuple[str, str, Any]]:
     return [(_coordinate(r, c), "Inputs", inputs.value(r, c)) for r, c in cells]
 
 
-def _apply(original: dict, cells: dict[str, tuple[str, str, Any]], label: str) -> dict:
-    """The exported scenario with the workbook's input values put in."""
+def _apply(original: dict, cells: dict[str, tuple[str, str, Any]],
+           exported: dict[str, float | int], where: dict[str, str]) -> dict:
+    """The exported scenario with the workbook's input values put in. ``exported``: the
+    inputs as exported [each input's unit]; ``where``: scenario key -> the cell it was read
+    from, for errors."""
     data = json.loads(json.dumps(original))  # a deep copy of plain data
-    for name, (coord, sheet, raw) in cells.items():
-        where = f"{sheet}!{coord} ({name})"
+    for name, (_, _, raw) in cells.items():
+        at = where[_key(name)]
         if name in MODEL.enums:
             enum = MODEL.enums[name]
             if not isinstance(raw, str) or raw not in enum.levels:
-                raise _fail(f"expected one of {', '.join(enum.levels)}, got {raw!r}", where)
+                got = ("a formula" if isinstance(raw, str) and raw.startswith("=")
+                       else repr(raw))
+                raise _fail(f"expected one of {', '.join(enum.levels)}, got {got}", at)
             continue
-        value = _number(raw, name, where)
+        value = _number(raw, name, at)
         if value is not None and name not in COUNT_INPUTS:  # counts are plain integers
-            value = {"value": value, "unit": MODEL.inputs[name].unit}
+            value = {"value": _as_exported(value, exported[name]), "unit":
+                     MODEL.inputs[name].unit}
         _put(data, MODEL.inputs[name].key, value)
     enums = {n: cells[n][2] for n in MODEL.enums}
     data.setdefault("power", {})
@@ -658,30 +726,65 @@ def _apply(original: dict, cells: dict[str, tuple[str, str, Any]], label: str) -
     if enums["accelerator_rack_power_basis"] == "built":
         data.get("accelerator", {}).pop("all_in_power", None)
     elif "all_in_power" not in data.get("accelerator", {}):
-        raise _fail("accelerator_rack_power_basis is all_in but accelerator_all_in_power is "
-                    "empty", f"{label}: accelerator_all_in_power")
+        raise _fail(f"{where['accelerator.rack_power_basis'].partition(' ')[0]} says all_in "
+                    f"but the all-in power is empty", where["accelerator.all_in_power"])
     if enums["accelerator_cost_basis"] == "own":
         data.get("accelerator", {}).pop("hourly_price", None)
     elif "hourly_price" not in data.get("accelerator", {}):
-        raise _fail("accelerator_cost_basis is rent but accelerator_hourly_price is empty",
-                    f"{label}: accelerator_hourly_price")
+        raise _fail(f"{where['accelerator.cost_basis'].partition(' ')[0]} says rent but the "
+                    f"hourly price is empty", where["accelerator.hourly_price"])
     return data
 
 
+# =NA() or #N/A, as an editor may write the export's placeholder for an absent input:
+# LibreOffice saves it as the formula =#N/A, a user may type =NA()
+_NOT_AVAILABLE = re.compile(r"=?\s*(?:#N/A|NA\(\s*\))\s*", re.IGNORECASE)
+_SAVED_DIGITS = 1e-14  # LibreOffice saves 15 significant digits: 0.08710000000000001 -> 0.0871
+
+
+def _as_exported(value: float, exported: float) -> float:
+    """The exported value when the cell holds it as an editor saved it (to 15 significant
+    digits; a change that small is no edit), else the cell's value."""
+    if math.isfinite(exported) and math.isclose(value, exported, rel_tol=_SAVED_DIGITS):
+        return exported
+    return value
+
+
 def _number(raw: Any, name: str, where: str) -> float | int | None:
-    if raw is None or raw == "#N/A":
+    """A numeric input's cell value [the input's unit], None for an absent optional input
+    (empty, or the #N/A placeholder). Refused: a formula, text (also a number typed as text:
+    spreadsheets disagree on whether such a cell counts in a formula, so the figures shown
+    may not be the ones priced), a boolean, a fraction where a count is expected."""
+    if raw is None or (isinstance(raw, str) and _NOT_AVAILABLE.fullmatch(raw)):
         if MODEL.inputs[name].optional:
             return None
-        raise _fail("required, but the cell is empty", where)
+        raise _fail("required, but the cell is empty or #N/A", where)
     if isinstance(raw, bool) or not isinstance(raw, (int, float)):
         if isinstance(raw, str) and raw.startswith("="):
             raise _fail("an input must be a value, not a formula", where)
+        if isinstance(raw, str) and _numeric_text(raw):
+            raise _fail(f"a number stored as text ({raw!r}): enter it as a number (whether "
+                        f"a formula computes with text depends on the spreadsheet and its "
+                        f"locale)", where)
         raise _fail(f"expected a number, got {raw!r}", where)
+    try:
+        number = float(raw)
+    except OverflowError:  # an integer of hundreds of digits
+        number = math.inf
+    if not math.isfinite(number):
+        raise _fail(f"expected a finite number, got {raw!r:.40}", where)
     if name in COUNT_INPUTS:
-        if float(raw) != int(raw):
+        if number != int(raw):
             raise _fail(f"expected a whole number, got {raw!r}", where)
         return int(raw)
-    return float(raw)
+    return number
+
+
+def _numeric_text(raw: str) -> bool:
+    try:
+        return math.isfinite(float(raw.strip().replace(",", "")))
+    except ValueError:
+        return False
 
 
 def _put(data: dict, key: str, value: Any) -> None:
@@ -722,9 +825,21 @@ def _formula_warnings(book: _Book, n: int) -> list[str]:
             out.append(f"step {step.name}: {exc.errors[0][1]}; priced from the engine's "
                        f"declaration")
             continue
-        expected = "=" + to_formula(step.tree)
+        expected = _spelling("=" + to_formula(step.tree))
         for r, c in cells:
-            if calculations.value(r, c) != expected:
+            if _spelling(calculations.value(r, c)) != expected:
                 out.append(f"Calculations!{_coordinate(r, c)} ({step.name}) was edited; the "
                            f"engine prices from its declaration: {step.expression}")
     return out
+
+
+def _spelling(formula: Any) -> Any:
+    """A formula as spreadsheets compare it: names, functions and text compare without regard
+    to case, and spaces outside text are no edit (an editor may add or drop them)."""
+    if not isinstance(formula, str):
+        return formula
+    return "".join(part.upper() if part.startswith('"') else "".join(part.split()).upper()
+                   for part in _TEXT.split(formula))
+
+
+_TEXT = re.compile(r'("[^"]*")')  # a text literal in a formula (its "" escape: two literals)

@@ -1,8 +1,9 @@
-"""Recalculate a workbook with LibreOffice headless, so its formulas carry computed values.
+"""Open workbooks in LibreOffice headless and save them again as .xlsx, as an editor would,
+with every formula recalculated (``recalc=True``) or the cached values kept as they were.
 
 LibreOffice recalculates an .xlsx on load only when its profile says so
-(``OOXMLRecalcMode`` = 0 under Calc/Formula/Load); without it, the stale or missing cached
-values stay. Each call uses its own throw-away profile, so runs do not share state.
+(``OOXMLRecalcMode`` under Calc/Formula/Load: 0 always, 1 never); the default asks, which
+headless means never. Each call uses its own throw-away profile, so runs do not share state.
 """
 from __future__ import annotations
 
@@ -10,18 +11,19 @@ import os
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 
-__all__ = ["soffice", "recalculate", "RecalcError"]
+__all__ = ["soffice", "recalculate", "save_with_libreoffice", "RecalcError"]
 
 _PROFILE = """<?xml version="1.0" encoding="UTF-8"?>
 <oor:items xmlns:oor="http://openoffice.org/2001/registry"
            xmlns:xs="http://www.w3.org/2001/XMLSchema"
            xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance">
 <item oor:path="/org.openoffice.Office.Calc/Formula/Load">
-  <prop oor:name="OOXMLRecalcMode" oor:op="fuse"><value>0</value></prop></item>
+  <prop oor:name="OOXMLRecalcMode" oor:op="fuse"><value>{mode}</value></prop></item>
 <item oor:path="/org.openoffice.Office.Calc/Formula/Load">
-  <prop oor:name="ODFRecalcMode" oor:op="fuse"><value>0</value></prop></item>
+  <prop oor:name="ODFRecalcMode" oor:op="fuse"><value>{mode}</value></prop></item>
 </oor:items>
 """
 
@@ -41,25 +43,41 @@ def recalculate(path: str | Path, out_dir: str | Path, *, timeout: float = 120) 
 
     Returns the written file (same name as the input).
     """
+    return save_with_libreoffice([path], out_dir, timeout=timeout)[0]
+
+
+def save_with_libreoffice(paths: Sequence[str | Path], out_dir: str | Path, *,
+                          recalc: bool = True, timeout: float = 120) -> list[Path]:
+    """Open each of ``paths`` in one LibreOffice run and save it as .xlsx in ``out_dir`` (same
+    names: their stems must differ), every formula recalculated when ``recalc``, else with
+    the values cached in the file. Returns the written files, in order. [timeout: s]"""
     exe = soffice()
     if exe is None:
         raise RecalcError("LibreOffice (soffice) is not installed")
-    src = Path(path).resolve()
+    sources = [Path(p).resolve() for p in paths]
+    if len({s.stem for s in sources}) != len(sources):
+        raise ValueError("the files' names must differ: each is saved under its own name")
     out = Path(out_dir).resolve()
     out.mkdir(parents=True, exist_ok=True)
+    results = [out / (s.stem + ".xlsx") for s in sources]
+    for r in results:  # a file left by an earlier run is no proof of this one
+        if r not in sources:
+            r.unlink(missing_ok=True)
     with tempfile.TemporaryDirectory(prefix="costmodel-lo-") as profile:
         user = Path(profile) / "user"
         user.mkdir()
-        (user / "registrymodifications.xcu").write_text(_PROFILE, encoding="utf-8")
+        (user / "registrymodifications.xcu").write_text(
+            _PROFILE.format(mode=0 if recalc else 1), encoding="utf-8")
         cmd = [exe, f"-env:UserInstallation={Path(profile).as_uri()}", "--headless",
                "--norestore", "--calc", "--convert-to", "xlsx", "--outdir", str(out),
-               str(src)]
+               *map(str, sources)]
         try:
             done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
         except subprocess.TimeoutExpired as exc:
             raise RecalcError(f"LibreOffice took longer than {timeout:g} s") from exc
-    result = out / (src.stem + ".xlsx")
-    if done.returncode != 0 or not result.exists():
-        raise RecalcError(f"LibreOffice failed ({done.returncode}): "
+    missing = [r.name for r in results if not r.exists()]
+    if done.returncode != 0 or missing:
+        raise RecalcError(f"LibreOffice failed ({done.returncode}; not written: "
+                          f"{', '.join(missing) or 'none'}): "
                           f"{(done.stderr or done.stdout).strip()[-500:]}")
-    return result
+    return results

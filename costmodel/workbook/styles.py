@@ -1,41 +1,36 @@
 """Cell styles of the workbook, following financial-modelling practice (FAST): inputs stand out
-(blue on pale yellow), constants are grey, calculations black, results bold on green."""
+(blue on pale yellow), constants are grey, calculations black, results bold on green.
+
+Each style is a set of XlsxWriter format properties; a cell's format is its style plus its
+number format (:func:`costmodel.display.excel_format`), built once per pair by
+:class:`costmodel.workbook.sheet.Book`.
+"""
 from __future__ import annotations
 
-from openpyxl.cell.cell import Cell
-from openpyxl.styles import Alignment, Border, Font, PatternFill, Side
+from typing import Any
 
-_thin = Side(style="thin", color="BFBFBF")
-BORDER = Border(left=_thin, right=_thin, top=_thin, bottom=_thin)
+__all__ = ["STYLES", "BORDER_COLOUR", "SERIES_COLOURS"]
 
-TITLE = Font(bold=True, size=14)
-SECTION = Font(bold=True, size=11, color="1F3864")
-HEADER_FONT = Font(bold=True, color="FFFFFF")
-HEADER_FILL = PatternFill("solid", fgColor="1F3864")
-INPUT_FONT = Font(color="0000FF")
-INPUT_FILL = PatternFill("solid", fgColor="FFF2CC")
-CONSTANT_FILL = PatternFill("solid", fgColor="EDEDED")
-RESULT_FONT = Font(bold=True)
-RESULT_FILL = PatternFill("solid", fgColor="E2EFDA")
-NOTE_FONT = Font(italic=True, color="595959")
-WRAP = Alignment(wrap_text=True, vertical="top")
+BORDER_COLOUR = "#BFBFBF"
+_BOX = {"border": 1, "border_color": BORDER_COLOUR, "valign": "top"}
 
+STYLES: dict[str, dict[str, Any]] = {
+    "plain": {"valign": "top"},
+    "title": {"bold": True, "font_size": 14},
+    "section": {"bold": True, "font_size": 11, "font_color": "#1F3864"},
+    "header": {**_BOX, "bold": True, "font_color": "#FFFFFF", "bg_color": "#1F3864",
+               "text_wrap": True},
+    "label": {"bold": True, "valign": "top"},
+    "input": {**_BOX, "font_color": "#0000FF", "bg_color": "#FFF2CC"},
+    "constant": {**_BOX, "bg_color": "#EDEDED"},
+    "calc": {**_BOX},
+    "result": {**_BOX, "bold": True, "bg_color": "#E2EFDA"},
+    "note": {"italic": True, "font_color": "#595959", "valign": "top"},
+    "wrap": {"text_wrap": True, "valign": "top"},
+    "note_wrap": {"italic": True, "font_color": "#595959", "text_wrap": True, "valign": "top"},
+}
 
-def header(cell: Cell) -> None:
-    cell.font, cell.fill, cell.border = HEADER_FONT, HEADER_FILL, BORDER
-
-
-def input_cell(cell: Cell) -> None:
-    cell.font, cell.fill, cell.border = INPUT_FONT, INPUT_FILL, BORDER
-
-
-def constant_cell(cell: Cell) -> None:
-    cell.fill, cell.border = CONSTANT_FILL, BORDER
-
-
-def calc_cell(cell: Cell) -> None:
-    cell.border = BORDER
-
-
-def result_cell(cell: Cell) -> None:
-    cell.font, cell.fill, cell.border = RESULT_FONT, RESULT_FILL, BORDER
+# energy, capital, operating; measured points, frontier, chosen point: distinct in colour and
+# readable in grey print
+SERIES_COLOURS = {"energy": "#F4B183", "capex": "#2F5597", "opex": "#A9D18E",
+                  "measured": "#7F7F7F", "frontier": "#2F5597", "chosen": "#C00000"}

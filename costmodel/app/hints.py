@@ -1,0 +1,101 @@
+"""'Did you mean' for unknown keys: the known keys at the same place, by closeness of
+spelling (difflib), so ``utilization`` answers ``did you mean utilisation?``."""
+from __future__ import annotations
+
+import difflib
+import types
+import typing
+from collections.abc import Iterable
+from functools import cache
+from typing import Any
+
+from pydantic import BaseModel
+
+from ..inputs import Scenario
+from ..sources.catalog import SCENARIO_KINDS
+from ..sources.power_trace_point import TRACE_KEYS
+from ..sources.scenario_file import known_key
+
+__all__ = ["scenario_keys", "hint", "with_hint", "model_fields_at"]
+
+UNKNOWN = "unknown key"
+
+
+def _section(annotation: Any) -> type[BaseModel] | None:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in typing.get_args(annotation):
+        found = _section(arg)
+        if found is not None:
+            return found
+    return None
+
+
+@cache
+def scenario_keys() -> frozenset[str]:
+    """Every dotted key a scenario (file or request) may hold, and every override key."""
+    keys: set[str] = set()
+
+    def walk(model: type[BaseModel], prefix: str) -> None:
+        for name, info in model.model_fields.items():
+            keys.add(prefix + name)
+            sub = _section(info.annotation)
+            if sub is not None:
+                walk(sub, f"{prefix}{name}.")
+    walk(Scenario, "")
+    keys.update(f"{s}.catalog" for s in SCENARIO_KINDS)
+    keys.update({"accelerator.rate", "operating_point.curve_id", "operating_point.at",
+                 "operating_point.ttft_max", *(f"power.{k}" for k in TRACE_KEYS)})
+    keys.discard("reference_rate")
+    return frozenset(k for k in keys if not k.startswith("reference_rate.")
+                     and (known_key(k) or k.endswith((".catalog", ".rate", ".ttft_max"))))
+
+
+def hint(name: str, known: Iterable[str]) -> str:
+    """``; did you mean X?`` for the closest known name, or nothing."""
+    close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.6)
+    return f"; did you mean {close[0]}?" if close else ""
+
+
+def with_hint(path: str, message: str, *, dotted: bool = False) -> str:
+    """``message`` about a scenario key ``path`` (relative to the scenario), with the closest
+    known key when the key is unknown. ``dotted``: the path is one override key (its
+    siblings are every key), else a key among its own table's keys."""
+    if not message.startswith(UNKNOWN) or "did you mean" in message:
+        return message
+    keys = scenario_keys()
+    if dotted:
+        return message + hint(path, keys)
+    parent, _, last = path.rpartition(".")
+    siblings = {k.rpartition(".")[2] for k in keys if k.rpartition(".")[0] == parent}
+    return message + hint(last, siblings)
+
+
+def model_fields_at(model: type[BaseModel], loc: tuple) -> set[str]:
+    """The field names of the model found at ``loc``'s parent in a request body model (for
+    an unknown field's hint); empty when the place is not a model."""
+    current: Any = model
+    for part in loc[:-1]:
+        if isinstance(part, int):
+            args = [a for a in typing.get_args(current) if a is not type(None)]
+            current = args[0] if args else None
+            continue
+        sub = _section(current)
+        if sub is None or part not in sub.model_fields:
+            return set()
+        current = _strip(sub.model_fields[part].annotation)
+    sub = _section(current)
+    return set(sub.model_fields) if sub is not None else set()
+
+
+def _strip(annotation: Any) -> Any:
+    """``list[X] | None`` -> ``list[X]``; Annotated unwrapped."""
+    while typing.get_origin(annotation) is typing.Annotated:
+        annotation = typing.get_args(annotation)[0]
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        args = [a for a in typing.get_args(annotation) if a is not type(None)]
+        if len(args) == 1:
+            return _strip(args[0])
+    if typing.get_origin(annotation) is list:
+        return list[_strip(typing.get_args(annotation)[0])]  # type: ignore[misc]
+    return annotation

@@ -1,0 +1,286 @@
+"""Charts drawn on the server as SVG: no script, no library, nothing fetched.
+
+Each function answers :class:`markupsafe.Markup` (an ``<svg>`` element with ``role="img"``, a
+``<title>`` and a ``<desc>`` that says in words what the chart shows) sized by its viewBox, so
+it scales to the column it sits in (phone or desktop). Colours are a colour-blind-safe set
+(Okabe-Ito); text is escaped.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from markupsafe import Markup, escape
+
+from .. import display
+
+__all__ = ["COLOURS", "Segment", "Series", "stacked_bar", "frontier_chart", "tornado_chart",
+           "histogram", "nice_ticks"]
+
+COLOURS = ("#0072b2", "#e69f00", "#009e73", "#cc79a7", "#d55e00", "#56b4e9", "#f0e442",
+           "#000000")
+FONT = 'font-family="system-ui, DejaVu Sans, sans-serif"'
+
+
+def _e(text: object) -> str:
+    return str(escape(str(text)))
+
+
+def _f(v: float) -> str:
+    """A coordinate, short."""
+    return f"{v:.1f}"
+
+
+def _tick(t: float) -> str:
+    """A tick label: ``5,000``, ``2.5``, ``0.04``."""
+    return f"{t:,.0f}" if float(t).is_integer() else f"{t:,.6g}"
+
+
+def nice_ticks(low: float, high: float, count: int = 5) -> list[float]:
+    """Round tick values covering [low, high] (about ``count`` of them)."""
+    if not (math.isfinite(low) and math.isfinite(high)) or high <= low:
+        high = low + 1 if math.isfinite(low) else 1.0
+    raw = (high - low) / max(count, 1)
+    mag = 10 ** math.floor(math.log10(raw))
+    step = next(m * mag for m in (1, 2, 2.5, 5, 10) if m * mag >= raw)
+    start = math.floor(low / step) * step
+    ticks = [round(start, 10)]
+    while ticks[-1] < high - step * 1e-9:  # the last tick at or above high
+        ticks.append(round(ticks[-1] + step, 10))
+    return ticks
+
+
+def _svg(width: int, height: int, title: str, desc: str, body: list[str],
+         css_class: str, font: int = 13) -> Markup:
+    return Markup(
+        f'<svg class="chart {css_class}" viewBox="0 0 {width} {height}" role="img" '
+        f'aria-labelledby="{css_class}-t {css_class}-d" {FONT} font-size="13">'
+        f'<title id="{css_class}-t">{_e(title)}</title><desc id="{css_class}-d">{_e(desc)}'
+        f'</desc>{"".join(body)}</svg>')
+
+
+# ---- the cost breakdown ----------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Segment:
+    label: str
+    value: float  # [unit of the bar]
+    colour: str
+
+
+def stacked_bar(segments: Sequence[Segment], unit: str, name: str | None = None,
+                title: str = "Cost per million tokens, by part") -> Markup:
+    """One horizontal bar split into its parts, each labelled with its value and share."""
+    parts = [s for s in segments if s.value is not None and math.isfinite(s.value)
+             and s.value > 0]
+    total = sum(s.value for s in parts) or 1.0
+    width, bar_h, left, right = 480, 36, 4, 4
+    body, x = [], float(left)
+    span = width - left - right
+    words = []
+    for s in parts:
+        w = span * s.value / total
+        shown = display.format_quantity(s.value, unit, name)
+        share = display.format_percent(s.value / total)
+        words.append(f"{s.label} {shown} ({share})")
+        body.append(f'<rect x="{_f(x)}" y="8" width="{_f(w)}" height="{bar_h}" '
+                    f'fill="{s.colour}"><title>{_e(f"{s.label}: {shown} ({share})")}</title>'
+                    f'</rect>')
+        x += w
+    # the legend below the bar: a swatch, the part, its value and share, one a line
+    for i, s in enumerate(parts):
+        lx, ly = left, 8 + bar_h + 24 + i * 22
+        body.append(f'<rect x="{_f(lx)}" y="{_f(ly - 11)}" width="12" height="12" '
+                    f'fill="{s.colour}"/><text x="{_f(lx + 18)}" y="{_f(ly)}">'
+                    f'{_e(words[i])}</text>')
+    height = 8 + bar_h + 24 + 22 * len(parts)
+    return _svg(width, height, title, "; ".join(words) or "no cost", body, "breakdown", font=15)
+
+
+# ---- throughput-interactivity frontiers ------------------------------------------------------
+
+@dataclass
+class Series:
+    """One system on the frontier chart: its frontier (interactivity [token/s/user] ->
+    throughput [token/s per accelerator], drawn as a line through ``line``), its measured
+    frontier points, and the chosen point (None when it has none)."""
+    name: str
+    line: list[tuple[float, float]] = field(default_factory=list)
+    points: list[tuple[float, float]] = field(default_factory=list)
+    chosen: tuple[float, float] | None = None
+    colour: str = COLOURS[0]
+
+
+def frontier_chart(series: Sequence[Series], target: float | None = None,
+                   target_label: str = "") -> Markup:
+    """Throughput per accelerator against interactivity, one colour per system, the chosen
+    points as large rings, the target interactivity as a dashed vertical line."""
+    xs = [p[0] for s in series for p in (*s.line, *s.points, *([s.chosen] if s.chosen else []))]
+    ys = [p[1] for s in series for p in (*s.line, *s.points, *([s.chosen] if s.chosen else []))]
+    if target is not None:
+        xs.append(target)
+    width, height = 720, 420
+    ml, mr, mt, mb = 78, 16, 16, 58
+    pw, ph = width - ml - mr, height - mt - mb
+    if not xs:
+        return _svg(width, 80, "Throughput-interactivity frontiers",
+                    "no system here has an operating point with an interactivity", [
+                        '<text x="10" y="40">No interactivity is known for these '
+                        'operating points.</text>'], "frontier")
+    xt = nice_ticks(0, max(xs) * 1.05)
+    yt = nice_ticks(0, max(ys) * 1.08)
+    x0, x1, y0, y1 = xt[0], xt[-1], yt[0], yt[-1]
+
+    def px(x: float) -> float:
+        return ml + pw * (x - x0) / (x1 - x0)
+
+    def py(y: float) -> float:
+        return mt + ph - ph * (y - y0) / (y1 - y0)
+
+    body = [f'<rect x="{ml}" y="{mt}" width="{pw}" height="{ph}" fill="#fff" '
+            f'stroke="#d0d7de"/>']
+    for t in xt:
+        body.append(f'<line x1="{_f(px(t))}" x2="{_f(px(t))}" y1="{mt}" y2="{mt + ph}" '
+                    f'stroke="#eaeef2"/><text x="{_f(px(t))}" y="{mt + ph + 18}" '
+                    f'text-anchor="middle">{_tick(t)}</text>')
+    for t in yt:
+        body.append(f'<line x1="{ml}" x2="{ml + pw}" y1="{_f(py(t))}" y2="{_f(py(t))}" '
+                    f'stroke="#eaeef2"/><text x="{ml - 6}" y="{_f(py(t) + 4)}" '
+                    f'text-anchor="end">{_tick(t)}</text>')
+    body.append(f'<text x="{ml + pw / 2}" y="{height - 12}" text-anchor="middle">'
+                f'Interactivity [tokens per second per user]</text>')
+    body.append(f'<text transform="translate(16 {mt + ph / 2}) rotate(-90)" '
+                f'text-anchor="middle">Throughput per accelerator [tokens per second]</text>')
+    if target is not None:
+        body.append(f'<line x1="{_f(px(target))}" x2="{_f(px(target))}" y1="{mt}" '
+                    f'y2="{mt + ph}" stroke="#57606a" stroke-dasharray="6 4"/>'
+                    f'<text x="{_f(px(target) + 4)}" y="{mt + 14}" fill="#57606a">'
+                    f'{_e(target_label)}</text>')
+    words = []
+    for s in series:
+        if len(s.line) >= 2:
+            d = " ".join(f"{'M' if i == 0 else 'L'}{_f(px(x))},{_f(py(y))}"
+                         for i, (x, y) in enumerate(s.line))
+            body.append(f'<path d="{d}" fill="none" stroke="{s.colour}" stroke-width="2.5"/>')
+        for x, y in s.points:
+            body.append(f'<circle cx="{_f(px(x))}" cy="{_f(py(y))}" r="3.5" fill="#fff" '
+                        f'stroke="{s.colour}" stroke-width="1.5"/>')
+        if s.chosen is not None:
+            x, y = s.chosen
+            text = (f"{s.name}: {display.format_quantity(y, 'token/s')} at "
+                    f"{display.format_quantity(x, 'token/s/user')}")
+            words.append(text)
+            body.append(f'<circle cx="{_f(px(x))}" cy="{_f(py(y))}" r="8" fill="{s.colour}" '
+                        f'fill-opacity="0.85" stroke="#000" stroke-width="1.5">'
+                        f'<title>{_e(text)}</title></circle>')
+    # the legend: one line per system, top right inside the plot
+    # the legend under the axis title, one line per system (none for a single system)
+    lx = ml
+    for i, s in enumerate(series if len(series) > 1 else ()):
+        ly = height + 16 + i * 22
+        name = s.name if len(s.name) <= 80 else s.name[:79] + "…"
+        body.append(f'<line x1="{lx}" x2="{lx + 22}" y1="{ly - 4}" y2="{ly - 4}" '
+                    f'stroke="{s.colour}" stroke-width="3"/><circle cx="{lx + 11}" '
+                    f'cy="{ly - 4}" r="5" fill="{s.colour}" stroke="#000"/>'
+                    f'<text x="{lx + 30}" y="{ly}">{_e(name)}</text>')
+    height += 22 * len(series) + 8 if len(series) > 1 else 0
+    desc = "Chosen points: " + "; ".join(words) if words else "No chosen point has an " \
+        "interactivity."
+    return _svg(width, height, "Throughput against interactivity, with the chosen points",
+                desc, body, "frontier")
+
+
+# ---- sensitivity ------------------------------------------------------------------------------
+
+def tornado_chart(rows: Sequence[tuple[str, float, float, str, str]], base: float, unit: str,
+                  name: str | None = None) -> Markup:
+    """Horizontal bars from the output at each input's low to its high value, around the
+    base (a vertical line); ``rows`` are (label, output at low, output at high, low text,
+    high text), largest swing first."""
+    width, row_h, ml, mr, mt = 760, 30, 290, 20, 28
+    height = mt + row_h * len(rows) + 34
+    values = [v for r in rows for v in r[1:3] if math.isfinite(v)] + [base]
+    lo, hi = min(values), max(values)
+    pad = (hi - lo) * 0.05 or abs(base) * 0.05 or 1.0
+    lo, hi = lo - pad, hi + pad
+    pw = width - ml - mr
+
+    def px(v: float) -> float:
+        return ml + pw * (v - lo) / (hi - lo)
+
+    body = [f'<line x1="{_f(px(base))}" x2="{_f(px(base))}" y1="{mt - 8}" '
+            f'y2="{mt + row_h * len(rows)}" stroke="#1b1f24" stroke-width="1.5"/>',
+            f'<text x="{_f(px(base))}" y="{mt - 12}" text-anchor="middle">base '
+            f'{_e(display.format_quantity(base, unit, name))}</text>']
+    words = []
+    for i, (label, at_low, at_high, low_text, high_text) in enumerate(rows):
+        y = mt + i * row_h
+        a, b = sorted((at_low, at_high))
+        body.append(f'<text x="{ml - 8}" y="{y + row_h / 2 + 4}" text-anchor="end">'
+                    f'{_e(label if len(label) <= 38 else label[:37] + "…")}</text>')
+        if math.isfinite(a) and math.isfinite(b):
+            for v0, v1, colour in ((a, min(b, base), COLOURS[0]), (max(a, base), b,
+                                                                    COLOURS[1])):
+                if v1 > v0:
+                    body.append(f'<rect x="{_f(px(v0))}" y="{y + 5}" width="{_f(px(v1) - px(v0))}"'
+                                f' height="{row_h - 10}" fill="{colour}"/>')
+        text = (f"{label}: {display.format_quantity(at_low, unit, name)} at {low_text}, "
+                f"{display.format_quantity(at_high, unit, name)} at {high_text}")
+        words.append(text)
+        body.append(f'<rect x="{ml}" y="{y}" width="{pw}" height="{row_h}" fill="transparent">'
+                    f'<title>{_e(text)}</title></rect>')
+    body.append(f'<text x="{ml}" y="{height - 8}">Below the base</text>'
+                f'<rect x="{ml + 110}" y="{height - 19}" width="12" height="12" '
+                f'fill="{COLOURS[0]}"/><text x="{ml + 180}" y="{height - 8}">Above the base'
+                f'</text><rect x="{ml + 290}" y="{height - 19}" width="12" height="12" '
+                f'fill="{COLOURS[1]}"/>')
+    return _svg(width, height, "Tornado: the output as each input moves alone",
+                "; ".join(words), body, "tornado")
+
+
+def histogram(edges: Sequence[float], counts: Sequence[int], unit: str,
+              marks: Sequence[tuple[str, float]] = (), name: str | None = None) -> Markup:
+    """Bars of a histogram (``len(edges) == len(counts) + 1``) with labelled vertical marks
+    (P10, P50, P90)."""
+    width, height, ml, mr, mt, mb = 720, 300, 56, 16, 24, 52
+    pw, ph = width - ml - mr, height - mt - mb
+    lo, hi = float(edges[0]), float(edges[-1])
+    if hi <= lo:
+        hi = lo + 1.0
+    top = max(max(counts, default=0), 1)
+    yt = nice_ticks(0, top)
+
+    def px(v: float) -> float:
+        return ml + pw * (v - lo) / (hi - lo)
+
+    def py(c: float) -> float:
+        return mt + ph - ph * c / yt[-1]
+
+    body = [f'<line x1="{ml}" x2="{ml + pw}" y1="{mt + ph}" y2="{mt + ph}" stroke="#57606a"/>']
+    for t in yt:
+        body.append(f'<text x="{ml - 6}" y="{_f(py(t) + 4)}" text-anchor="end">'
+                    f'{_e(display.format_number(t, "", "node_accelerators"))}</text>'
+                    f'<line x1="{ml}" x2="{ml + pw}" y1="{_f(py(t))}" y2="{_f(py(t))}" '
+                    f'stroke="#eaeef2"/>')
+    for i, c in enumerate(counts):
+        x0, x1 = px(edges[i]), px(edges[i + 1])
+        body.append(f'<rect x="{_f(x0)}" y="{_f(py(c))}" width="{_f(max(x1 - x0 - 1, 0.5))}" '
+                    f'height="{_f(mt + ph - py(c))}" fill="{COLOURS[0]}"/>')
+    for t in nice_ticks(lo, hi, 6):
+        if lo <= t <= hi:
+            body.append(f'<text x="{_f(px(t))}" y="{mt + ph + 18}" text-anchor="middle">'
+                        f'{_e(display.format_number(t, unit, name))}</text>')
+    body.append(f'<text x="{ml + pw / 2}" y="{height - 10}" text-anchor="middle">'
+                f'{_e(display.label(name or ""))} [{_e(display.unit_words(unit))}]</text>')
+    words = []
+    for i, (label, v) in enumerate(marks):
+        if not math.isfinite(v):
+            continue
+        words.append(f"{label} {display.format_quantity(v, unit, name)}")
+        body.append(f'<line x1="{_f(px(v))}" x2="{_f(px(v))}" y1="{mt}" y2="{mt + ph}" '
+                    f'stroke="{COLOURS[4]}" stroke-dasharray="5 3" stroke-width="1.5"/>'
+                    f'<text x="{_f(px(v) + 3)}" y="{mt + 12 + 14 * (i % 3)}" '
+                    f'fill="{COLOURS[4]}">{_e(label)}</text>')
+    return _svg(width, height, "Monte Carlo: how often each output value came up",
+                "; ".join(words), body, "histogram")

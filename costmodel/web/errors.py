@@ -1,0 +1,80 @@
+"""Errors on the pages: a plain page in words, never a stack trace.
+
+A page's own input problems are shown beside their fields by the page itself; what reaches
+these handlers is the rest: an unknown address or saved scenario (404), a refused request
+(4xx in words) and anything unexpected (500: logged with its trace, the page says only that
+the failure is logged).
+"""
+from __future__ import annotations
+
+import logging
+
+from flask import render_template, request
+from werkzeug.exceptions import HTTPException
+from werkzeug.exceptions import NotFound as UnknownAddress
+
+from ..errors import InputError
+from ..store.repo import NotFound
+from . import blueprint
+
+__all__ = ["error_page"]
+
+log = logging.getLogger("costmodel.web")
+_API_PATHS = ("/api/", "/healthz")  # answered as problem+json, whoever asks
+
+_WORDS = {
+    400: ("Request not understood", "The address or form could not be read."),
+    404: ("Not found", "There is no page or saved scenario at this address."),
+    405: ("Not allowed here", "This page cannot be used that way."),
+    413: ("Too large", "What was sent is larger than the service accepts."),
+    422: ("Cannot price this", "The inputs cannot be priced."),
+    429: ("Too many requests", "Wait a moment and try again."),
+    500: ("Something went wrong", "The server failed to answer this page; the failure is "
+                                  "logged. Try again, or go back to the previous page."),
+}
+
+
+def error_page(status: int, detail: str | None = None):
+    """The error page for ``status``, with ``detail`` in words (a default otherwise)."""
+    title, words = _WORDS.get(status, ("Error", "The request could not be answered."))
+    return render_template("web/error.html", status=status, title=title,
+                           detail=detail or words), status
+
+
+@blueprint.errorhandler(NotFound)
+def _not_found(exc: NotFound):
+    return error_page(404, str(exc))
+
+
+@blueprint.app_errorhandler(UnknownAddress)
+def _unknown_address(exc: UnknownAddress):
+    """An address no route serves: a page in words for a browser; the API's problem+json for
+    the API's paths and for clients that do not ask for HTML."""
+    if request.path.startswith(_API_PATHS) or not request.accept_mimetypes.accept_html:
+        from ..api.errors import Problem, problem_response
+        return problem_response(Problem(404, exc.name, exc.description or ""))
+    return error_page(404)
+
+
+@blueprint.errorhandler(InputError)
+def _input(exc: InputError):
+    # a page shows its own fields' errors; one that escapes it is said in words
+    return error_page(422, "; ".join(f"{p}: {m}" if p else m for p, m in exc.errors))
+
+
+@blueprint.errorhandler(HTTPException)
+def _http(exc: HTTPException):
+    status = exc.code or 500
+    if status >= 500:
+        return error_page(status)
+    return error_page(status, _WORDS.get(status, (None, exc.description))[1])
+
+
+@blueprint.errorhandler(Exception)
+def _unexpected(exc: Exception):
+    # the API's problem (an auth refusal) keeps its status and words
+    from ..api.errors import Problem
+    if isinstance(exc, Problem):
+        return error_page(exc.status, exc.detail or exc.title)
+    log.exception("unexpected error on page %s %s", request.method, request.path)
+    return error_page(500)

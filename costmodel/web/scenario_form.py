@@ -1,0 +1,308 @@
+"""The scenario form: a query string (or a posted form) <-> a scenario mapping.
+
+One form serves the Price and Sensitivity pages, the Quotes page and "save a new revision":
+:func:`scenario_form` reads the fields people fill in (every one a plain string, as typed),
+builds the scenario mapping the application layer takes (:class:`costmodel.app.InlineScenario`,
+the same mapping an API body's ``scenario`` holds), and checks every typed quantity with the
+parsing the API uses, so a bad field carries the API's own message. Errors the application
+layer raises later (an unknown catalog key, an unreachable interactivity, a cross-check) are
+put beside their field by :meth:`ScenarioForm.add_errors`.
+
+Quantities are typed as people write them: ``0.08 USD/kWh`` or ``8 cent/kWh``; a bare number
+is read in the field's display unit (percent for shares, years for the life, USD/kWh for the
+electricity price, token/s/user for the interactivity).
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlencode
+
+from ..curves import PERCENTILES
+from ..errors import InputError
+from ..inputs import quantity_field
+from ..model import BASES, BOUNDARIES
+from ..units import UnitInputError, parse_quantity
+
+__all__ = ["ScenarioForm", "scenario_form", "FIELDS", "DEFAULTS", "FormCatalog",
+           "form_catalog", "field_of", "CURVE_PREFIX"]
+
+CURVE_PREFIX = "curve:"  # a ``point`` read from a curve: ``curve:<curve id>``
+
+# field -> its value when the query does not name it (an empty value means "not given": the
+# engine's default applies and the disclosure says so). The defaults price the sample TCO
+# scenario's system at its published peak.
+DEFAULTS: dict[str, str] = {
+    "name": "",
+    "accelerator": "gb300",
+    "accelerator_price": "",
+    "system": "gb300-nvl72",
+    "point": "deepseek-r1/gb300/peak",
+    "interactivity": "",
+    "percentile": "median",
+    "electricity": "eia-2026-05-us-industrial",
+    "electricity_price": "",
+    "boundary": "facility",
+    "basis": "rated",
+    "utilisation": "70",
+    "financing": "own",
+    "life": "5",
+    "cost_of_capital": "10",
+    "salvage": "10",
+    "rate": "",
+    "margin": "50",
+}
+FIELDS = tuple(DEFAULTS)  # the canonical order of the query string
+
+# a bare number typed in a field is in this unit (the unit the label shows)
+_BARE_UNIT = {"accelerator_price": "USD", "electricity_price": "USD/kWh", "utilisation": "%",
+              "life": "year", "cost_of_capital": "%", "salvage": "%", "margin": "%",
+              "interactivity": "token/s/user"}
+# field -> the scenario key its typed quantity sets
+_KEY = {"accelerator_price": "accelerator.price", "electricity_price": "electricity.price",
+        "utilisation": "utilisation", "life": "financing.life",
+        "cost_of_capital": "financing.cost_of_capital", "salvage": "financing.salvage",
+        "margin": "pricing.gross_margin"}
+
+# an error's scenario path -> the form field it is shown beside (longest prefix wins)
+_FIELD_OF_PATH = {
+    "name": "name", "accelerator": "accelerator", "accelerator.price": "accelerator_price",
+    "accelerator.hourly_price": "rate", "accelerator.all_in_power": "rate",
+    "accelerator.rate": "rate", "accelerator.measured_power": "basis",
+    "system": "system", "node": "system", "rack": "system",
+    "operating_point": "point", "operating_point.at": "interactivity",
+    "operating_point.at.interactivity": "interactivity",
+    "operating_point.at.percentile": "percentile", "workload": "point",
+    "electricity": "electricity", "electricity.price": "electricity_price",
+    "power.boundary": "boundary", "power.basis": "basis", "power": "boundary",
+    "utilisation": "utilisation", "financing.life": "life",
+    "financing.cost_of_capital": "cost_of_capital", "financing.salvage": "salvage",
+    "financing": "life", "pricing.gross_margin": "margin", "pricing": "margin",
+    "reference_rate": "rate",
+}
+
+
+def field_of(path: str) -> str:
+    """The form field an error at scenario ``path`` belongs beside; ``""`` for the form as a
+    whole (the message is shown above the fields)."""
+    parts = path.split(".") if path else []
+    while parts:
+        found = _FIELD_OF_PATH.get(".".join(parts))
+        if found is not None:
+            return found
+        parts.pop()
+    return ""
+
+
+def _typed(text: str, field_name: str) -> str:
+    """A typed value with its unit: a bare number gets the field's display unit."""
+    text = text.strip()
+    try:
+        float(text)
+    except ValueError:
+        return text
+    return f"{text} {_BARE_UNIT[field_name]}"
+
+
+@dataclass
+class ScenarioForm:
+    """The form as typed, the scenario mapping it means, and the errors beside each field.
+
+    ``values``: field -> text (every field of :data:`FIELDS`); ``mapping``: the scenario for
+    :class:`costmodel.app.InlineScenario` (quantities as typed text, checked by the engine);
+    ``errors``: field -> the API's message for the same value (``""`` is the form as a
+    whole); ``query``: the canonical query string that reproduces the form.
+    """
+    values: dict[str, str]
+    mapping: dict[str, Any]
+    errors: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def valid(self) -> bool:
+        return not self.errors
+
+    @property
+    def query(self) -> str:
+        return urlencode([(k, self.values[k]) for k in FIELDS])
+
+    @property
+    def reads_curve(self) -> bool:
+        return self.values["point"].startswith(CURVE_PREFIX)
+
+    def add_errors(self, exc: InputError, prefix: str = "") -> None:
+        """Put an application-layer error beside its fields: each ``(path, message)``
+        (``prefix`` removed from the path first, e.g. ``scenario.``) at :func:`field_of` its
+        path; the first message of a field is kept."""
+        for path, message in exc.errors:
+            if prefix and path.startswith(prefix):
+                path = path[len(prefix):]
+            self.errors.setdefault(field_of(path), message)
+
+    def price_request(self) -> dict[str, Any]:
+        """The body of the equivalent ``POST /api/v1/price``."""
+        return {"scenario": self.mapping}
+
+
+def _default_name(v: Mapping[str, str]) -> str:
+    """``gb300, deepseek-r1/gb300/peak``; a curve's read adds its interactivity."""
+    point = v["point"].removeprefix(CURVE_PREFIX)
+    at = f" at {v['interactivity']} token/s/user" if v["point"].startswith(CURVE_PREFIX) \
+        and v["interactivity"] else ""
+    return f"{v['accelerator']}, {point}{at}"[:200]
+
+
+def _check(errors: dict[str, str], field_name: str, key: str, text: str) -> None:
+    """The engine's check of a typed quantity (its unit, dimension and bounds), with the
+    message the API gives for the same value."""
+    meta = quantity_field(key)
+    assert meta is not None, key
+    try:
+        meta.parse(text)
+    except ValueError as exc:
+        errors.setdefault(field_name, str(exc))
+
+
+def scenario_form(args: Mapping[str, str]) -> ScenarioForm:
+    """The form of a query string or posted form (missing fields take :data:`DEFAULTS`;
+    values are stripped and at most 200 characters): its values, scenario mapping and the
+    errors found without the catalog."""
+    values = {k: str(args.get(k, DEFAULTS[k]) or "").strip()[:200] for k in FIELDS}
+    errors: dict[str, str] = {}
+    v = values
+    data: dict[str, Any] = {}
+    # a scenario is named for what it prices unless the person names it
+    data["name"] = v["name"] or _default_name(v)
+    accelerator: dict[str, Any] = {"catalog": v["accelerator"]}
+    if v["accelerator_price"]:
+        accelerator["price"] = _typed(v["accelerator_price"], "accelerator_price")
+    if v["financing"] == "rent":
+        if not v["rate"]:
+            errors["rate"] = "choose a reference rate to rent at"
+        else:
+            accelerator["rate"] = v["rate"]
+    elif v["financing"] != "own":
+        errors["financing"] = f"expected own or rent, got {v['financing']!r}"
+    data["accelerator"] = accelerator if len(accelerator) > 1 else v["accelerator"]
+    if v["system"]:
+        data["system"] = v["system"]
+
+    point = v["point"]
+    if point.startswith(CURVE_PREFIX):
+        op: dict[str, Any] = {"curve": point[len(CURVE_PREFIX):], "token_kind": "mixed"}
+        if v["interactivity"]:
+            at: dict[str, Any] = {"interactivity": _typed(v["interactivity"], "interactivity")}
+            if v["percentile"] and v["percentile"] != "median":
+                at["percentile"] = v["percentile"]
+            op["at"] = at
+            try:
+                parse_quantity(at["interactivity"], "token/s/user", allow_zero=False)
+            except UnitInputError as exc:
+                errors["interactivity"] = str(exc)
+        else:
+            op["at"] = "peak"
+        if v["percentile"] not in PERCENTILES:
+            errors["percentile"] = (f"unknown percentile {v['percentile']!r} (known: "
+                                    f"{', '.join(PERCENTILES)})")
+        data["operating_point"] = op
+    else:
+        data["operating_point"] = point
+        if v["interactivity"]:
+            errors["interactivity"] = ("a target interactivity needs an operating point read "
+                                       "from a curve")
+
+    if v["electricity_price"]:
+        text = _typed(v["electricity_price"], "electricity_price")
+        data["electricity"] = {"price": text}
+        _check(errors, "electricity_price", "electricity.price", text)
+    elif v["electricity"]:
+        data["electricity"] = v["electricity"]
+
+    power = {}
+    for name, choices in (("boundary", BOUNDARIES), ("basis", BASES)):
+        if v[name] and v[name] not in choices:
+            errors[name] = f"expected one of {', '.join(choices)}, got {v[name]!r}"
+        elif v[name]:
+            power[name] = v[name]
+    if power:
+        data["power"] = power
+
+    for name in ("accelerator_price", "utilisation", "life", "cost_of_capital", "salvage",
+                 "margin"):
+        if not v[name] or (v["financing"] == "rent" and name in ("life", "cost_of_capital",
+                                                                  "salvage")):
+            continue
+        text = _typed(v[name], name)
+        _check(errors, name, _KEY[name], text)
+        if name == "accelerator_price":
+            continue  # set in the accelerator table above
+        section, _, key = _KEY[name].rpartition(".")
+        (data.setdefault(section, {}) if section else data)[key] = text
+    return ScenarioForm(values, data, errors)
+
+
+# ---- the choices the fields offer ------------------------------------------------------------
+
+_PERCENTILE_WORDS = {"median": "Median", "mean": "Mean", "p90": "90th percentile (p90)",
+                     "p99": "99th percentile (p99)"}
+_BOUNDARY_WORDS = {"chip": "Chip (accelerator package)", "node": "Node (server)",
+                   "rack": "Rack", "facility": "Facility meter (with PUE)"}
+
+
+@dataclass(frozen=True)
+class FormCatalog:
+    """What the form's pickers offer, as ``(value, label)`` pairs: catalog accelerators,
+    system presets, published operating points, curves (``curve:<id>``), electricity
+    entries and reference rates (``kind@date`` per accelerator key, and each kind's
+    latest as ``kind``)."""
+    accelerators: list[tuple[str, str]]
+    systems: list[tuple[str, str]]
+    points: list[tuple[str, str]]
+    curves: list[tuple[str, str]]
+    electricity: list[tuple[str, str]]
+    rates: dict[str, list[tuple[str, str]]]
+    percentiles: tuple[tuple[str, str], ...] = tuple((p, _PERCENTILE_WORDS.get(p, p))
+                                                     for p in PERCENTILES)
+    boundaries: tuple[tuple[str, str], ...] = tuple((b, _BOUNDARY_WORDS.get(b, b))
+                                                    for b in BOUNDARIES)
+    bases: tuple[tuple[str, str], ...] = tuple((b, b.capitalize()) for b in BASES)
+
+
+def form_catalog(ctx: Any) -> FormCatalog:
+    """The pickers' choices from a context's catalog and curves (:class:`costmodel.app.
+    Context`: the service's, on a page)."""
+    catalog, curves = ctx.catalog(), ctx.curves()
+
+    def entries(kind: str, text) -> list[tuple[str, str]]:
+        return [(k, text(k, catalog.get(kind, k, kind).data)) for k in catalog.keys(kind)]
+
+    rates: dict[str, list[tuple[str, str]]] = {}
+    for key in catalog.keys("rate"):
+        d = catalog.get("rate", key, "rate").data
+        acc, _, ref = key.partition("/")
+        hourly = d.get("hourly_price") or {}
+        price = f", {hourly.get('value'):g} {hourly.get('unit')}" if hourly else ""
+        rates.setdefault(acc, []).append((ref, f"{d.get('kind')} {d.get('date')}{price}"))
+    for items in rates.values():
+        latest = {}
+        for ref, _ in items:
+            kind = ref.partition("@")[0]
+            latest[kind] = max(latest.get(kind, ""), ref)
+        items.sort(key=lambda item: item[0], reverse=True)
+        items[:0] = [(kind, f"{kind}, latest version ({ref.partition('@')[2]})")
+                     for kind, ref in sorted(latest.items())]
+    return FormCatalog(
+        accelerators=entries("accelerator", lambda k, d: d.get("name") or k),
+        systems=entries("system", lambda k, d: d.get("name") or k),
+        points=entries("operating_point", lambda k, d: d.get("label") or k),
+        curves=[(CURVE_PREFIX + i, f"curve {i}") for i in curves.ids()],
+        electricity=entries("electricity", lambda k, d: _electricity_label(k, d)),
+        rates=rates,
+    )
+
+
+def _electricity_label(key: str, data: Mapping[str, Any]) -> str:
+    price = data.get("price") or {}
+    shown = f" ({price.get('value'):g} {price.get('unit')})" if isinstance(price, dict) \
+        and "value" in price else ""
+    return f"{data.get('source') or key}{shown}"
