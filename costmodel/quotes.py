@@ -36,6 +36,7 @@ from typing import Literal
 
 from pydantic import Field, PrivateAttr, ValidationError
 
+from .demand import Supply
 from .inputs import (
     Count,
     InputError,
@@ -45,6 +46,7 @@ from .inputs import (
     error_message,
     error_path,
 )
+from .model import TOKEN_KINDS
 from .rates import ALL_IN, NOT_A_QUOTE, RateError, parse_rate_ref
 from .results import Result
 from .units import HOURS_PER_YEAR, MONTHS_PER_YEAR, UnitInputError, parse_quantity
@@ -68,6 +70,10 @@ class QuoteOperatingPoint(Section):
     osl: Qty("token", positive=True) | None = None
     model: str | None = None
     precision: str | None = None
+    throughput: Qty("token/s", positive=True,
+                    description="per accelerator at this service level (capacity quotes)"
+                    ) | None = None
+    token_kind: Literal[TOKEN_KINDS] = "mixed"  # type: ignore[valid-type]  # of throughput
 
     @property
     def effective_interactivity(self) -> float | None:
@@ -80,7 +86,21 @@ class QuoteOperatingPoint(Section):
 REFERENCE_VENDOR = "reference rate"  # the vendor of a reference quote that names none
 
 
-class Quote(Section):
+class Tier(Section):
+    """A price tier of a per-million-token quote: up to ``up_to`` [Mtok/month of mixed
+    tokens] (the last tier may leave it out: no limit), graduated (each tier's slice of the
+    month's volume at its prices)."""
+    up_to: Qty("Mtok/month", positive=True) | None = None
+    price_input: Qty("USD/Mtok")
+    price_output: Qty("USD/Mtok")
+
+
+PER_MTOK_ONLY = ("tiers", "committed_volume", "overage_input", "overage_output",
+                 "batch_discount", "cached_input_fraction")
+CAPACITY_ONLY = ("hardware",)
+
+
+class Quote(Supply):
     name: str
     vendor: str
     date: str | None = None
@@ -96,11 +116,28 @@ class Quote(Section):
     term: Qty("month", positive=True) = 12.0
     commitment: Qty("USD") | None = Field(None, description="minimum spend over the term")
     volume: Qty("Mtok/month", positive=True) | None = None
+    tiers: list[Tier] | None = Field(None, max_length=100)
+    committed_volume: Qty("Mtok/month", positive=True) | None = Field(
+        None, description="take-or-pay volume a month (mixed tokens)")
+    overage_input: Qty("USD/Mtok") | None = None
+    overage_output: Qty("USD/Mtok") | None = None
+    batch_discount: Qty("dimensionless", maximum=1.0) | None = None
+    cached_input_fraction: Qty("dimensionless", maximum=1.0) | None = Field(
+        None, description="price of a cached input token as a fraction of the input price")
+    hardware: str | None = Field(None, description="the accelerator a capacity quote rents "
+                                                   "(a catalog key)", max_length=200)
     operating_point: QuoteOperatingPoint | None = None
     source: str | None = None
     note: str | None = None
     _where: str = PrivateAttr("quote")  # the face's path of this quote, for later errors
     _reference: ReferenceRate | None = PrivateAttr(None)  # the rate version, once resolved
+
+    @property
+    def base_prices(self) -> tuple[float, float]:
+        """[USD/Mtok] input and output of a per-Mtok quote (its first tier when tiered)."""
+        if self.tiers:
+            return self.tiers[0].price_input, self.tiers[0].price_output
+        return self.price_input, self.price_output
 
     @property
     def where(self) -> str:
@@ -146,13 +183,41 @@ def validate_quote(data: object, where: str = "quote") -> Quote:
         if errors:
             raise InputError(errors)
         return quote
-    needs = {"per_mtok": ("price_input", "price_output"),
+    needs = {"per_mtok": () if quote.tiers else ("price_input", "price_output"),
              "per_accelerator_hour": ("hourly_price",),
              "reserved_monthly": ("monthly_price", "accelerators")}[quote.form]
     missing = [k for k in needs if getattr(quote, k) is None]
     if missing:
         raise InputError([(f"{where}.{k}", f"required for form {quote.form}") for k in missing])
+    _check_form_fields(quote, where)
     return quote
+
+
+def _check_form_fields(quote: Quote, where: str) -> None:
+    """Fields of one form are refused on another; tiers ascend, only the last is open."""
+    other = CAPACITY_ONLY if quote.form == "per_mtok" else PER_MTOK_ONLY
+    errors = [(f"{where}.{k}", f"applies to {'capacity' if k in CAPACITY_ONLY else 'per_mtok'}"
+                               f" quotes, not to form {quote.form}")
+              for k in other if getattr(quote, k) is not None]
+    if quote.tiers:
+        if quote.price_input is not None or quote.price_output is not None:
+            errors.append((f"{where}.tiers", "give tiers or price_input and price_output, "
+                                             "not both"))
+        bounds = [t.up_to for t in quote.tiers]
+        for i, b in enumerate(bounds):
+            if b is None and i < len(bounds) - 1:
+                errors.append((f"{where}.tiers[{i}].up_to", "only the last tier may be "
+                                                            "open (no up_to)"))
+            elif b is not None and i and bounds[i - 1] is not None and b <= bounds[i - 1]:
+                errors.append((f"{where}.tiers[{i}].up_to", "tiers must ascend"))
+    if (quote.overage_input is None) != (quote.overage_output is None):
+        errors.append((f"{where}.overage_input", "give overage_input and overage_output "
+                                                 "together"))
+    if quote.overage_input is not None and quote.committed_volume is None:
+        errors.append((f"{where}.overage_input", "overage prices apply above a "
+                                                 "committed_volume"))
+    if errors:
+        raise InputError(errors)
 
 
 def quote_at_rate(quote: Quote, rate: ReferenceRate) -> Quote:
@@ -245,7 +310,8 @@ def compare_quote(quote: Quote, own: Result) -> QuoteComparison:
     counted = {"mixed": isl + osl, "output": osl, "input": isl}[kind]  # tokens a request
     tokens_per_hour = v["tokens_per_hour"]  # [token/h] at our utilisation
     if quote.form == "per_mtok":
-        per_request = isl * quote.price_input + osl * quote.price_output  # [USD x 1e6]
+        price_input, price_output = quote.base_prices
+        per_request = isl * price_input + osl * price_output  # [USD x 1e6]
         price = per_request / counted  # [USD/Mtok of the counted kind]
         accel_hourly = None
     else:

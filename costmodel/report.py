@@ -448,3 +448,59 @@ def term_report(quote, comparison, rows, longest, tolerance, improvement, succes
                + (f"{_months(longest)} months" if longest is not None
                   else "none of those priced"))
     return "\n".join(out)
+
+
+def decision_table(decision) -> str:
+    """Offers and own builds ranked for one demand: the recommendation first, then each
+    option's monthly bill, its term in money, where pairs break even and what was assumed."""
+    d = decision.load
+    out = [f"For {words(d.volume, 'Mtok/month')} (mixed tokens; average "
+           f"{words(d.average, 'token/s')}, peak {words(d.peak, 'token/s')})", ""]
+    rec = decision.recommendation
+    if rec is None:
+        out += ["No offer can be ranked for this demand."]
+    else:
+        out += wrap(rec["text"], f"{MARK}", "   ")
+    out += ["", "Ranked for this demand (cheapest first)"]
+    rows = [["", "Offer", "Kind", "Cost", "Cost", "Accel-", "Utili-", "Term", "Term PV"],
+            ["", "", "", "USD/month", "USD/Mtok", "erators", "sation", "months", "USD"]]
+    for i, p in enumerate(decision.ranked, 1):
+        c = p.charge
+        rows.append([f"{MARK if i == 1 else PAD}{i}", p.option.name,
+                     _KINDS.get(p.option.kind, p.option.kind), _money(c.monthly),
+                     format_number(p.per_mtok, "USD/Mtok"),
+                     "-" if c.accelerators is None else f"{c.accelerators:,}",
+                     format_percent(c.utilisation), _months(p.term), _money(p.term_pv)])
+    out += ["  " + r for r in columns(rows, set(range(3, 9)))]
+    for p in decision.ranked:
+        notes = [*p.charge.lines, *p.option.flags]
+        src = p.option.details.get("throughput_from")
+        if src:
+            thr = p.option.details["throughput_per_accelerator"]["value"]
+            notes.insert(0, f"throughput {words(thr, 'token/s')} an accelerator: {src}")
+        ref = p.option.details.get("reference_rate")
+        if ref:
+            notes.append(f"public reference {ref['key']}: "
+                         f"{ref['hourly_price']['value']:.2f} USD/h; this offer "
+                         f"{ref['offer_hourly_price']['value']:.2f} USD/h "
+                         f"({format_percent(ref['offer_over_reference'])} over it)")
+        for n in notes:
+            out += wrap(f"{p.option.name}: {n}", "  ", "    ")
+    if decision.unranked:
+        out += ["", "Not ranked"]
+        for o in decision.unranked:
+            out += wrap(f"{o.name}: {o.why}", "  ", "    ")
+    if decision.break_even:
+        out += ["", "Break-even volumes (where two options cost the same a month)"]
+        for b in decision.break_even:
+            a, c = b["offers"]
+            out += wrap(f"{a} / {c}: " + ("no crossing within 1% to 100x the demand"
+                                          if b["volume"] is None else
+                                          f"{words(b['volume']['value'], 'Mtok/month')}; "
+                                          f"below it {b['cheaper_below']} is cheaper"),
+                        "  ", "    ")
+    out += ["", "Assumptions"] + [x for a in decision.assumptions for x in wrap(a, "  ", "    ")]
+    return "\n".join(out).rstrip()
+
+
+_KINDS = {"own": "own build", "per_mtok": "per Mtok", "capacity": "capacity"}

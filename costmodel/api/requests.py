@@ -15,6 +15,7 @@ from ..app import (
     ScenarioSpec,
     overrides_from_mapping,
 )
+from ..demand import Demand, validate_demand
 from ..errors import InputError
 from ..quotes import Quote, validate_quote
 from ..units import UnitInputError, parse_quantity
@@ -68,5 +69,12 @@ def reading_of(at_interactivity: Any, matched: bool) -> Reading:
 def quote_of(data: Any, where: str) -> Quote:
     try:
         return validate_quote(data, where)
+    except InputError as exc:
+        raise Problem.from_input(exc) from None
+
+
+def demand_of(data: Any) -> Demand:
+    try:
+        return validate_demand(data, "demand")
     except InputError as exc:
         raise Problem.from_input(exc) from None

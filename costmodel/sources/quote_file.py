@@ -11,7 +11,7 @@ from ..quotes import Quote, validate_quote
 from .catalog import split_sources
 from .scenario_file import read_scenario_file
 
-__all__ = ["read_quotes", "read_quotes_text", "quotes_of"]
+__all__ = ["read_quotes", "read_quotes_text", "quotes_of", "demand_table"]
 
 
 def read_quotes(path: str | Path) -> list[Quote]:
@@ -44,12 +44,22 @@ def quotes_of(data: dict[str, Any], name: str) -> list[Quote]:
     entries = plain.get("quote")
     if not isinstance(entries, list) or not entries:
         raise InputError([("quote", f"{name}: no [[quote]] tables")])
-    extra = set(plain) - {"quote"}
+    extra = set(plain) - {"quote", "demand"}
     if extra:
-        raise InputError([(sorted(extra)[0], "unknown key (quotes go in [[quote]] tables)")])
+        raise InputError([(sorted(extra)[0], "unknown key (quotes go in [[quote]] tables, "
+                                             "the buyer's demand in [demand])")])
     quotes = [validate_quote(e, f"quote[{i}]") for i, e in enumerate(entries)]
     names = [q.name for q in quotes]
     dupes = sorted({n for n in names if names.count(n) > 1})
     if dupes:
         raise InputError([("quote", f"quote names must be unique: {', '.join(dupes)}")])
     return quotes
+
+
+def demand_table(path: str | Path) -> dict[str, Any] | None:
+    """The ``[demand]`` table of a quote file (the buyer's demand), or None."""
+    plain, _ = split_sources(read_scenario_file(path))
+    table = plain.get("demand")
+    if table is not None and not isinstance(table, dict):
+        raise InputError([("demand", "must be a table")])
+    return table

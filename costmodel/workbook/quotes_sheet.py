@@ -129,8 +129,8 @@ def _block(ws: Sheet, row: int, systems: Sequence[WorkbookSystem], quote: Any,
     accelerators = quote.accelerators or 1
     # the quote's terms
     if quote.form == "per_mtok":
-        line("price_input", quote.price_input)
-        line("price_output", quote.price_output)
+        line("price_input", quote.base_prices[0])
+        line("price_output", quote.base_prices[1])
     elif quote.form == "per_accelerator_hour":
         line("hourly", quote.hourly_price)
     else:

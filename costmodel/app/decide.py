@@ -1,0 +1,266 @@
+"""Decision use case: every offer and our own builds priced for the buyer's demand, ranked,
+with break-evens, the range over which the choice holds, and a recommendation.
+
+Our scenarios are the own builds; each is read at the demand's service level (its curve at
+the demand's interactivity and percentile) and sized for the peak. A capacity offer is
+sized on the hardware it names: at the throughput it states for the service level, else at
+the throughput of one of our scenarios on the same hardware; never at another accelerator's.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from functools import lru_cache
+from typing import Any
+
+from ..chain import price as price_result
+from ..decision import Decision, Option, decide
+from ..demand import (
+    HOURS_PER_MONTH,
+    Demand,
+    DemandLoad,
+    Shape,
+    capacity_monthly,
+    fleet_charge,
+    load_of,
+    per_mtok_monthly,
+    share,
+    size,
+)
+from ..errors import InputError, UnknownReference
+from ..quotes import NO_POINT, Quote
+from ..results import Result
+from ..sources.curve_point import Target
+from .context import Context
+from .load import prepare
+from .pricing import Priced, price_loaded
+from .quotes import reference_rate, with_rates
+from .specs import ScenarioSpec
+
+__all__ = ["DecisionRequest", "QuotesDecision", "quotes_decide"]
+
+
+@dataclass(frozen=True)
+class DecisionRequest:
+    """Quotes and own builds (``scenarios``, at least one) for one ``demand``;
+    ``improvement`` [fraction a year] prices the lock-in of the winner's term."""
+    quotes: Sequence[Quote]
+    scenarios: Sequence[ScenarioSpec]
+    demand: Demand
+    improvement: float | None = None
+
+
+@dataclass(frozen=True)
+class QuotesDecision:
+    decision: Decision
+    systems: list[Priced]  # the own builds as read at the service level
+
+    def to_json(self) -> dict[str, Any]:
+        return {**self.decision.to_json(),
+                "own_builds": [{"scenario": p.result.name,
+                                "disclosure": p.result.to_json("summary")["disclosure"]}
+                               for p in self.systems]}
+
+
+def _service_target(demand: Demand) -> Target | None:
+    if demand.interactivity is None:
+        return None
+    return Target("interactivity", demand.interactivity,
+                  f"the demand's service level ({demand.interactivity:.4g} token/s/user"
+                  + (f", {demand.percentile}" if demand.percentile else "") + ")",
+                  demand.percentile)
+
+
+def _shape(result: Result) -> Shape:
+    return Shape(result.scenario.workload.isl, result.scenario.workload.osl)
+
+
+def _mixed_throughput(result: Result) -> float:
+    """[token/s mixed] an accelerator of the scenario serves at its operating point."""
+    kind = result.scenario.operating_point.token_kind
+    return result.values["throughput"] / share(kind, _shape(result))
+
+
+def _service_flags(guaranteed: float | None, demand: Demand, what: str) -> tuple[list[str],
+                                                                                str | None]:
+    """Flags for a stated interactivity against the demand's, and why it cannot be ranked
+    (None: it can)."""
+    need = demand.interactivity
+    if guaranteed is None:
+        return [NO_POINT] if need is not None else [], None
+    if need is not None and guaranteed < need * 0.99:
+        return [], (f"{what} {guaranteed:.4g} token/s/user, below the demand's service level "
+                    f"({need:.4g})")
+    return [], None
+
+
+def _workload_flags(model: str | None, precision: str | None, shape: Shape | None,
+                    demand: Demand, load: DemandLoad, demand_model: str | None,
+                    demand_precision: str | None) -> list[str]:
+    flags = []
+    if model and demand_model and model.lower() not in demand_model.lower() and \
+            demand_model.lower() not in model.lower():
+        flags.append(f"models differ: {model!r} against the demand's {demand_model!r}")
+    if precision and demand_precision and precision.lower() != demand_precision.lower():
+        flags.append(f"precisions differ: {precision} against the demand's "
+                     f"{demand_precision}")
+    if shape is not None and shape.differs(load.shape):
+        flags.append(f"request shapes differ: {shape.words()} against the demand's "
+                     f"{load.shape.words()}")
+    return flags
+
+
+def _own_option(p: Priced, demand: Demand, load: DemandLoad, model: str | None,
+                precision: str | None) -> Option:
+    result = p.result
+    s = result.scenario
+    thr = _mixed_throughput(result)
+    available = demand.own.available
+
+    @lru_cache(maxsize=4096)
+    def hourly(u: float) -> float:  # [USD/h] an accelerator at utilisation u, by the engine
+        return price_result(s.model_copy(update={"utilisation": u})).values["cost_per_hour"]
+
+    guaranteed = s.operating_point.effective_interactivity
+    flags, why = _service_flags(guaranteed, demand, "the scenario runs at")
+    flags += _workload_flags(s.workload.model, s.workload.precision, _shape(result), demand,
+                             load, model, precision)
+    n = size(load.peak, thr, available)
+    nodes = math.ceil(n / s.node.accelerators)
+    v = result.values
+    q = lambda x, unit: {"value": x, "unit": unit}  # noqa: E731
+    details = {
+        "scenario": result.name, "throughput_per_accelerator": q(thr, "token/s"),
+        "throughput_from": "the scenario at the demand's service level",
+        "availability": available, "nodes": nodes,
+        "racks": math.ceil(nodes / s.rack.nodes),
+        "power": q(n * v["power_per_accelerator"], "W"),
+        "power_boundary": s.power.boundary, "power_basis": s.power.basis,
+        "capex": (q(n * v["capex_per_accelerator"], "USD")
+                  if s.accelerator.cost_basis == "own" else None)}
+    return Option(result.name, "own", "own build", 0.0,
+                  None if why else lambda L: fleet_charge(L, thr, available, hourly),
+                  flags, why, details)
+
+
+def _per_mtok_option(quote: Quote, demand: Demand, load: DemandLoad, model: str | None,
+                     precision: str | None) -> Option:
+    op = quote.operating_point
+    flags, why = _service_flags(quote.operating_point and op.effective_interactivity,
+                                demand, "the quote guarantees")
+    shape = None if op is None or op.isl is None or op.osl is None else Shape(op.isl, op.osl)
+    flags += _workload_flags(op and op.model, op and op.precision, shape, demand, load, model,
+                             precision)
+    tiers = ([(t.up_to, t.price_input, t.price_output) for t in quote.tiers] if quote.tiers
+             else [(None, quote.price_input, quote.price_output)])
+    overage = (None if quote.overage_input is None
+               else (quote.overage_input, quote.overage_output))
+    floor = None if quote.commitment is None else quote.commitment / quote.term
+
+    def charge(L: DemandLoad):
+        return per_mtok_monthly(tiers, L, cached_fraction=quote.cached_input_fraction,
+                                batch_discount=quote.batch_discount,
+                                committed_volume=quote.committed_volume, overage=overage,
+                                commitment_monthly=floor)
+    return Option(quote.name, "per_mtok", quote.vendor, quote.term, None if why else charge,
+                  flags, why, {"date": quote.date})
+
+
+def _capacity_option(ctx: Context, quote: Quote, demand: Demand, load: DemandLoad,
+                     own: Sequence[Priced], model: str | None, precision: str | None
+                     ) -> Option:
+    op = quote.operating_point
+    flags, why = _service_flags(op and op.effective_interactivity, demand,
+                                "the quote guarantees")
+    shape = None if op is None or op.isl is None or op.osl is None else Shape(op.isl, op.osl)
+    flags += _workload_flags(op and op.model, op and op.precision, shape, demand, load,
+                             model, precision)
+    if quote.reference is not None:
+        flags.insert(0, f"reference rate {quote.reference.key}: a public dashboard's "
+                        f"assumption, not a quote")
+    hardware = quote.hardware or (quote.reference.accelerator if quote.reference else None)
+    details: dict[str, Any] = {"date": quote.date, "hardware": hardware,
+                               "availability": quote.available}
+    if hardware is None:
+        return Option(quote.name, "capacity", quote.vendor, quote.term, None, flags,
+                      "names no hardware: a capacity offer is sized on the accelerator it "
+                      "rents (give hardware = a catalog accelerator key)", details)
+    entry = ctx.catalog().get("accelerator", hardware, f"{quote.where}.hardware")
+    hardware_name = entry.data.get("name", hardware)
+    details["hardware_name"] = hardware_name
+    if op is not None and op.throughput is not None:
+        thr = op.throughput / share(op.token_kind, shape or load.shape)
+        details["throughput_from"] = "as quoted, at the quote's service level"
+    else:
+        same = next((p for p in own if p.result.scenario.accelerator.name == hardware_name),
+                    None)
+        if same is None:
+            return Option(quote.name, "capacity", quote.vendor, quote.term, None, flags,
+                          f"rents {hardware} ({hardware_name}), which none of our scenarios "
+                          f"runs, and states no throughput at the service level: it is not "
+                          f"priced at another accelerator's throughput", details)
+        thr = _mixed_throughput(same.result)
+        details["throughput_from"] = (f"scenario {same.result.name!r} (same hardware) at the "
+                                      f"demand's service level")
+    details["throughput_per_accelerator"] = {"value": thr, "unit": "token/s"}
+    if quote.form == "per_accelerator_hour":
+        unit, block = quote.hourly_price * HOURS_PER_MONTH, None
+        hourly = quote.hourly_price
+    else:
+        unit, block = quote.monthly_price / quote.accelerators, quote.monthly_price
+        hourly = unit / HOURS_PER_MONTH
+    details["reference_rate"] = _reference_beside(ctx, hardware, quote, hourly)
+    available = quote.available
+    floor = None if quote.commitment is None else quote.commitment / quote.term
+
+    def charge(L: DemandLoad):
+        c = capacity_monthly(size(L.peak, thr, available), quote.accelerators, unit,
+                             block_monthly=block, commitment_monthly=floor)
+        return replace(c, utilisation=min(1.0, L.average / (c.accelerators * thr)),
+                       capacity=c.accelerators * thr * available)
+    return Option(quote.name, "capacity", quote.vendor, quote.term, None if why else charge,
+                  flags, why, details)
+
+
+def _reference_beside(ctx: Context, hardware: str, quote: Quote, hourly: float
+                      ) -> dict[str, Any] | None:
+    """The public rental reference rate of the offer's hardware at its date, beside the
+    offer's own hourly price; None when the catalog has none."""
+    ref = f"{hardware}/rental" + (f"@{quote.date}" if quote.date else "")
+    try:
+        rate = reference_rate(ctx, ref, f"{quote.where}.hardware")
+    except (InputError, UnknownReference):
+        return None
+    return {"key": rate.key, "version": rate.date,
+            "hourly_price": {"value": rate.hourly_price, "unit": "USD/h"},
+            "offer_hourly_price": {"value": hourly, "unit": "USD/h"},
+            "offer_over_reference": hourly / rate.hourly_price - 1.0, "origin": rate.source}
+
+
+def quotes_decide(ctx: Context, req: DecisionRequest) -> QuotesDecision:
+    """Every quote and own build priced for the demand, ranked, and a recommendation."""
+    if not req.scenarios:
+        raise InputError([("scenarios", "give at least one scenario (our own build)")])
+    quotes = with_rates(ctx, req.quotes)
+    target = _service_target(req.demand)
+    own: list[Priced] = []
+    for spec in req.scenarios:
+        prepared = prepare(ctx, spec)
+        try:
+            own.append(price_loaded(prepared.finish(target if prepared.curve else None)))
+        except InputError as exc:
+            raise exc.about(spec.subject) from None
+    first = own[0].result.scenario
+    load = load_of(req.demand, _shape(own[0].result))
+    model = req.demand.model or first.workload.model
+    precision = req.demand.precision or first.workload.precision
+    options = [_own_option(p, req.demand, load, model, precision) for p in own]
+    for q in quotes:
+        if q.form == "per_mtok":
+            options.append(_per_mtok_option(q, req.demand, load, model, precision))
+        else:
+            options.append(_capacity_option(ctx, q, req.demand, load, own, model, precision))
+    decision = decide(options, load, first.financing.cost_of_capital,
+                      improvement=req.improvement)
+    return QuotesDecision(decision, own)
