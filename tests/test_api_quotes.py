@@ -63,10 +63,20 @@ def test_term_against_a_successor(client, tokens):
     body = {"quote": quote, "scenario": GB300, "terms": [6, 12, 18],
             "successor": {"scenario": {"accelerator": "jalapeno",
                                        "operating_point": "deepseek-r1/jalapeno/matched"}},
-            "available": "2027-11-20", "tolerance": 0.1}
+            "available": "2027-11-20", "tolerance": 0.1,
+            "successor_rate": "jalapeno/rental@2026-09"}
     r = client.post(f"{API}/quotes/term", json=body, headers=auth(tokens["viewer"]))
     assert r.status_code == 200, r.json
     d = r.json
+    # the flexible buyer pays the successor's market price: its reference rate, 1.79 USD an
+    # accelerator-hour, over the Mtok a Jalapeño serves an hour at the scenario's point; its
+    # own cost is shown beside it as a floor, never in its place
+    jal = client.post(f"{API}/price", json=body["successor"], headers=auth(tokens["viewer"])).json
+    per_hour = jal["steps"]["tokens_per_hour"]["value"]
+    assert d["successor"]["market_price"]["value"] == pytest.approx(1.79 / per_hour * 1e6)
+    assert d["successor"]["own_cost_floor"]["value"] == pytest.approx(
+        jal["cost_per_mtok"]["total"]["value"])
+    assert "jalapeno/rental@2026-09" in d["successor"]["market_source"]
     assert [t["term"]["value"] for t in d["terms"]] == [6, 12, 18]
     # up to month 12 the market pays the quoted price: no premium for 6 and 12 months
     assert d["terms"][0]["premium"]["value"] == pytest.approx(0, abs=1e-6)
@@ -75,11 +85,20 @@ def test_term_against_a_successor(client, tokens):
     assert d["longest_term_within_tolerance"] == {"value": 12, "unit": "month"}
 
 
+def test_a_successor_without_a_market_price_is_refused(client, tokens):
+    body = {"quote": {**QUOTES[1], "date": "2026-11-20"}, "scenario": GB300,
+            "successor": GB300, "available": "12 month"}
+    r = client.post(f"{API}/quotes/term", json=body, headers=auth(tokens["viewer"]))
+    assert r.status_code == 422 and r.json["errors"][0]["path"] == "successor_rate"
+    assert "only a floor" in r.json["errors"][0]["message"]
+
+
 def test_term_needs_a_market(client, tokens):
     r = client.post(f"{API}/quotes/term", json={"quote": QUOTES[0], "scenario": GB300},
                     headers=auth(tokens["viewer"]))
     assert r.status_code == 422 and r.json["errors"][0]["path"] == "improvement"
     r = client.post(f"{API}/quotes/term", json={"quote": QUOTES[0], "scenario": GB300,
-                                                 "successor": GB300, "available": "2020-01"},
+                                                 "successor": GB300, "available": "2020-01",
+                                                 "successor_rate": "gb300/rental"},
                     headers=auth(tokens["viewer"]))
     assert r.status_code == 422 and r.json["errors"][0]["path"] == "available"

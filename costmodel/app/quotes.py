@@ -27,6 +27,7 @@ from ..quotes import (
     rank,
     term_json,
     term_table,
+    validate_quote,
 )
 from ..rates import RateError, RateNotFound, resolve_rate
 from ..sources.curve_point import Target
@@ -125,7 +126,8 @@ def quotes_workbook(ranking: QuotesRanking) -> WorkbookFile:
 class TermRequest:
     """A quote's term lengths against staying flexible. ``improvement``: the yearly fall of
     the market price per token [fraction]; or ``successor`` available at ``available`` (a
-    duration from the quote's date such as "18 month", or a date "2027-06")."""
+    duration from the quote's date such as "18 month", or a date "2027-06"), whose market
+    price is ``successor_rate`` (a reference rate) or ``successor_quote``."""
     quote: Quote
     scenario: ScenarioSpec
     terms: tuple[float, ...] = (6, 12, 18, 24, 36, 48)  # [month]
@@ -133,6 +135,8 @@ class TermRequest:
     improvement: float | None = None
     successor: ScenarioSpec | None = None
     available: str | None = None
+    successor_rate: str | None = None  # the successor's market price: a reference rate
+    successor_quote: Quote | None = None  # ... or a quote for the successor
 
 
 @dataclass(frozen=True)
@@ -143,11 +147,42 @@ class TermAnalysis:
     longest: float | None  # [month]
     tolerance: float
     improvement: float | None
-    successor_price: float | None  # [USD/Mtok]
+    successor_price: float | None  # [USD/Mtok] the market price once the successor is here
     successor_month: float | None  # [month from the quote's start]
+    successor_source: str | None = None  # where that market price comes from
+    successor_floor: float | None = None  # [USD/Mtok] the successor's own cost: a floor
 
     def to_json(self) -> dict[str, Any]:
-        return term_json(self.quote, self.comparison, self.rows, self.longest, self.tolerance)
+        out = term_json(self.quote, self.comparison, self.rows, self.longest, self.tolerance)
+        if self.successor_price is not None:
+            q = lambda v, u: {"value": v, "unit": u}  # noqa: E731
+            out["successor"] = {"market_price": q(self.successor_price, "USD/Mtok"),
+                                "market_source": self.successor_source,
+                                "own_cost_floor": q(self.successor_floor, "USD/Mtok"),
+                                "available": q(self.successor_month, "month")}
+        return out
+
+
+def _successor_market(ctx: Context, req: TermRequest, succ: Priced) -> tuple[float, str]:
+    """What a flexible buyer pays for the successor [USD/Mtok], and its source: a
+    reference rate of it, or a quote for it, at its throughput; never its own cost."""
+    if (req.successor_rate is None) == (req.successor_quote is None):
+        floor = succ.result.values["cost_per_mtok_total"]
+        raise InputError([("successor_rate", f"the flexible buyer pays a market price: give "
+                                             f"successor_rate (a reference rate of the "
+                                             f"successor) or successor_quote, one of them; "
+                                             f"its own cost ({floor:.4g} USD/Mtok) is only a "
+                                             f"floor")])
+    if req.successor_rate is not None:
+        rate = reference_rate(ctx, req.successor_rate, "successor_rate")
+        market = quote_at_rate(validate_quote({"name": "successor market",
+                                               "rate": req.successor_rate},
+                                              "successor_rate"), rate)
+        source = f"reference rate {rate.key}, a public dashboard's assumption"
+    else:
+        (market,) = with_rates(ctx, [req.successor_quote])
+        source = f"quote {market.name!r} ({market.vendor})"
+    return compare_quote(market, succ.result).price_per_mtok, source
 
 
 def quotes_term(ctx: Context, req: TermRequest) -> TermAnalysis:
@@ -162,20 +197,20 @@ def quotes_term(ctx: Context, req: TermRequest) -> TermAnalysis:
         raise InputError([("available", "a successor needs the time it is available")])
     own = _AtQuotes(prepare(ctx, req.scenario), req.scenario)
     comparison = compare_quote(req.quote, own.for_quote(req.quote).result)
-    successor_price = successor_month = None
+    successor_price = successor_month = source = floor = None
     if req.successor is not None:
         try:
             successor_month = months_until(req.available, start)
         except UnitInputError as exc:
             raise InputError([("available", str(exc))]) from None
-        succ = _AtQuotes(prepare(ctx, req.successor), req.successor)
-        successor_price = compare_quote(req.quote,
-                                        succ.for_quote(req.quote).result).own_cost_per_mtok
+        succ = _AtQuotes(prepare(ctx, req.successor), req.successor).for_quote(req.quote)
+        successor_price, source = _successor_market(ctx, req, succ)
+        floor = succ.result.values["cost_per_mtok_total"]
     rate = own.for_quote(req.quote).result.scenario.financing.cost_of_capital
     rows, longest = term_table(comparison.price_per_mtok, comparison.volume, rate,
                                list(req.terms), yearly_improvement=req.improvement,
                                successor_price=successor_price,
                                successor_month=successor_month, tolerance=req.tolerance)
     return TermAnalysis(req.quote, comparison, rows, longest, req.tolerance, req.improvement,
-                        successor_price, successor_month)
+                        successor_price, successor_month, source, floor)
 
