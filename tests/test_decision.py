@@ -355,3 +355,40 @@ def test_api_bad_demand_is_a_422_naming_the_field(client, tokens):
         "demand": {"volume": "5 W"}})
     assert r.status_code == 422
     assert r.get_json()["errors"][0]["path"] == "demand.volume"
+
+
+def _pdf_text(content: bytes) -> tuple[int, str]:
+    from io import BytesIO
+
+    from pypdf import PdfReader
+    reader = PdfReader(BytesIO(content))
+    return len(reader.pages), " ".join(p.extract_text() for p in reader.pages)
+
+
+def test_the_one_page_summary_holds_the_recommendation_and_the_ranking(tmp_path):
+    f, out = _quote_file(tmp_path), tmp_path / "decision.pdf"
+    r = CliRunner().invoke(main, ["quotes", "compare", str(f), "--scenario", str(B200),
+                                  "--scenario", str(H100), "--improvement", "30 %",
+                                  "--pdf", str(out)], catch_exceptions=False)
+    assert r.exit_code == 0, r.output
+    pages, text = _pdf_text(out.read_bytes())
+    assert pages == 1
+    text = " ".join(text.split())
+    assert "Take gpt-oss-120b b200 (illustrative curve) (own build)" in text
+    # the ranked table's monthly bills, as the terminal rounds them
+    d = _decide([B200, H100], improvement=0.3).decision
+    for p in d.ranked:
+        assert f"{p.charge.monthly:,.0f}" in text
+    assert "50,000 million mixed tokens a month" in text
+    assert "power counted at the facility boundary" in text  # the disclosure
+
+
+def test_the_api_answers_the_summary_as_a_pdf(client, tokens):
+    body = {"quotes": [API_OFFER], "demand": DEMAND,
+            "scenarios": [{"scenario": {"accelerator": "gb300",
+                                        "operating_point": "deepseek-r1/gb300/matched"}}]}
+    r = client.post("/api/v1/quotes/decide", json=body, headers={
+        **auth(tokens["viewer"]), "Accept": "application/pdf"})
+    assert r.status_code == 200 and r.mimetype == "application/pdf"
+    pages, text = _pdf_text(r.data)
+    assert pages == 1 and "Which offer for this demand" in text

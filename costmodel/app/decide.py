@@ -264,3 +264,51 @@ def quotes_decide(ctx: Context, req: DecisionRequest) -> QuotesDecision:
     decision = decide(options, load, first.financing.cost_of_capital,
                       improvement=req.improvement)
     return QuotesDecision(decision, own)
+
+
+def decision_pdf(answer: QuotesDecision) -> bytes:
+    """The one-page summary of a decision (PDF): the demand, the recommendation, the offers
+    ranked, what cannot be ranked, break-evens, the assumptions and the disclosure."""
+    from ..display import format_number, format_percent
+    from ..onepage import Heading, Paragraph, Table, render_page
+    from ..report import disclosure_items
+    d = answer.decision
+    load = d.load
+    blocks: list = [Paragraph(
+        f"Demand: {load.volume:,.0f} million mixed tokens a month (average "
+        f"{load.average:,.0f} token/s, peak {load.peak:,.0f} token/s), {load.shape.words()}"
+        + (f"; {load.batch_share:.0%} as batch" if load.batch_share else "")
+        + (f"; {load.cached_input_share:.0%} of input tokens cached"
+           if load.cached_input_share else "") + ".")]
+    blocks += [Heading("Recommendation"),
+               Paragraph(d.recommendation["text"] if d.recommendation else
+                         "No offer can be ranked for this demand.", bold=True, size=9.5)]
+    rows = [[str(i), p.option.name, p.option.vendor, f"{p.charge.monthly:,.0f}",
+             format_number(p.per_mtok, "USD/Mtok"),
+             "-" if p.charge.accelerators is None else f"{p.charge.accelerators:,}",
+             format_percent(p.charge.utilisation), f"{p.term:g}", f"{p.term_pv:,.0f}"]
+            for i, p in enumerate(d.ranked, 1)]
+    blocks += [Heading("Offers ranked for this demand"),
+               Table(["#", "Offer", "Vendor", "USD/month", "USD/Mtok", "Accelerators",
+                      "Utilisation", "Term (months)", "Term PV (USD)"], rows,
+                     right={0, 3, 4, 5, 6, 7, 8}, mark_first=True)]
+    notes = [f"{p.option.name}: {n}" for p in d.ranked for n in (*p.charge.lines,
+                                                                  *p.option.flags)]
+    notes += [f"{o.name}: not ranked: {o.why}" for o in d.unranked]
+    if notes:
+        blocks += [Heading("Flags and how each was charged")] + [Paragraph(n) for n in notes]
+    crossings = [b for b in d.break_even if b["volume"] is not None]
+    if crossings:
+        blocks += [Heading("Break-even volumes"), Paragraph("; ".join(
+            f"{b['offers'][0]} / {b['offers'][1]}: {b['volume']['value']:,.0f} Mtok a month "
+            f"({b['cheaper_below']} cheaper below)" for b in crossings) + ".")]
+    blocks += [Heading("Assumptions and disclosure"),
+               Paragraph("; ".join(d.assumptions) + ".")]
+    keep = ("Power counted", "Power", "Operating point", "Electricity", "Financing")
+    for p in answer.systems:
+        said = dict(disclosure_items(p.result))
+        blocks.append(Paragraph(f"Own build {p.result.name}: " + "; ".join(
+            f"{k.lower()} {said[k]}" for k in keep if k in said) + "."))
+    return render_page("Which offer for this demand", blocks,
+                       "Every offer and our own builds priced for the same demand, at the "
+                       "same service level")

@@ -25,7 +25,7 @@ from ..errors import InputError
 from ..units import UnitInputError, parse_quantity
 
 __all__ = ["fail", "fail_input", "emit_json", "CONTEXT", "specs_for", "reading_for",
-           "check_xlsx", "write_workbook"]
+           "check_xlsx", "write_workbook", "write_file"]
 
 CONTEXT = LocalContext()
 
@@ -83,10 +83,15 @@ def check_xlsx(path: str | None, option: str) -> None:
 
 def write_workbook(path: str, book: WorkbookFile) -> None:
     """Write the workbook atomically: a half-written file never replaces a good one."""
+    write_file(path, book.content)
+
+
+def write_file(path: str, content: bytes) -> None:
+    """Write ``content`` atomically: a half-written file never replaces a good one."""
     p = Path(path)
     tmp = p.with_name(f".{p.name}.tmp")
     try:
-        tmp.write_bytes(book.content)
+        tmp.write_bytes(content)
         tmp.replace(p)
     except OSError as exc:
         fail(f"cannot write {path}: {exc.strerror or exc}")
