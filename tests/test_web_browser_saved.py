@@ -81,6 +81,39 @@ def test_upload_quotes_see_the_ranking_and_download_the_workbook(page, live_serv
     assert page.js_errors == []
 
 
+def test_quotes_for_the_buyers_demand_and_the_one_page_summary(page, live_server, tmp_path):
+    from io import BytesIO
+
+    from pypdf import PdfReader
+    offers = tmp_path / "offers.toml"
+    offers.write_text(
+        '[demand]\nvolume = "50000 Mtok/month"\ninteractivity = "100 token/s/user"\n\n'
+        '[[quote]]\nname = "h100-capacity"\nvendor = "Cloud X"\ndate = "2026-11-20"\n'
+        'form = "per_accelerator_hour"\nhourly_price = "2.10 USD/h"\naccelerators = 64\n'
+        'hardware = "h100"\n\n'
+        '[[quote]]\nname = "api-tokens"\nvendor = "API Y"\nform = "per_mtok"\n'
+        'price_input = "0.60 USD/Mtok"\nprice_output = "0.60 USD/Mtok"\n'
+        '[quote.operating_point]\ninteractivity = "100 token/s/user"\n')
+    page.goto("/quotes")
+    page.set_input_files("#f-quote-file", str(offers))
+    page.select_option("#f-scenario", "fixture:curve-gpt-oss-120b-h100")
+    page.get_by_role("button", name="Rank the quotes").click()
+    page.wait_for_selector(".recommendation")
+    names = page.locator("tr.quote-row .quote-name").all_inner_texts()
+    # the file's demand: the H100 offer sized on the H100 scenario's throughput
+    assert set(names) == {"gpt-oss-120b h100 (illustrative curve)", "api-tokens",
+                          "h100-capacity"}
+    assert page.locator(".recommendation").inner_text().startswith("Take ")
+    at_widths(page, "quotes-decision")
+    with page.expect_download() as got:
+        page.get_by_role("button", name="Download the one-page summary (PDF)").click()
+    path = tmp_path / got.value.suggested_filename
+    got.value.save_as(path)
+    reader = PdfReader(BytesIO(path.read_bytes()))
+    assert len(reader.pages) == 1
+    assert page.js_errors == []
+
+
 def test_a_bad_quote_file_is_marked_at_the_field(page, live_server, tmp_path):
     bad = tmp_path / "bad.toml"
     bad.write_text('[[quote]]\nname = "x"\nvendor = "v"\nform = "per_mtok"\n'

@@ -212,3 +212,64 @@ def test_the_price_pages_scenario_is_offered_when_arriving_from_it(client, signe
     assert r.status_code == 200, _errors(r.text)
     assert [n for n, _ in _ranking(r.text)] == ["vendor-a-tokens", "vendor-b-reserved",
                                                 "vendor-c-no-point"]
+
+
+DECIDE_FILE = {"quote": [
+    {"name": "h100-capacity", "vendor": "Cloud X", "date": "2026-11-20",
+     "form": "per_accelerator_hour", "hourly_price": "2.10 USD/h", "accelerators": 64,
+     "term": "12 month", "hardware": "h100"},
+    {"name": "api-tokens", "vendor": "API Y", "date": "2026-11-20", "form": "per_mtok",
+     "price_input": "0.60 USD/Mtok", "price_output": "0.60 USD/Mtok", "term": "12 month",
+     "operating_point": {"interactivity": "100 token/s/user"}}]}
+B200 = "fixture:curve-gpt-oss-120b-b200"
+
+
+def _decide_upload(client, token, **fields):
+    import json as _json
+    return client.post("/quotes", data={"csrf_token": token, "scenario": B200, **fields,
+                                        "quote_file": (io.BytesIO(_json.dumps(
+                                            DECIDE_FILE).encode()), "offers.json")},
+                       content_type="multipart/form-data")
+
+
+def test_with_a_demand_the_offers_are_ranked_for_it_as_the_api_ranks_them(client, signed,
+                                                                          viewer):
+    r = _decide_upload(client, signed, d_volume="50000", d_interactivity="100")
+    assert r.status_code == 200, _errors(r.text)
+    text = _text(r.text)
+    scenario = tomllib.loads((ROOT / "fixtures" / "scenarios" /
+                              "curve-gpt-oss-120b-b200.toml").read_text())
+    scenario["operating_point"].pop("curve")  # the API reads a stored curve by id
+    scenario["operating_point"]["curve"] = scenario["operating_point"].pop("curve_id")
+    api = client.post(f"{API}/quotes/decide", headers=auth(viewer), json={
+        "quotes": DECIDE_FILE["quote"], "scenarios": [{"scenario": scenario}],
+        "demand": {"volume": "50000 Mtok/month", "interactivity": "100 token/s/user"}})
+    assert api.status_code == 200, api.json
+    shown = re.findall(r'<tr class="quote-row" data-quote="([^"]+)">.*?'
+                       r'<td class="num monthly"[^>]*>([^<]+)</td>', r.text, flags=re.S)
+    assert shown == [(p["offer"], display.format_quantity(p["monthly_cost"]["value"], "USD"))
+                     for p in api.json["ranked"]]
+    assert api.json["recommendation"]["text"] in text
+    # the H100 offer is not priced at the B200's throughput: said, not ranked
+    assert "not priced at another accelerator's throughput" in text
+
+
+def test_a_bad_demand_is_marked_at_its_field(client, signed):
+    r = _decide_upload(client, signed, d_volume="5 W")
+    assert r.status_code == 422
+    assert any("Mtok/month" in e for e in _errors(r.text)), _errors(r.text)
+    assert 'id="f-d_volume"' in r.text and 'aria-invalid="true"' in r.text
+
+
+def test_the_one_page_summary_downloads(client, signed):
+    import json as _json
+    from io import BytesIO
+
+    from pypdf import PdfReader
+    r = client.post("/quotes/summary.pdf", data={
+        "csrf_token": signed, "scenario": B200, "quotes_json": _json.dumps(DECIDE_FILE),
+        "d_volume": "50000", "d_interactivity": "100"})
+    assert r.status_code == 200 and r.mimetype == "application/pdf"
+    reader = PdfReader(BytesIO(r.data))
+    assert len(reader.pages) == 1
+    assert "Take gpt-oss-120b b200" in " ".join(reader.pages[0].extract_text().split())

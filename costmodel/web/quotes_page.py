@@ -1,6 +1,7 @@
 """The Quotes page: vendor quotes (an uploaded quote file, or one quote typed in a form)
 ranked against a scenario (a fixture, a saved scenario, or the Price page's), with flags, and
-the quotes workbook to download.
+the quotes workbook to download; with the buyer's demand (typed, or the file's [demand]),
+every offer and our own build priced for it, the recommendation, and its one-page summary.
 
 The ranking is the application layer's (:func:`costmodel.app.quotes_compare`), the same as
 ``POST /api/v1/quotes/compare``; errors carry the API's words at the field they name. An
@@ -20,6 +21,8 @@ from werkzeug.exceptions import RequestEntityTooLarge
 
 from .. import app
 from ..api.errors import Problem
+from ..curves import PERCENTILES
+from ..demand import Demand, validate_demand
 from ..errors import InputError
 from ..quotes import FORMS, Quote
 from ..resources import fixtures_dir
@@ -30,7 +33,7 @@ from .pages import fixture_scenarios  # the Compare page's list: one list of exa
 from .scenario_form import FIELDS, scenario_form
 from .session import need
 
-__all__ = ["QUOTE_FIELDS", "QuotesForm"]
+__all__ = ["QUOTE_FIELDS", "DEMAND_FIELDS", "QuotesForm"]
 
 XLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
 EXAMPLE = "example-quotes.toml"
@@ -55,6 +58,13 @@ QUOTE_FIELDS: dict[str, tuple[str, str, str]] = {
     "q_isl": ("operating_point.isl", "", "Input tokens per request (ISL)"),
     "q_osl": ("operating_point.osl", "", "Output tokens per request (OSL)"),
     "q_model": ("operating_point.model", "", "Model"),
+}
+# The buyer's demand: field -> (the demand key, the unit a bare number is read in, label).
+DEMAND_FIELDS: dict[str, tuple[str, str, str]] = {
+    "d_volume": ("volume", "Mtok/month", "Volume a month"),
+    "d_peak": ("peak", "token/s", "Peak rate (blank: the average)"),
+    "d_interactivity": ("interactivity", "token/s/user", "Service level (interactivity)"),
+    "d_percentile": ("percentile", "", "Read at the percentile"),
 }
 FORM_WORDS = {"per_mtok": "per million tokens (input and output prices)",
               "per_accelerator_hour": "capacity, per accelerator-hour",
@@ -162,6 +172,29 @@ def _read(form: QuotesForm, files) -> None:
                        where == "q_file" else e["message"])
 
 
+def _demand(form: QuotesForm) -> Demand | None:
+    """The buyer's demand: the quote file's [demand] with the typed fields over it; None
+    when neither gives one (then today's ranking at each quote's point)."""
+    data = dict((form.quotes_data or {}).get("demand") or {})
+    for name, (key, unit, _) in DEMAND_FIELDS.items():
+        text = form.values.get(name, "")
+        if text:
+            if key == "volume":
+                data.pop("requests_per_day", None)
+            data[key] = text if key == "percentile" else _typed(text, unit)
+    if not data:
+        return None
+    try:
+        return validate_demand(data)
+    except InputError as exc:
+        for e in Problem.from_input(exc).errors:
+            key = e["path"].partition(".")[2].split(".")[0]
+            where = next((n for n, (k, _, _) in DEMAND_FIELDS.items() if k == key), "d_volume")
+            form.error(where, e["message"] if where != "d_volume" or key == "volume"
+                       else f"{e['path']}: {e['message']}")
+    return None
+
+
 def _plain(text: str, name: str) -> dict[str, Any]:
     """A quote file's data (already read once without error), kept to post back."""
     return json.loads(text) if name.lower().endswith(".json") else tomllib.loads(text)
@@ -194,16 +227,17 @@ def _saved_choices() -> list[tuple[str, str]]:
                 for r in rows]
 
 
-def _page(form: QuotesForm, ranking=None, status: int = 200):
+def _page(form: QuotesForm, ranking=None, status: int = 200, decision=None):
     return render_template(
-        "web/quotes.html", form=form, ranking=ranking, quote_fields=QUOTE_FIELDS,
+        "web/quotes.html", form=form, ranking=ranking, decision=decision,
+        demand_fields=DEMAND_FIELDS, percentiles=PERCENTILES, quote_fields=QUOTE_FIELDS,
         forms=FORMS, form_words=FORM_WORDS, form_short=FORM_SHORT,
         fixtures=[(k, title) for k, (title, _) in fixture_scenarios().items()],
         saved=_saved_choices(), body_limit=current_app.config["MAX_CONTENT_LENGTH"]), status
 
 
 def _form_of(values) -> QuotesForm:
-    kept = {k: str(values.get(k, "")).strip()[:200] for k in QUOTE_FIELDS}
+    kept = {k: str(values.get(k, "")).strip()[:200] for k in (*QUOTE_FIELDS, *DEMAND_FIELDS)}
     price_query = str(values.get("price_query", ""))[:4000]
     if not price_query and any(k in values for k in FIELDS if k != "name"):
         # arrived from the Price page (/quotes?<its query>): offer its scenario
@@ -213,16 +247,22 @@ def _form_of(values) -> QuotesForm:
     return QuotesForm(kept, str(values.get("scenario", default))[:100], price_query)
 
 
-def _rank(form: QuotesForm):
-    """The ranking of the form's quotes, or None (the errors are on the form)."""
+def _rank(form: QuotesForm, *, decide: bool = False):
+    """The ranking of the form's quotes (for the buyer's demand when one is given: an app
+    ``QuotesDecision``), or None (the errors are on the form)."""
     _read(form, request.files)
+    demand = _demand(form) if form.quotes else None
     spec = _scenario_spec(form)
-    if form.errors or spec is None:
+    if form.errors or spec is None or (decide and demand is None):
+        if decide and demand is None and not form.errors:
+            form.error("d_volume", "give the buyer's volume for a one-page summary")
         return None
     with current_app.extensions["costmodel"].sessions(write=False) as s:
+        ctx = current_app.extensions["costmodel"].context(s)
         try:
-            return app.quotes_compare(current_app.extensions["costmodel"].context(s),
-                                      form.quotes, [spec])
+            if demand is not None:
+                return app.quotes_decide(ctx, app.DecisionRequest(form.quotes, [spec], demand))
+            return app.quotes_compare(ctx, form.quotes, [spec])
         except InputError as exc:
             for e in Problem.from_input(exc).errors:
                 where = "scenario" if e["path"].startswith("scenario") else "q_file"
@@ -244,7 +284,21 @@ def quotes_post():
     need("read")
     form = _form_of(request.form)
     ranking = _rank(form)
+    if isinstance(ranking, app.QuotesDecision):
+        return _page(form, None, 200, ranking)
     return _page(form, ranking, 200 if ranking is not None else 422)
+
+
+@blueprint.post("/quotes/summary.pdf")
+def quotes_summary():
+    """The one-page summary (PDF) of the offers ranked for the buyer's demand."""
+    need("read")
+    form = _form_of(request.form)
+    answer = _rank(form, decide=True)
+    if answer is None:
+        return _page(form, None, 422)
+    return Response(app.decision_pdf(answer), mimetype="application/pdf", headers={
+        "Content-Disposition": 'attachment; filename="quotes-summary.pdf"'})
 
 
 @blueprint.post("/quotes/workbook")
@@ -255,6 +309,10 @@ def quotes_workbook():
     ranking = _rank(form)
     if ranking is None:
         return _page(form, None, 422)
+    if isinstance(ranking, app.QuotesDecision):
+        form.error("d_volume", "a ranking for a demand has no workbook yet: download its "
+                               "one-page summary, or leave the demand out for the Quotes sheet")
+        return _page(form, None, 422, ranking)
     book = app.quotes_workbook(ranking)
     return Response(book.content, mimetype=XLSX, headers={
         "Content-Disposition": f'attachment; filename="{book.filename}"'})
@@ -275,7 +333,7 @@ def _too_large(exc):
         return render_template("web/signin.html", refused=_Words(
             413, "Too large", f"The form sent is larger than the service's limit of "
                               f"{limit // 1024:,} KiB. Nothing was saved."), next="/"), 413
-    form = QuotesForm({k: "" for k in QUOTE_FIELDS}, DEFAULT_SCENARIO)
+    form = QuotesForm({k: "" for k in (*QUOTE_FIELDS, *DEMAND_FIELDS)}, DEFAULT_SCENARIO)
     form.error("q_file", f"the upload is larger than the service's limit of "
                          f"{limit // 1024:,} KiB (COSTMODEL_MAX_BODY): send a smaller file")
     return _page(form, None, 413)
