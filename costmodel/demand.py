@@ -29,7 +29,7 @@ from .units import HOURS_PER_YEAR, MONTHS_PER_YEAR
 
 __all__ = ["Demand", "Supply", "validate_demand", "Shape", "DemandLoad", "load_of",
            "share", "per_mtok_monthly", "capacity_monthly", "size", "HOURS_PER_MONTH",
-           "SECONDS_PER_MONTH", "Charge"]
+           "SECONDS_PER_MONTH", "Charge", "fleet_charge", "availability_lines"]
 
 HOURS_PER_MONTH = HOURS_PER_YEAR / MONTHS_PER_YEAR  # 730
 SECONDS_PER_MONTH = HOURS_PER_MONTH * 3600.0
@@ -300,5 +300,13 @@ def fleet_charge(load: DemandLoad, throughput: float, available: float,
     ``price_hour(u)`` [USD/h an accelerator at utilisation u]."""
     n = max(minimum, size(load.peak, throughput, available))
     u = min(1.0, load.average / (n * throughput))
-    return Charge(n * price_hour(u) * HOURS_PER_MONTH, [], 0.0, accelerators=n,
-                  utilisation=u, capacity=n * throughput * available)
+    return Charge(n * price_hour(u) * HOURS_PER_MONTH, availability_lines(available), 0.0,
+                  accelerators=n, utilisation=u, capacity=n * throughput * available)
+
+
+def availability_lines(available: float) -> list[str]:
+    """What an availability below 1 did to the sizing, in words (nothing at 1)."""
+    if available >= 1.0:
+        return []
+    return [f"availability {available:.2%}: sized to serve the peak with "
+            f"{1 - available:.2%} of hours lost to interruptions"]

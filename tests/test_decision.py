@@ -392,3 +392,32 @@ def test_the_api_answers_the_summary_as_a_pdf(client, tokens):
     assert r.status_code == 200 and r.mimetype == "application/pdf"
     pages, text = _pdf_text(r.data)
     assert pages == 1 and "Which offer for this demand" in text
+
+
+def test_availability_raises_the_own_builds_count():
+    # 19,026 token/s on B200s serving 7,610 each: 2.5002 -> 3 at full availability; at 50%
+    # each serves half the hours: 19,026 / 3,805 = 5.0004 -> 6
+    full = _decide([B200]).decision.ranked[0]
+    half = _decide([B200], demand={**DEMAND, "own": {"availability": 0.5}}).decision
+    own = next(p for p in half.ranked if p.option.kind == "own")
+    assert (full.charge.accelerators, own.charge.accelerators) == (3, 6)
+    assert any("availability 50.00%" in line for line in own.charge.lines)
+
+
+def test_the_negotiation_example_file_ranks_and_recommends():
+    from costmodel.sources.quote_file import demand_table, read_quotes
+    path = Path(__file__).resolve().parents[1] / "fixtures" / "quotes" / "negotiation.toml"
+    specs = [app.ScenarioSpec(app.FileScenario(f)) for f in (B200, H100)]
+    answer = app.quotes_decide(app.LocalContext(), app.DecisionRequest(
+        read_quotes(path), specs, validate_demand(demand_table(path))))
+    d = answer.decision
+    assert len(d.ranked) == 4 and not d.unranked
+    api = next(p for p in d.ranked if p.option.name == "api-tokens")
+    # 50,000 Mtok: 20,000 committed at the tiers, 30,000 overage; input share 8/9; 40% of
+    # input cached at 25% (factor 0.7); 20% batch at 50% off (x 0.9)
+    fin = 8192 / 9216
+    blend = lambda pi, po: (fin * pi * 0.7 + (1 - fin) * po) * 0.9  # noqa: E731
+    usage = 10_000 * blend(0.60, 2.40) + 10_000 * blend(0.45, 1.80)
+    assert api.charge.monthly == pytest.approx(usage + 30_000 * blend(0.50, 2.00))
+    cap = next(p for p in d.ranked if p.option.name == "h100-capacity")
+    assert cap.option.details["availability"] == pytest.approx(500 / 502)

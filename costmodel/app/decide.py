@@ -21,6 +21,7 @@ from ..demand import (
     Demand,
     DemandLoad,
     Shape,
+    availability_lines,
     capacity_monthly,
     fleet_charge,
     load_of,
@@ -218,7 +219,8 @@ def _capacity_option(ctx: Context, quote: Quote, demand: Demand, load: DemandLoa
         c = capacity_monthly(size(L.peak, thr, available), quote.accelerators, unit,
                              block_monthly=block, commitment_monthly=floor)
         return replace(c, utilisation=min(1.0, L.average / (c.accelerators * thr)),
-                       capacity=c.accelerators * thr * available)
+                       capacity=c.accelerators * thr * available,
+                       lines=availability_lines(available) + c.lines)
     return Option(quote.name, "capacity", quote.vendor, quote.term, None if why else charge,
                   flags, why, details)
 
