@@ -80,8 +80,9 @@ class Demand(Section):
     """What the buyer needs served: a volume (``volume`` [Mtok/month], or
     ``requests_per_day`` with the request shape), a ``peak`` rate [token/s] (default: the
     average), all in tokens of ``token_kind``; the service level (``interactivity``
-    [token/s/user] at a ``percentile``); the shares of the volume sent as batch and of input
-    tokens served from a prefix cache; and ``own``, the availability of our own build."""
+    [token/s/user] at a ``percentile``, and a ``ttft_max`` [s] at it); the shares of the
+    volume sent as batch and of input tokens served from a prefix cache; and ``own``, the
+    availability of our own build."""
     volume: Qty("Mtok/month", positive=True) | None = None
     requests_per_day: Qty("request/day", positive=True) | None = None
     isl: Qty("token", positive=True) | None = None
@@ -90,6 +91,7 @@ class Demand(Section):
     peak: Qty("token/s", positive=True) | None = None
     interactivity: Qty("token/s/user", positive=True) | None = None
     percentile: str | None = None
+    ttft_max: Qty("s", positive=True) | None = None  # at the same percentile
     model: str | None = None  # what is served (default: the first scenario's)
     precision: str | None = None
     batch_share: _fraction() = 0.0

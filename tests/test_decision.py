@@ -421,3 +421,20 @@ def test_the_negotiation_example_file_ranks_and_recommends():
     assert api.charge.monthly == pytest.approx(usage + 30_000 * blend(0.50, 2.00))
     cap = next(p for p in d.ranked if p.option.name == "h100-capacity")
     assert cap.option.details["availability"] == pytest.approx(500 / 502)
+
+
+def test_a_ttft_ceiling_reads_the_curve_as_the_scenario_file_would(tmp_path):
+    # the B200 curve under a 0.6 s median TTFT ceiling serves 6,500 token/s an accelerator at
+    # 100 token/s/user (the scenario file with ttft_max = "0.6 s" prices the same point)
+    curve = (B200.parent / "../curves/illustrative-gpt-oss-120b.csv").resolve()
+    text = B200.read_text().replace('token_kind = "mixed"',
+                                    'token_kind = "mixed"\nttft_max = "0.6 s"').replace(
+        '"../curves/illustrative-gpt-oss-120b.csv"', json.dumps(str(curve)))
+    capped = tmp_path / "ttft-capped.toml"
+    capped.write_text(text)
+    want = _priced(capped).values["throughput"]
+    assert want == pytest.approx(6500)
+    d = _decide([B200], demand={**DEMAND, "ttft_max": "0.6 s"}).decision
+    own = next(p for p in d.ranked if p.option.kind == "own")
+    assert own.option.details["throughput_per_accelerator"]["value"] == pytest.approx(want)
+    assert own.charge.accelerators == math.ceil(50_000 * 1e6 / SECONDS_PER_MONTH / 6500)

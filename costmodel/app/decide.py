@@ -15,6 +15,7 @@ from functools import lru_cache
 from typing import Any
 
 from ..chain import price as price_result
+from ..curves import TtftCeiling
 from ..decision import Decision, Option, decide
 from ..demand import (
     HOURS_PER_MONTH,
@@ -33,6 +34,7 @@ from ..errors import InputError, UnknownReference
 from ..quotes import NO_POINT, Quote
 from ..results import Result
 from ..sources.curve_point import Target
+from ..sources.scenario_file import PreparedScenario
 from .context import Context
 from .load import prepare
 from .pricing import Priced, price_loaded
@@ -125,6 +127,14 @@ def _own_option(p: Priced, demand: Demand, load: DemandLoad, model: str | None,
 
     guaranteed = s.operating_point.effective_interactivity
     flags, why = _service_flags(guaranteed, demand, "the scenario runs at")
+    ttft = s.operating_point.ttft
+    if why is None and demand.ttft_max is not None and p.curve is None:
+        if ttft is None:
+            flags.append(f"the scenario states no TTFT: the demand's ceiling "
+                         f"({demand.ttft_max:g} s) is not checked")
+        elif ttft > demand.ttft_max:
+            why = (f"the scenario's TTFT ({ttft:g} s) is above the demand's ceiling "
+                   f"({demand.ttft_max:g} s)")
     flags += _workload_flags(s.workload.model, s.workload.precision, _shape(result), demand,
                              load, model, precision)
     n = size(load.peak, thr, available)
@@ -240,6 +250,15 @@ def _reference_beside(ctx: Context, hardware: str, quote: Quote, hourly: float
             "offer_over_reference": hourly / rate.hourly_price - 1.0, "origin": rate.source}
 
 
+def _with_ttft_ceiling(prepared: PreparedScenario, demand: Demand) -> PreparedScenario:
+    """A curve read under the demand's TTFT ceiling (at its percentile), in place of the
+    scenario's own; a scenario without a curve keeps its point (its TTFT is checked)."""
+    if demand.ttft_max is None or prepared.curve is None:
+        return prepared
+    ceiling = TtftCeiling(demand.ttft_max, demand.percentile or "median")
+    return replace(prepared, curve=replace(prepared.curve, ttft_max=ceiling))
+
+
 def quotes_decide(ctx: Context, req: DecisionRequest) -> QuotesDecision:
     """Every quote and own build priced for the demand, ranked, and a recommendation."""
     if not req.scenarios:
@@ -248,7 +267,7 @@ def quotes_decide(ctx: Context, req: DecisionRequest) -> QuotesDecision:
     target = _service_target(req.demand)
     own: list[Priced] = []
     for spec in req.scenarios:
-        prepared = prepare(ctx, spec)
+        prepared = _with_ttft_ceiling(prepare(ctx, spec), req.demand)
         try:
             own.append(price_loaded(prepared.finish(target if prepared.curve else None)))
         except InputError as exc:
