@@ -25,13 +25,12 @@ from pydantic import Field, ValidationError, model_validator
 from .curves import PERCENTILES
 from .inputs import InputError, Qty, Section, error_message, error_path
 from .model import TOKEN_KINDS
-from .units import HOURS_PER_YEAR, MONTHS_PER_YEAR
+from .units import HOURS_PER_MONTH
 
 __all__ = ["Demand", "Supply", "validate_demand", "Shape", "DemandLoad", "load_of",
            "share", "per_mtok_monthly", "capacity_monthly", "size", "HOURS_PER_MONTH",
            "SECONDS_PER_MONTH", "Charge", "fleet_charge", "availability_lines"]
 
-HOURS_PER_MONTH = HOURS_PER_YEAR / MONTHS_PER_YEAR  # 730
 SECONDS_PER_MONTH = HOURS_PER_MONTH * 3600.0
 DAYS_PER_MONTH = HOURS_PER_MONTH / 24.0  # 30.4167
 _ROUND = 9  # decimals kept before rounding a count: 12.0000000001 accelerators is 12

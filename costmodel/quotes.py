@@ -49,14 +49,13 @@ from .inputs import (
 from .model import TOKEN_KINDS
 from .rates import ALL_IN, NOT_A_QUOTE, RateError, parse_rate_ref
 from .results import Result
-from .units import HOURS_PER_YEAR, MONTHS_PER_YEAR, UnitInputError, parse_quantity
+from .units import HOURS_PER_MONTH, MONTHS_PER_YEAR, UnitInputError, parse_quantity
 
 __all__ = ["Quote", "QuoteComparison", "compare_quote", "rank", "present_value",
            "term_table", "TermRow", "validate_quote", "HOURS_PER_MONTH", "months_until",
            "term_json", "quote_interactivity", "quote_start", "quote_at_rate",
            "REFERENCE_VENDOR"]
 
-HOURS_PER_MONTH = HOURS_PER_YEAR / MONTHS_PER_YEAR  # 730
 FORMS = ("per_mtok", "per_accelerator_hour", "reserved_monthly")
 NO_POINT = ("no operating point in writing: a price at peak throughput and at a latency "
             "target can differ 100x in the cost behind it")

@@ -24,10 +24,11 @@ from typing import Any
 import pint
 
 __all__ = ["ureg", "UnitInputError", "parse_quantity", "parse_unit",
-           "HOURS_PER_YEAR", "MONTHS_PER_YEAR"]
+           "HOURS_PER_YEAR", "MONTHS_PER_YEAR", "HOURS_PER_MONTH"]
 
 HOURS_PER_YEAR = 8760.0
 MONTHS_PER_YEAR = 12.0
+HOURS_PER_MONTH = HOURS_PER_YEAR / MONTHS_PER_YEAR  # 730
 
 ureg = pint.UnitRegistry(cache_folder=None)
 # pint's default year is the Julian year (365.25 days); financial models here use 365 days.
