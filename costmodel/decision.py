@@ -126,22 +126,16 @@ def _holds(options: Sequence[Option], load: DemandLoad, best: int
     still is at the end of :data:`SCALE_RANGE`)."""
     wins = lambda s: _winner(options, load.scaled(s)) == best  # noqa: E731
     grid = _scales()
-    below = [s for s in grid if s < 1.0][::-1]
-    above = [s for s in grid if s > 1.0]
-    low = high = None
-    last = 1.0
-    for s in below:
-        if not wins(s):
-            low = _edge(wins, last, s)
-            break
-        last = s
-    last = 1.0
-    for s in above:
-        if not wins(s):
-            high = _edge(wins, last, s)
-            break
-        last = s
-    return low, high
+
+    def first_loss(scales: list[float]) -> float | None:  # walking away from 1
+        last = 1.0
+        for s in scales:
+            if not wins(s):
+                return _edge(wins, last, s)
+            last = s
+        return None
+    return (first_loss([s for s in grid if s < 1.0][::-1]),
+            first_loss([s for s in grid if s > 1.0]))
 
 
 def _break_even(a: Option, b: Option, load: DemandLoad) -> float | None:
