@@ -11,18 +11,26 @@ from .results import Comparison, Result
 __all__ = ["price", "compare"]
 
 _FULL = Evaluator(MODEL)  # every step; compiled once per process
+_FLOAT = frozenset({float})
 
 
-def price(scenario: Scenario, provenance: dict[str, str] | None = None) -> Result:
-    """Price one scenario: every declared step, and what it was divided by."""
-    values = {name: float(v) for name, v in _FULL(scenario.to_inputs()).items()}
+def price(scenario: Scenario, provenance: dict[str, str] | None = None, *,
+          sources: bool = True) -> Result:
+    """Price one scenario: every declared step, and what it was divided by. ``sources=False``:
+    the provenance is not completed with the defaults' sources (for an answer without the
+    per-input sources)."""
+    values = _FULL(scenario.to_inputs())
+    if not _FLOAT.issuperset(map(type, values.values())):  # numpy's, after a fallback
+        values = {name: float(v) for name, v in values.items()}
     defaults = scenario.defaults_used()
     provenance = dict(provenance or {})
-    for key in defaults:
-        provenance.setdefault(key, default_source(key))
+    if sources:
+        for key in defaults:
+            provenance.setdefault(key, default_source(key))
     if scenario.normalised_by_defaulted:
         defaults.append("operating_point.normalised_by")
-        provenance["operating_point.normalised_by"] = f"default: {NORMALISED_BY_DEFAULT}"
+        if sources:
+            provenance["operating_point.normalised_by"] = f"default: {NORMALISED_BY_DEFAULT}"
     return Result(scenario, values, provenance, defaults)
 
 

@@ -3,7 +3,9 @@
 Inputs arrive as plain float64 magnitudes in each input's declared unit (enums as integer
 level indices); one scenario is a batch of one, a sweep is a batch of a million, and both run
 closures compiled once from the same trees: on numpy arrays, or for a batch of one on plain
-floats, which skips numpy's per-call overhead and gives the same IEEE results. Units were
+floats, which skips numpy's per-call overhead and gives the same IEEE results. Every step of
+one scenario (the chain's price) runs as one generated Python function of those same float
+operations, which skips a call per node of the tree. Units were
 checked once when the declaration was built, so nothing here touches pint.
 """
 from __future__ import annotations
@@ -85,6 +87,68 @@ class _ScalarOps(_Ops):
 
 
 NUMPY, SCALAR = _NumpyOps(), _ScalarOps()
+_FLOATS = frozenset({float, int})
+
+
+class _SourceOps(Algebra[str]):
+    """A batch of one as Python source: each expression is one Python expression over
+    plain floats, with the same operations in the same order as :class:`_ScalarOps`'s
+    closures (so the same IEEE results), and only the branch taken of a where/choose
+    computed. ``local`` names the variable of an input, constant or step."""
+
+    def __init__(self, local: Mapping[str, str]):
+        self.local = local
+        self.chosen = 0  # choose()s so far: each names its level variable
+
+    def name(self, id: str) -> str:
+        return self.local[id]
+
+    def num(self, value: int) -> str:
+        return repr(float(value))
+
+    def neg(self, x: str) -> str:
+        return f"(-{x})"
+
+    def binop(self, op: str, a: str, b: str) -> str:
+        return f"({a} {op} {b})"
+
+    def compare(self, op: str, a: str, b: str) -> str:
+        return f"({a} {op} {b})"
+
+    def where(self, condition: str, if_true: str, if_false: str) -> str:
+        return f"({if_true} if {condition} else {if_false})"
+
+    def choose(self, selector: str, options: tuple[str, ...]) -> str:
+        # option k of the selector's level k, indexed as _ScalarOps indexes its options
+        # (from the end when negative; IndexError beyond); no closure, so every variable of
+        # the function stays a fast local
+        self.chosen += 1
+        k, n = f"_k{self.chosen}", len(options)
+        chain = "_out_of_range()"
+        for level in reversed(range(n)):
+            test = f"{k} == {level}" if level else f"({k} := int({self.local[selector]})) == 0"
+            chain = f"({options[level]} if {test} or {k} == {level - n} else {chain})"
+        return chain
+
+
+def _out_of_range() -> float:
+    raise IndexError("tuple index out of range")  # as options[k] says
+
+
+def _compile_scalar(decl: Declaration, names: list[str],
+                    inputs: Iterable[str]) -> Callable[[Mapping[str, object]], dict]:
+    """One Python function computing every step of ``names`` (declaration order: a step
+    reads only earlier ones) from a mapping of ``inputs``, answering them by name."""
+    local = {n: f"v{i}" for i, n in enumerate([*inputs, *decl.constants, *names])}
+    ops = _SourceOps(local)
+    lines = ["def run(env):"]
+    lines += [f"    {local[n]} = env[{n!r}]" for n in inputs]
+    lines += [f"    {local[n]} = {c.value!r}" for n, c in decl.constants.items()]
+    lines += [f"    {local[n]} = {fold(decl.steps[n].tree, ops)}" for n in names]
+    lines.append("    return {" + ", ".join(f"{n!r}: {local[n]}" for n in names) + "}")
+    namespace: dict[str, object] = {"_out_of_range": _out_of_range}
+    exec(compile("\n".join(lines), f"<steps of {len(names)}>", "exec"), namespace)
+    return namespace["run"]  # type: ignore[return-value]
 
 
 def compile_node(node: Node, ops: _Ops = NUMPY) -> Closure:
@@ -125,6 +189,11 @@ class Evaluator:
         self.scalar_steps = {n: compile_node(decl.steps[n].tree, SCALAR) for n in names}
         self.required = sorted(decl.inputs_read(names))
         self.constants = {c.name: c.value for c in decl.constants.values()}
+        # every step asked for: one compiled function computes them all, as the env would
+        self._inputs = frozenset(decl.inputs) | frozenset(decl.enums)
+        self._required = frozenset(self.required)
+        self._scalar = _compile_scalar(decl, names, self.required) if outputs is None \
+            and all(type(c.value) in (int, float) for c in decl.constants.values()) else None
 
     def __call__(self, inputs: Mapping[str, object]) -> dict[str, np.ndarray]:
         """Run the steps. ``inputs`` maps input names to magnitudes [declared units].
@@ -133,10 +202,16 @@ class Evaluator:
         Division by zero and overflow give inf/NaN rather than exceptions; inputs are
         validated before they get here, and unused branches of where/choose may divide by 0.
         """
-        missing = [n for n in self.required if n not in inputs]
-        if missing:
+        if not self._required.issubset(inputs.keys()):
+            missing = [n for n in self.required if n not in inputs]
             raise KeyError(f"missing inputs: {', '.join(missing)}")
-        if all(isinstance(v, (float, int, np.number)) for v in inputs.values()):  # one
+        if self._scalar is not None and _FLOATS.issuperset(map(type, inputs.values())) \
+                and self._inputs.issuperset(inputs):  # one scenario, plain numbers
+            try:
+                return self._scalar(inputs)
+            except (ZeroDivisionError, OverflowError):
+                pass  # numpy's inf/NaN semantics below
+        elif all(isinstance(v, (float, int, np.number)) for v in inputs.values()):  # one
             env = _LazyEnv(self.scalar_steps, self.constants)
             env.update(inputs)
             try:

@@ -11,9 +11,11 @@ lists every default a scenario relied on, and the disclosure repeats it.
 from __future__ import annotations
 
 import math
+import pickle
 import re
 from collections.abc import Collection
 from dataclasses import dataclass
+from functools import lru_cache
 from operator import attrgetter
 from typing import Annotated, Any, Literal
 
@@ -382,13 +384,7 @@ class Scenario(Section):
 
         Absent optional inputs are NaN: steps that read them give no value.
         """
-        out: dict[str, float | int] = {}
-        for name, get in _INPUT_GETTERS:
-            value = self.normalising_power if name == _NORMALISED_BY else get(self)
-            out[name] = math.nan if value is None else float(value)
-        for name, get, levels in _ENUM_GETTERS:
-            out[name] = levels.index(get(self))
-        return out
+        return _TO_INPUTS(self)
 
     def to_data(self) -> dict[str, Any]:
         """This scenario as a plain mapping that :func:`validate_scenario` accepts again:
@@ -416,18 +412,26 @@ class Scenario(Section):
     def defaults_used(self) -> list[str]:
         """Dotted keys whose value came from a default rather than from the input."""
         used: list[str] = []
-
-        def walk(model: BaseModel, prefix: str, whole: bool) -> None:
-            given = () if whole else model.model_fields_set
-            for name, is_section in _FIELDS[type(model)]:
-                if is_section:
-                    walk(getattr(model, name), f"{prefix}{name}.", whole or name not in given)
-                elif name not in given and getattr(model, name) is not None:
-                    used.append(prefix + name)
-        walk(self, "", False)
+        given = self.model_fields_set
+        for name, is_section in _FIELDS[Scenario]:
+            if not is_section:
+                if name not in given and getattr(self, name) is not None:
+                    used.append(name)
+                continue
+            model = getattr(self, name)
+            if name not in given and name in _LEFT_OUT:  # left out: its defaults, always
+                used.extend(_LEFT_OUT[name])  # the same names
+                continue
+            # a section has no sections inside (checked below, where _FIELDS is made)
+            inside = () if name not in given else model.model_fields_set
+            dotted = _DOTTED[name]
+            for field, _ in _FIELDS[type(model)]:
+                if field not in inside and getattr(model, field) is not None:
+                    used.append(dotted.get(field) or f"{name}.{field}")
         return used
 
 
+@lru_cache(maxsize=1024)
 def default_source(key: str) -> str:
     """Where a defaulted value comes from, for the disclosure's sources."""
     if key.startswith("electricity."):
@@ -501,6 +505,28 @@ _INPUT_GETTERS = [(i.name, attrgetter(i.key)) for i in MODEL.inputs.values()]
 _NORMALISED_BY = "operating_point_normalised_by"  # the input Scenario.normalising_power feeds
 _DEFAULT_NORMALISING_POWER = attrgetter(NORMALISED_BY_DEFAULT)
 _ENUM_GETTERS = [(e.name, attrgetter(e.key), e.levels) for e in MODEL.enums.values()]
+
+
+def _compile_to_inputs() -> Any:
+    """Scenario.to_inputs as one function: each input read by its attribute path (a None is
+    NaN, a number a float), then each enum's level index, in the declaration's order."""
+    lines = ["def to_inputs(s):", "    out = {}"]
+    for name, get in _INPUT_GETTERS:
+        path = "s.normalising_power" if name == _NORMALISED_BY else f"s.{get.__reduce__()[1][0]}"
+        assert all(p.isidentifier() for p in path.split("."))
+        lines += [f"    x = {path}", f"    out[{name!r}] = nan if x is None else float(x)"]
+    for i, (name, get, _) in enumerate(_ENUM_GETTERS):
+        path = f"s.{get.__reduce__()[1][0]}"
+        assert all(p.isidentifier() for p in path.split("."))
+        lines.append(f"    out[{name!r}] = levels{i}.index({path})")
+    lines.append("    return out")
+    namespace: dict[str, Any] = {"nan": math.nan, **{f"levels{i}": levels for i, (_, _, levels)
+                                                     in enumerate(_ENUM_GETTERS)}}
+    exec(compile("\n".join(lines), "<Scenario.to_inputs>", "exec"), namespace)
+    return namespace["to_inputs"]
+
+
+_TO_INPUTS = _compile_to_inputs()
 # per model: (field, is a section) for the fields defaults_used() reports on
 _FIELDS = {m: [(n, (isinstance(f.default_factory, type) and issubclass(f.default_factory,
                                                                        BaseModel))
@@ -508,6 +534,17 @@ _FIELDS = {m: [(n, (isinstance(f.default_factory, type) and issubclass(f.default
                for n, f in m.model_fields.items() if n not in _NOT_INPUTS]
            for m in (Scenario, Accelerator, Node, Rack, Facility, Financing, Electricity,
                      OperatingPoint, Workload, Power, Pricing)}
+
+
+assert not any(is_section for m, fields in _FIELDS.items() if m is not Scenario
+               for _, is_section in fields)  # defaults_used() walks one level down
+# what defaults_used() reports of a section left out of a scenario (its default factory's
+# instance, never changed): its fields whose default is not None, dotted
+_LEFT_OUT = {n: [f"{n}.{k}" for k, _ in _FIELDS[f.default_factory]
+                 if getattr(f.default_factory(), k) is not None]
+             for n, f in Scenario.model_fields.items()
+             if isinstance(f.default_factory, type) and issubclass(f.default_factory, BaseModel)}
+_DOTTED = {n: {k: f"{n}.{k}" for k, _ in _FIELDS.get(m, ())} for n, m in _SECTIONS.items()}
 
 
 def _quantity_meta(info) -> QuantityField | None:
@@ -554,6 +591,34 @@ def _cross_checks(s: Scenario) -> list[tuple[str, str]]:
     return errors
 
 
+# Validated sections by their content: a section is validated on its own content alone, so
+# equal tables (a catalog entry's, the same in every request that names it) validate to equal
+# models, and one model serves them all (nothing changes a validated scenario). A table is
+# keyed by its pickle, which tells apart what equality would not (1, 1.0 and True; a tuple
+# and a list; NaN); a table that fails is never stored, so errors always come from
+# validating the whole scenario.
+_SECTION_CACHE: dict[tuple[str, bytes], BaseModel] = {}
+_SECTION_CACHE_SIZE = 2048
+_SECTION_KEY_BYTES = 4096  # larger tables are validated every time
+
+
+# the sections a scenario may leave out, at their defaults (what their default factories
+# make; shared, as a cached section is)
+_DEFAULT_SECTIONS = {n: f.default_factory() for n, f in Scenario.model_fields.items()
+                     if isinstance(f.default_factory, type)
+                     and issubclass(f.default_factory, BaseModel)}
+
+
+def _section_key(name: str, table: Any) -> tuple[str, bytes] | None:
+    if type(table) is not dict:
+        return None
+    try:
+        key = pickle.dumps(table, 5)
+    except Exception:  # not plain data: validated every time
+        return None
+    return (name, key) if len(key) <= _SECTION_KEY_BYTES else None
+
+
 def validate_scenario(data: Any) -> Scenario:
     """Validate a plain mapping (parsed TOML/JSON) into a :class:`Scenario`.
 
@@ -561,11 +626,35 @@ def validate_scenario(data: Any) -> Scenario:
     """
     if not isinstance(data, dict):
         raise InputError([("", "a scenario must be a table/object")])
+    given, missed, taken = dict(data), [], False
+    for name in _SECTIONS.keys() & data.keys():
+        key = _section_key(name, data[name])
+        if key is not None:
+            hit = _SECTION_CACHE.get(key)
+            if hit is not None:
+                given[name], taken = hit, True  # a model instance is taken as it is
+            else:
+                missed.append(key)
+    left_out = [n for n in _DEFAULT_SECTIONS if n not in data]
+    for name in left_out:  # a section left out: its default model, taken as it is
+        given[name] = _DEFAULT_SECTIONS[name]
     try:
-        scenario = Scenario.model_validate(data)
+        scenario = Scenario.model_validate(given)
     except ValidationError as exc:
+        errors = exc.errors()
+        if taken:  # the errors of the scenario as given, with every path
+            try:
+                Scenario.model_validate(data)
+            except ValidationError as full:
+                errors = full.errors()
         raise InputError([(error_path(e["loc"]), error_message(e))
-                          for e in exc.errors()]) from None
+                          for e in errors]) from None
+    scenario.model_fields_set.difference_update(left_out)  # ... and not given, as before
+    if missed:
+        if len(_SECTION_CACHE) + len(missed) > _SECTION_CACHE_SIZE:
+            _SECTION_CACHE.clear()
+        for key in missed:
+            _SECTION_CACHE[key] = getattr(scenario, key[0])
     errors = _cross_checks(scenario)
     if errors:
         raise InputError(errors)

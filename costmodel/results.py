@@ -85,7 +85,8 @@ class Result:
         return self.scenario.name
 
     # -- disclosure ----------------------------------------------------------------------
-    def disclosure(self) -> dict[str, Any]:
+    def disclosure(self, *, sources: bool = True) -> dict[str, Any]:
+        """What the figures rest on; ``sources=False`` leaves out the per-input sources."""
         s = self.scenario
         op, w, e, f = s.operating_point, s.workload, s.electricity, s.financing
         q = quantity_json
@@ -129,7 +130,7 @@ class Result:
             "reference_rate": self.rate_disclosure(),
             "conventions": CONVENTIONS,
             "defaults_used": self.defaults_used,
-            "sources": dict(sorted(self.provenance.items())),
+            **({"sources": dict(sorted(self.provenance.items()))} if sources else {}),
         }
 
     def rate_disclosure(self) -> dict[str, Any] | None:
@@ -175,15 +176,25 @@ class Result:
         disclosure without its per-input sources, no steps."""
         out: dict[str, Any] = {"scenario": self.name,
                                "engine": {"name": "costmodel", "version": __version__}}
-        out.update(headline_json(self.quantity))
-        disclosure = self.disclosure()
-        if view == "summary":
-            del disclosure["sources"]
-        else:
+        values = self.values
+        for name, group, member, unit in _HEADLINE_LAYOUT:  # as headline_json nests them
+            v = values[name]
+            q = {"value": float(v) if v is not None and math.isfinite(v) else None,
+                 "unit": unit}
+            if group:
+                out.setdefault(group, {})[member] = q
+            else:
+                out[name] = q
+        disclosure = self.disclosure(sources=view != "summary")
+        if view != "summary":
             out["steps"] = {name: {**self.quantity(name), **_STEP_TEXT[name]}
                             for name in MODEL.steps}
         out["disclosure"] = disclosure
         return out
+
+
+_HEADLINE_LAYOUT = [(n, MODEL.steps[n].group, MODEL.steps[n].member, MODEL.steps[n].unit)
+                    for n in HEADLINE]
 
 
 def headline_json(figure: Any) -> dict[str, Any]:

@@ -46,6 +46,9 @@ class Principal:
     key_id: int | None = None  # None: an anonymous read
 
 
+ANONYMOUS = Principal("anonymous", "viewer")  # an open read (frozen: one serves them all)
+
+
 class VerifiedKeys:
     """One app's cache of verified keys, by the SHA-256 of the token, for reads only."""
 
@@ -91,7 +94,7 @@ def require(access: str) -> Principal | None:
     token = _token()
     if token is None:
         if access == "read" and current_app.config.get("OPEN_READS"):
-            return Principal("anonymous", "viewer")
+            return ANONYMOUS
         raise Problem(401, "Unauthorized", f"an API key is required: send the header "
                                            f"'Authorization: Bearer <key>' (or 'X-API-Key: "
                                            f"<key>'); {HOW_TO_GET_A_KEY}",

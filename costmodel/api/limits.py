@@ -244,6 +244,7 @@ class Limits:
         if rate is None:
             rate = "off" if config.get("TESTING") else DEFAULT_RATE
         self.rate = Rate.parse(rate)
+        self._constant: tuple[Any, str, str] | None = None  # (rate, policy, limit) headers
         self.per_worker = int(config.get("HEAVY_PER_WORKER") or 0)
         self.total = int(config.get("HEAVY_TOTAL") or 0)
         self.lease_ms = int(float(config.get("HEAVY_LEASE", 300)) * 1000)
@@ -279,11 +280,14 @@ class Limits:
         n, seconds = self._hit(who)
         reset = max(1, min(math.ceil(self.rate.window), math.ceil(seconds)))
         remaining = max(0, self.rate.limit - n)
-        headers = {"RateLimit-Policy": f'"{POLICY}";q={self.rate.limit};w={self.rate.window}',
-                   "RateLimit": f'"{POLICY}";r={remaining};t={reset}',
-                   "RateLimit-Limit": str(self.rate.limit),
-                   "RateLimit-Remaining": str(remaining),
-                   "RateLimit-Reset": str(reset)}
+        constant = self._constant
+        if constant is None or constant[0] is not self.rate:  # the rate's own headers, once
+            constant = self._constant = (self.rate, f'"{POLICY}";q={self.rate.limit};'
+                                                    f'w={self.rate.window}', str(self.rate.limit))
+        headers = [("RateLimit-Policy", constant[1]),
+                   ("RateLimit", f'"{POLICY}";r={remaining};t={reset}'),
+                   ("RateLimit-Limit", constant[2]), ("RateLimit-Remaining", str(remaining)),
+                   ("RateLimit-Reset", str(reset))]
         g.costmodel_ratelimit = headers
         if n > self.rate.limit:
             raise Problem(429, "Too many requests",

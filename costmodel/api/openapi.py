@@ -103,14 +103,15 @@ def read_body(limit: int | None = None) -> bytes:
     declared = request.content_length
     if declared is not None and declared > limit:
         raise too_large(limit)
-    if request.environ.get("costmodel.body") is None:
+    environ = request.environ
+    if environ.get("costmodel.body") is None:
         # read the raw stream ourselves: a chunked body has no declared length to check
-        stream = request.environ["wsgi.input"]
+        stream = environ["wsgi.input"]
         raw = stream.read(limit + 1) if declared is None else stream.read(declared)
         if len(raw) > limit:
             raise too_large(limit)
-        request.environ["costmodel.body"] = raw
-    return request.environ["costmodel.body"]
+        environ["costmodel.body"] = raw
+    return environ["costmodel.body"]
 
 
 def too_large(limit: int) -> Problem:
@@ -139,11 +140,29 @@ def _nul_path(data: Any, path: str = "") -> str | None:
 
 
 _DEFAULTS: dict[type[BaseModel], BaseModel] = {}
+# parsed queries by their text (read only, as the defaults): a query is a pure function of
+# its text; one that is refused is never kept
+_QUERIES: dict[tuple[type[BaseModel], bytes], BaseModel] = {}
+_QUERIES_SIZE = 1024
+_QUERY_BYTES = 200  # longer queries are parsed every time
 
 
 def _query(model: type[BaseModel]) -> BaseModel:
     if not request.query_string and model in _DEFAULTS:  # every parameter at its default
         return _DEFAULTS[model]
+    text = request.query_string
+    known = _QUERIES.get((model, text)) if len(text) <= _QUERY_BYTES else None
+    if known is not None:
+        return known
+    parsed = _parse_query(model)
+    if text and len(text) <= _QUERY_BYTES:
+        if len(_QUERIES) >= _QUERIES_SIZE:
+            _QUERIES.clear()
+        _QUERIES[(model, text)] = parsed
+    return parsed
+
+
+def _parse_query(model: type[BaseModel]) -> BaseModel:
     # parameters are single-valued: a repeated one is refused, never read as its first
     repeated = [k for k in model.model_fields if len(request.args.getlist(k)) > 1]
     if repeated:

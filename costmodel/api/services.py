@@ -39,7 +39,7 @@ class Services:
         self._lock = threading.Lock()
         self._catalog: tuple[Any, Catalog, float] | None = None  # marker, copy, trusted until
         self._curves: tuple[Any, CurveLibrary, float] | None = None
-        self._results: OrderedDict[str, dict] = OrderedDict()
+        self._results: OrderedDict[str, bytes] = OrderedDict()
         self._cache_size = cache_size
 
     @contextmanager
@@ -112,8 +112,8 @@ class Services:
         return ServiceContext(self, session)
 
     # -- pricing, answered from a cache ---------------------------------------------------
-    def price_json(self, req: PriceRequest, view: str = "full") -> str:
-        """The result of a price request as JSON text.
+    def price_json(self, req: PriceRequest, view: str = "full") -> bytes:
+        """The result of a price request as JSON (UTF-8 bytes, as the answer sends them).
 
         Catalog entries and curves are only ever added, never changed, so a scenario prices
         the same while the catalog holds the same entries: inline requests are answered from
@@ -121,14 +121,16 @@ class Services:
         database while the marker is trusted; a saved scenario costs one query for its
         revision. (The marker is in the key because an added entry can change an answer: a
         reference rate named without a date is the latest version, and a date names the
-        latest on or before it.)
+        latest on or before it.) A summary leaves out the per-input sources, so it is priced
+        without completing them.
         """
         spec = spec_of(req)
         if req.scenario is not None:  # inline: the database only if the catalog is stale
             marker = list(self.catalog(None)[0])
             key = repo.content_hash({"scenario": req.scenario, "overrides": req.overrides,
                                      "catalog": marker, "view": view})
-            return self._cached(key, lambda: app.price(self.context(None), spec).result, view)
+            return self._cached(key, lambda: app.price(self.context(None), spec,
+                                                       sources=view != "summary").result, view)
         with self.sessions(write=False) as session:
             ctx = self.context(session)
             data, label = ctx.revision(req.scenario_id, req.revision)
@@ -136,15 +138,16 @@ class Services:
             key = repo.content_hash({"saved": label, "overrides": req.overrides,
                                      "catalog": marker, "view": view})
             inline = ScenarioSpec(InlineScenario(data, label), spec.overrides, spec.subject)
-            return self._cached(key, lambda: app.price(ctx, inline).result, view)
+            return self._cached(key, lambda: app.price(ctx, inline,
+                                                       sources=view != "summary").result, view)
 
-    def _cached(self, key: str, compute: Callable[[], Any], view: str = "full") -> str:
+    def _cached(self, key: str, compute: Callable[[], Any], view: str = "full") -> bytes:
         with self._lock:
             hit = self._results.get(key)
             if hit is not None:
                 self._results.move_to_end(key)
                 return hit
-        out = orjson.dumps(compute().to_json(view)).decode()
+        out = orjson.dumps(compute().to_json(view))
         with self._lock:
             self._results[key] = out
             if len(self._results) > self._cache_size:

@@ -62,11 +62,14 @@ def _prepare(ctx: Context, spec: ScenarioSpec) -> PreparedScenario:
     raise AssertionError("unreachable")
 
 
-def load(ctx: Context, spec: ScenarioSpec, target: Target | None = None) -> LoadedScenario:
-    """The spec's scenario, validated, at ``target`` (default: its own operating point)."""
+def load(ctx: Context, spec: ScenarioSpec, target: Target | None = None, *,
+         sources: bool = True) -> LoadedScenario:
+    """The spec's scenario, validated, at ``target`` (default: its own operating point);
+    ``sources=False``: its provenance is not completed (for an answer without the per-input
+    sources)."""
     prepared = prepare(ctx, spec)
     try:
-        return prepared.finish(target)
+        return prepared.finish(target, sources=sources)
     except InputError as exc:
         raise exc.about(spec.subject) from None
 

@@ -48,18 +48,21 @@ class WorkbookFile:
     filename: str
 
 
-def price_loaded(loaded: LoadedScenario) -> Priced:
-    """A loaded scenario priced; costs that overflow are an error, never an answer."""
-    result = price_result(loaded.scenario, loaded.provenance)
+def price_loaded(loaded: LoadedScenario, *, sources: bool = True) -> Priced:
+    """A loaded scenario priced; costs that overflow are an error, never an answer.
+    ``sources=False``: for an answer without the per-input sources (its provenance is not
+    completed)."""
+    result = price_result(loaded.scenario, loaded.provenance, sources=sources)
     check_finite(result)
     return Priced(result, loaded.curve, loaded)
 
 
-def price(ctx: Context, spec: ScenarioSpec) -> Priced:
-    """One scenario at its own operating point."""
-    loaded = load(ctx, spec)
+def price(ctx: Context, spec: ScenarioSpec, *, sources: bool = True) -> Priced:
+    """One scenario at its own operating point (``sources=False``: for an answer without the
+    per-input sources, whose provenance is not completed)."""
+    loaded = load(ctx, spec, sources=sources)
     try:
-        return price_loaded(loaded)
+        return price_loaded(loaded, sources=sources)
     except InputError as exc:
         raise exc.about(spec.subject) from None
 

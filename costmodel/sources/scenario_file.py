@@ -44,12 +44,16 @@ class LoadedScenario:
     curve: CurveReading | None = None  # when the operating point was read off a curve
 
 
+_TREES = (dict, list)
+
+
 def _copy_tree(tree: Any) -> Any:
-    """A copy of plain parsed data (dicts, lists, scalars); much cheaper than deepcopy."""
+    """A copy of plain parsed data (dicts, lists, scalars); much cheaper than deepcopy (and
+    no call for a scalar)."""
     if isinstance(tree, dict):
-        return {k: _copy_tree(v) for k, v in tree.items()}
+        return {k: _copy_tree(v) if isinstance(v, _TREES) else v for k, v in tree.items()}
     if isinstance(tree, list):
-        return [_copy_tree(v) for v in tree]
+        return [_copy_tree(v) if isinstance(v, _TREES) else v for v in tree]
     return tree
 
 
@@ -101,19 +105,14 @@ def _expand_refs(data: dict[str, Any], catalog: Catalog,
         entry = catalog.get(section, ref, section)
         merged = _copy_tree(entry.data)
         extra_workload = merged.pop("workload", None) if section == "operating_point" else None
-        label = f"catalog {section} {ref!r}"
-        for k in _leaf_keys(entry.data):
-            top = k.split(".")[0]
+        for k, top, outside, key, cited in _entry_rows(entry, section, ref):
             # tables a catalog entry fills outside its own section (a point's workload, a
             # system's node and rack) keep the scenario's own keys
-            outside = top == "workload" or (section == "system" and top in ("node", "rack"))
             table = data.get(top) if outside else None
             if top in own or (outside and isinstance(table, dict)
                               and k.split(".")[1] in table):
                 continue
-            key = k if outside else f"{section}.{k}"
-            src = entry.provenance.get(k)
-            provenance[key] = f"{label}: {src}" if src else label
+            provenance[key] = cited
         # a value of the file's own (``[electricity] catalog = ..., price = ...``) is not
         # the entry's: the entry's citation of it (source, date, label) does not apply
         mine = [t for v, tied in CITED_BY.items() if v.partition(".")[0] == section
@@ -192,7 +191,7 @@ def _apply_rate(data: dict[str, Any], ref: Any, accelerator: str, own: dict[str,
         provenance["power.boundary"] = (f"{label}: its all-in power is per accelerator at the "
                                         f"rack boundary")
     data["reference_rate"] = {"key": key, **_copy_tree(entry.data)}
-    for k in _leaf_keys(entry.data):
+    for k in _entry_leaf_keys(entry.data):
         cited = entry.provenance.get(k)
         provenance[f"reference_rate.{k}"] = f"catalog rate {key!r}: {cited}" if cited else \
             f"catalog rate {key!r}"
@@ -297,10 +296,12 @@ class PreparedScenario:
     files_allowed: bool
     curve: CurveRef | None
 
-    def finish(self, target: Target | None = None) -> LoadedScenario:
+    def finish(self, target: Target | None = None, *, sources: bool = True) -> LoadedScenario:
         """Read the curve at ``target`` (default: the scenario's own ``at``), resolve a power
         trace and validate; a target applies only to a curve (callers that need one check
-        :attr:`curve` first). Raises :class:`InputError`."""
+        :attr:`curve` first). Raises :class:`InputError`. ``sources=False``: the provenance
+        is not completed with the origin of every other value (for an answer without the
+        per-input sources)."""
         provenance = dict(self.provenance)
         data, reading = self.data, None
         if self.curve is not None:
@@ -308,8 +309,8 @@ class PreparedScenario:
         data = resolve_power_trace(data, self.base_dir, provenance,
                                    files_allowed=self.files_allowed)
         scenario = validate_scenario(data)
-        for key in _leaf_keys(data):
-            provenance.setdefault(key, self.origin)
+        if sources:
+            _cite_leaves(data, provenance, self.origin)
         return LoadedScenario(scenario, provenance, self.origin, reading)
 
 
@@ -352,8 +353,61 @@ def _expand_with_overrides(plain: dict[str, Any], overrides: list[tuple[str, Any
     # expand like the file's own; overrides of keys inside a section apply after expansion.
     whole = [(k, v) for k, v in overrides if k in SCENARIO_KINDS]
     inner = [(k, v) for k, v in overrides if k not in SCENARIO_KINDS]
-    plain = apply_overrides(plain, whole, provenance, label)
-    return apply_overrides(_expand_refs(plain, catalog, provenance), inner, provenance, label)
+    if whole:  # (_expand_refs works on its own copy)
+        plain = apply_overrides(plain, whole, provenance, label)
+    expanded = _expand_refs(plain, catalog, provenance)  # a tree of its own
+    return apply_overrides(expanded, inner, provenance, label) if inner else expanded
+
+
+# catalog entries are never changed once read: their leaf keys are listed once (the entry's
+# data is held with them, so its id is not reused while it is here)
+_ENTRY_KEYS: dict[int, tuple[dict[str, Any], list[str]]] = {}
+
+
+def _entry_leaf_keys(data: dict[str, Any]) -> list[str]:
+    hit = _ENTRY_KEYS.get(id(data))
+    if hit is not None and hit[0] is data:
+        return hit[1]
+    keys = _leaf_keys(data)
+    if len(_ENTRY_KEYS) >= 4096:
+        _ENTRY_KEYS.clear()
+    _ENTRY_KEYS[id(data)] = (data, keys)
+    return keys
+
+
+_ENTRY_ROWS: dict[tuple[int, str, str], tuple[Any, list[tuple[str, str, bool, str, str]]]] = {}
+
+
+def _entry_rows(entry: Any, section: str, ref: str) -> list[tuple[str, str, bool, str, str]]:
+    """What each leaf of a catalog entry named by ``ref`` in ``section`` says in the
+    provenance: (leaf key, its table, whether that table is outside the section, the
+    provenance key, its text); once per entry (the entry is held with them)."""
+    hit = _ENTRY_ROWS.get((id(entry), section, ref))
+    if hit is not None and hit[0] is entry:
+        return hit[1]
+    label = f"catalog {section} {ref!r}"
+    rows = []
+    for k in _entry_leaf_keys(entry.data):
+        top = k.split(".")[0]
+        outside = top == "workload" or (section == "system" and top in ("node", "rack"))
+        src = entry.provenance.get(k)
+        rows.append((k, top, outside, k if outside else f"{section}.{k}",
+                     f"{label}: {src}" if src else label))
+    if len(_ENTRY_ROWS) >= 4096:
+        _ENTRY_ROWS.clear()
+    _ENTRY_ROWS[(id(entry), section, ref)] = (entry, rows)
+    return rows
+
+
+def _cite_leaves(tree: Mapping[str, Any], provenance: dict[str, str], origin: str,
+                 prefix: str = "") -> None:
+    """``origin`` as the source of every leaf (as :func:`_leaf_keys` lists them) that has
+    none yet."""
+    for k, v in tree.items():
+        if isinstance(v, dict) and "value" not in v:
+            _cite_leaves(v, provenance, origin, f"{prefix}{k}.")
+        else:
+            provenance.setdefault(f"{prefix}{k}", origin)
 
 
 def _leaf_keys(tree: Mapping[str, Any], prefix: str = "") -> list[str]:

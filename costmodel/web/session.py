@@ -100,6 +100,24 @@ class _CookieSessions(SecureCookieSessionInterface):
         # cookie must never travel in clear: it is a credential for as long as the key lives.
         return not _plain_http_on_loopback()
 
+    def get_signing_serializer(self, app):
+        # one serializer per secret (Flask makes one per request; the API never needs it)
+        keys = (app.secret_key, tuple(app.config["SECRET_KEY_FALLBACKS"] or ()))
+        cached = getattr(self, "_serializer", None)
+        if cached is None or cached[0] != keys:
+            cached = self._serializer = (keys, super().get_signing_serializer(app))
+        return cached[1]
+
+    def open_session(self, app, request):
+        if not request.environ.get("HTTP_COOKIE") and self.get_signing_serializer(app):
+            return self.session_class()  # no cookie: a new session, as Flask's own answers
+        return super().open_session(app, request)
+
+    def save_session(self, app, session, response) -> None:
+        if not session and not session.modified and not session.accessed:
+            return  # Flask's own does nothing then either (no cookie, no Vary)
+        super().save_session(app, session, response)
+
 
 @blueprint.record_once
 def _configure(state) -> None:
