@@ -81,6 +81,9 @@ def forget_keys() -> None:
 
 
 def _token() -> str | None:
+    environ = request.environ
+    if "HTTP_AUTHORIZATION" not in environ and "HTTP_X_API_KEY" not in environ:
+        return None  # neither header sent (what the lookups below would find)
     auth = request.headers.get("Authorization", "")
     if auth[:7].lower() == "bearer ":
         return auth[7:].strip() or None

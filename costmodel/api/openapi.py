@@ -68,7 +68,9 @@ _RULE_PARAM = re.compile(r"<(?:(\w+)(?:\([^)]*\))?:)?(\w+)>")
 
 
 def _body(model: type[BaseModel], limit: int | None = None) -> BaseModel:
-    if request.mimetype != "application/json":
+    # (the common spelling compared as sent; anything else parsed)
+    if request.environ.get("CONTENT_TYPE") != "application/json" \
+            and request.mimetype != "application/json":
         raise Problem(415, "Unsupported media type",
                       f"send application/json, not {request.mimetype or 'no content type'}")
     raw = read_body(limit)
