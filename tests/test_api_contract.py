@@ -311,7 +311,13 @@ def test_quote_rules_agree(client, tokens, quote, ok):
     ({}, False),
     ({"improvement": None}, False),
     ({"successor": {"scenario": PEAK}}, False),
-    ({"successor": {"scenario": PEAK}, "available": "12 month"}, True),
+    ({"successor": {"scenario": PEAK}, "available": "12 month"}, False),  # no market price
+    ({"successor": {"scenario": PEAK}, "available": "12 month",
+      "successor_rate": "gb300/rental"}, True),
+    ({"successor": {"scenario": PEAK}, "available": "12 month",
+      "successor_quote": QUOTE}, True),
+    ({"successor": {"scenario": PEAK}, "available": "12 month",
+      "successor_rate": "gb300/rental", "successor_quote": QUOTE}, False),
     ({"improvement": 0.3, "quote": {**QUOTE, "date": "2026-11-16"}}, True),
     ({"improvement": 0.3, "quote": {**QUOTE, "date": ""}}, True),
 ])
