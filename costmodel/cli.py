@@ -15,6 +15,7 @@ from .commands.common import (
     fail_input,
     reading_for,
     specs_for,
+    write_file,
     write_workbook,
 )
 from .display import label
@@ -25,6 +26,7 @@ from .rates import NOT_A_QUOTE
 from .report import (
     comparison_table,
     curve_table,
+    decision_table,
     energy_table,
     in_sentence,
     quotes_table,
@@ -303,13 +305,41 @@ def quotes() -> None:
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE", help=SET_HELP)
 @click.option("--workbook", metavar="OUT.xlsx", help="Also write a workbook with a Quotes "
                                                      "sheet (live margins).")
+@click.option("--demand", metavar="QUANTITY", help='The buyer\'s volume: "50000 Mtok/month" '
+              'or "2e6 request/day" (replaces the file\'s [demand] volume). With a demand, every '
+              'offer and each scenario (our own build) is priced and sized for it, ranked, '
+              'with break-evens and a recommendation.')
+@click.option("--peak", metavar="QUANTITY", help='The peak rate, e.g. "40000 token/s" '
+                                                 '(default: the average).')
+@click.option("--at-interactivity", "at_interactivity", metavar="QUANTITY",
+              help='The service level, e.g. "100 token/s/user".')
+@click.option("--percentile", help="The statistic of interactivity the service level is "
+                                   "read at (median, mean, p90, p99).")
+@click.option("--improvement", metavar="FRACTION", help='Yearly fall of the market price per '
+              'token, e.g. "30 %": prices the lock-in of the recommended term.')
+@click.option("--pdf", metavar="OUT.pdf", help="With a demand: also write the one-page "
+                                               "summary (PDF).")
 @click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
 def quotes_compare(quotes_file: str, scenarios: tuple[str, ...], overrides: tuple[str, ...],
-                   workbook: str | None, as_json: bool) -> None:
+                   workbook: str | None, demand: str | None, peak: str | None,
+                   at_interactivity: str | None, percentile: str | None,
+                   improvement: str | None, pdf: str | None, as_json: bool) -> None:
     """Rank the quotes in QUOTES_FILE by price per million tokens at their operating point,
-    beside our own cost, implied margin, break-even utilisation and the term in money."""
-    from .sources.quote_file import read_quotes
+    beside our own cost, implied margin, break-even utilisation and the term in money; with
+    a demand (--demand, or a [demand] table in the file), rank every offer and our own
+    builds for that demand and recommend one."""
+    from .sources.quote_file import demand_table, read_quotes
     check_xlsx(workbook, "--workbook")
+    try:
+        table = demand_table(quotes_file)
+    except InputError as exc:
+        fail_input(exc)
+    flags = {"volume": demand, "peak": peak, "interactivity": at_interactivity,
+             "percentile": percentile}
+    if table is not None or pdf is not None or any(v is not None for v in flags.values()):
+        _decide(quotes_file, table or {}, flags, scenarios, overrides, improvement,
+                workbook, pdf, as_json)
+        return
     try:
         ranking = app.quotes_compare(CONTEXT, read_quotes(quotes_file),
                                      specs_for(scenarios, overrides))
@@ -324,14 +354,57 @@ def quotes_compare(quotes_file: str, scenarios: tuple[str, ...], overrides: tupl
         click.echo(f"workbook written to {workbook}")
 
 
+def _decide(quotes_file: str, table: dict, flags: dict, scenarios: tuple[str, ...],
+            overrides: tuple[str, ...], improvement: str | None, workbook: str | None,
+            pdf: str | None, as_json: bool) -> None:
+    """``quotes compare`` for a demand: the file's [demand] with the flags over it."""
+    from .demand import validate_demand
+    from .sources.quote_file import read_quotes
+    if workbook:
+        fail("--workbook: a comparison for a demand has no workbook yet (leave out the "
+             "demand for the Quotes sheet; --pdf writes its one-page summary)")
+    if pdf is not None and not pdf.lower().endswith(".pdf"):
+        fail(f"--pdf: expected a file name ending in .pdf, got {pdf!r}")
+    data = dict(table)
+    volume = flags.pop("volume")
+    if volume is not None:
+        data.pop("volume", None)
+        data.pop("requests_per_day", None)
+        data["requests_per_day" if "request" in volume else "volume"] = volume
+    data.update({k: v for k, v in flags.items() if v is not None})
+    try:
+        g = parse_quantity(improvement, "dimensionless") if improvement else None
+    except UnitInputError as exc:
+        fail(f"--improvement: {exc}")
+    try:
+        request = app.DecisionRequest(read_quotes(quotes_file), specs_for(scenarios, overrides),
+                                      validate_demand(data), g)
+        answer = app.quotes_decide(CONTEXT, request)
+    except InputError as exc:
+        fail_input(exc)
+    if as_json:
+        emit_json(answer.to_json())
+    else:
+        click.echo(decision_table(answer.decision))
+    if pdf is not None:
+        write_file(pdf, app.decision_pdf(answer))
+        if not as_json:
+            click.echo(f"one-page summary written to {pdf}")
+
+
 @quotes.command("term")
 @click.argument("quotes_file")
 @click.option("--quote", "quote_name", required=True, help="The quote (its name).")
 @click.option("--scenario", required=True, metavar="FILE", help="Our own scenario.")
 @click.option("--improvement", metavar="FRACTION", help='Expected yearly fall of the market '
               'price per token, e.g. "30 %".')
-@click.option("--successor", metavar="FILE", help="A successor system's scenario: its cost "
-                                                  "becomes the market price once available.")
+@click.option("--successor", metavar="FILE", help="A successor system's scenario: once it "
+              "is available the flexible buyer pays its market price (--successor-rate or "
+              "--successor-quote) at its throughput; its own cost is shown as a floor.")
+@click.option("--successor-rate", metavar="RATE", help='A reference rate of the successor, '
+              'e.g. "jalapeno/rental@2027-06".')
+@click.option("--successor-quote", metavar="NAME", help="A quote for the successor (its name "
+                                                        "in QUOTES_FILE).")
 @click.option("--available-in", metavar="TIME|DATE", help='When the successor is available: '
               'a time from the quote\'s date ("18 month") or a date ("2027-06").')
 @click.option("--tolerance", default="10 %", show_default=True, metavar="FRACTION",
@@ -341,17 +414,24 @@ def quotes_compare(quotes_file: str, scenarios: tuple[str, ...], overrides: tupl
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE", help=SET_HELP)
 @click.option("--json", "as_json", is_flag=True, help="Print the table as JSON.")
 def quotes_term(quotes_file: str, quote_name: str, scenario: str, improvement: str | None,
-                successor: str | None, available_in: str | None, tolerance: str, terms: str,
-                overrides: tuple[str, ...], as_json: bool) -> None:
+                successor: str | None, successor_rate: str | None,
+                successor_quote: str | None, available_in: str | None, tolerance: str,
+                terms: str, overrides: tuple[str, ...], as_json: bool) -> None:
     """What each term length costs against waiting or switching, and the longest term within
     the tolerance."""
     from .sources.quote_file import read_quotes
     try:
-        quote = next((q for q in read_quotes(quotes_file) if q.name == quote_name), None)
+        all_quotes = read_quotes(quotes_file)
     except InputError as exc:
         fail_input(exc)
+    quote = next((q for q in all_quotes if q.name == quote_name), None)
     if quote is None:
         fail(f"--quote: no quote named {quote_name!r} in {quotes_file}")
+    market = None
+    if successor_quote is not None:
+        market = next((q for q in all_quotes if q.name == successor_quote), None)
+        if market is None:
+            fail(f"--successor-quote: no quote named {successor_quote!r} in {quotes_file}")
     try:
         g = parse_quantity(improvement, "dimensionless") if improvement else None
         tol = parse_quantity(tolerance, "dimensionless")
@@ -369,7 +449,8 @@ def quotes_term(quotes_file: str, quote_name: str, scenario: str, improvement: s
         fail("--successor needs --available-in")
     own, = specs_for([scenario], overrides)
     succ = specs_for([successor], overrides)[0] if successor is not None else None
-    request = app.TermRequest(quote, own, months, tol, g, succ, available_in)
+    request = app.TermRequest(quote, own, months, tol, g, succ, available_in, successor_rate,
+                              market)
     try:
         analysis = app.quotes_term(CONTEXT, request)
     except InputError as exc:
@@ -377,14 +458,13 @@ def quotes_term(quotes_file: str, quote_name: str, scenario: str, improvement: s
     if as_json:
         emit_json(analysis.to_json())
         return
-    click.echo(term_report(analysis.quote, analysis.comparison, analysis.rows, analysis.longest,
-                           analysis.tolerance, analysis.improvement, analysis.successor_price,
-                           analysis.successor_month))
+    click.echo(term_report(analysis))
 
 
 # the term request's fields by the options that give them
 _TERM_OPTIONS = {"improvement": "--improvement", "available": "--available-in",
-                 "successor": "--successor", "tolerance": "--tolerance", "terms": "--terms"}
+                 "successor": "--successor", "tolerance": "--tolerance", "terms": "--terms",
+                 "successor_rate": "--successor-rate"}
 
 
 # ---- the service ------------------------------------------------------------------------------
@@ -557,8 +637,10 @@ def _gunicorn(app, host: str, port: int, *, workers: int, threads: int) -> None:
     _Server().run()
 
 
+from .commands.plan import plan  # noqa: E402  (its own module; registered here)
 from .commands.sensitivity import sensitivity  # noqa: E402  (its own module; registered here)
 
+main.add_command(plan)
 main.add_command(sensitivity)
 
 if __name__ == "__main__":  # pragma: no cover

@@ -25,6 +25,7 @@ from pydantic import Field, ValidationError, model_validator
 from .curves import PERCENTILES
 from .inputs import InputError, Qty, Section, error_message, error_path
 from .model import TOKEN_KINDS
+from .plan import whole_up
 from .units import HOURS_PER_MONTH
 
 __all__ = ["Demand", "Supply", "validate_demand", "Shape", "DemandLoad", "load_of",
@@ -33,7 +34,6 @@ __all__ = ["Demand", "Supply", "validate_demand", "Shape", "DemandLoad", "load_o
 
 SECONDS_PER_MONTH = HOURS_PER_MONTH * 3600.0
 DAYS_PER_MONTH = HOURS_PER_MONTH / 24.0  # 30.4167
-_ROUND = 9  # decimals kept before rounding a count: 12.0000000001 accelerators is 12
 
 
 def _fraction(*, positive: bool = False):
@@ -184,8 +184,10 @@ def load_of(demand: Demand, scenario_shape: Shape) -> DemandLoad:
 
 def size(peak: float, throughput: float, available: float) -> int:
     """Whole accelerators that serve ``peak`` [token/s] when each serves ``throughput``
-    [token/s] for the ``available`` fraction of hours: ceil(peak / (throughput x a))."""
-    return max(1, math.ceil(round(peak / (throughput * available), _ROUND)))
+    [token/s] for the ``available`` fraction of hours: ceil(peak / (throughput x a)), the
+    planner's rounding (:func:`costmodel.plan.whole_up`; PlanOverflow beyond a count)."""
+    return max(1, whole_up(peak / (throughput * available),
+                           "peak / (throughput x availability)"))
 
 
 @dataclass

@@ -424,15 +424,18 @@ def quotes_table(by_scenario: list) -> str:
     return "\n".join(out).rstrip()
 
 
-def term_report(quote, comparison, rows, longest, tolerance, improvement, successor_price,
-                successor_month) -> str:
-    """Each term length's premium over staying flexible."""
+def term_report(analysis) -> str:
+    """Each term length's premium over staying flexible (an app ``TermAnalysis``)."""
+    a = analysis
+    quote, comparison, rows, longest = a.quote, a.comparison, a.rows, a.longest
+    tolerance, improvement = a.tolerance, a.improvement
     how = []
     if improvement is not None:
         how.append(f"market price falls {format_percent(improvement)} a year")
-    if successor_price is not None:
-        how.append(f"a successor at {words(successor_price, 'USD/Mtok')} from month "
-                   f"{_months(successor_month)}")
+    if a.successor_price is not None:
+        how.append(f"a successor at its market price {words(a.successor_price, 'USD/Mtok')} "
+                   f"({a.successor_source}) from month {_months(a.successor_month)}; its own "
+                   f"cost, {words(a.successor_floor, 'USD/Mtok')}, is a floor, not a price")
     table = [["Term", "Locked-in PV", "Flexible PV", "Premium", "Premium", "Within"],
              ["months", "USD", "USD", "USD", "share", format_percent(tolerance)]]
     for r in rows:

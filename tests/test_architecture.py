@@ -23,9 +23,10 @@ import costmodel
 PACKAGE = Path(costmodel.__file__).resolve().parent
 
 CORE = ["units", "declaration", "model", "evaluate", "inputs", "curves", "power", "results",
-        "quotes", "rates", "chain", "sensitivity", "report", "errors", "display"]
+        "quotes", "rates", "chain", "sensitivity", "report", "errors", "display", "demand",
+        "decision", "plan"]
 EDGE = ["sources", "workbook", "store", "api", "app", "web", "commands", "cli", "frontier_plot",
-        "resources"]
+        "resources", "onepage"]
 
 # top-level import names of the libraries only an edge may load
 EDGE_LIBRARIES = {"flask", "werkzeug", "sqlalchemy", "alembic", "psycopg", "openpyxl",

@@ -438,3 +438,9 @@ def test_a_ttft_ceiling_reads_the_curve_as_the_scenario_file_would(tmp_path):
     own = next(p for p in d.ranked if p.option.kind == "own")
     assert own.option.details["throughput_per_accelerator"]["value"] == pytest.approx(want)
     assert own.charge.accelerators == math.ceil(50_000 * 1e6 / SECONDS_PER_MONTH / 6500)
+
+
+def test_a_demand_too_large_to_count_is_an_error_naming_it():
+    with pytest.raises(InputError) as exc:
+        _decide([B200], demand={"volume": "1e300 Mtok/month"})
+    assert exc.value.errors[0][0] == "demand"

@@ -433,3 +433,37 @@ def test_a_rented_fleet_says_its_capex_is_not_spent():
     r = cli(rented, "--power-budget", "1 MW", "--json")
     assert r.exit_code == 0, r.output
     assert "rented" in json.loads(r.stdout)["disclosure"]["plan"]["capex"]
+
+
+# ---- the one-page summary -------------------------------------------------------------------
+
+def _pdf_text(content: bytes) -> tuple[int, str]:
+    from io import BytesIO
+
+    from pypdf import PdfReader
+    reader = PdfReader(BytesIO(content))
+    return len(reader.pages), " ".join(" ".join(p.extract_text().split())
+                                       for p in reader.pages)
+
+
+def test_the_plans_one_page_summary(scenario_file, tmp_path):
+    out = tmp_path / "plan.pdf"
+    r = cli(scenario_file, "--demand", f"{DEMAND} token/s", "--pdf", out)
+    assert r.exit_code == 0, r.output
+    pages, text = _pdf_text(out.read_bytes())
+    planned = plan(demand=DEMAND)
+    assert pages == 1
+    assert f"Accelerators {planned.accelerators:,}" in text
+    assert f"Cost per month {planned.cost_per_month:,.0f}" in text
+    assert "Sized for an average demand of 61,500 token/s" in text
+    bad = cli(scenario_file, "--demand", f"{DEMAND} token/s", "--pdf", tmp_path / "plan.txt")
+    assert bad.exit_code == 2 and "--pdf" in bad.output
+
+
+def test_the_api_answers_the_plan_as_a_pdf(client, tokens):
+    r = client.post(f"{API}/plan", json={"scenario": SCENARIO, "power_budget": "10 MW"},
+                    headers={**auth(tokens["viewer"]), "Accept": "application/pdf"})
+    assert r.status_code == 200 and r.mimetype == "application/pdf"
+    pages, text = _pdf_text(r.data)
+    # floor(10 MW / 1,250 W) = 8,000 accelerators
+    assert pages == 1 and "Accelerators 8,000" in text

@@ -19,11 +19,12 @@ from ..sources.catalog import split_sources
 from ..sources.curve_files import read_curve_text
 from ..store import repo
 from ..store.models import MAX_ID
+from ..units import UnitInputError, parse_quantity
 from .auth import forget_keys
 from .errors import Problem
 from .limits import current_limits
 from .openapi import MAX_FILTER, ListQuery, read_body, route
-from .requests import quote_of, reading_of, spec_of, specs_of
+from .requests import demand_of, quote_of, reading_of, spec_of, specs_of
 from .schemas import (
     CATALOG_CREATE,
     CATALOG_MODELS,
@@ -48,9 +49,13 @@ from .schemas import (
     KeyList,
     KeyOut,
     MonteCarloRequest,
+    PlanOut,
+    PlanRequest,
     PriceRequest,
     QuotesCompareOut,
     QuotesCompareRequest,
+    QuotesDecideRequest,
+    QuotesDecisionOut,
     QuoteTermOut,
     QuoteTermRequest,
     RepriceOut,
@@ -68,6 +73,11 @@ from .views import AnswerQuery, select
 __all__ = ["pricing", "catalog", "scenarios", "keys"]
 
 CSV = "text/csv"
+PDF = "application/pdf"
+
+
+def request_accept():
+    return request.accept_mimetypes
 XLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
 ID = f"int(max={MAX_ID})"  # a path id
 
@@ -156,6 +166,24 @@ def quotes_compare(body: QuotesCompareRequest, principal) -> dict:
         return app.quotes_compare(services().context(session), quotes, specs).to_json()
 
 
+@route(pricing, "/quotes/decide", "POST",
+       summary="Price every quote and our own builds for the buyer's demand; recommend one",
+       access="read", body=QuotesDecideRequest, response=QuotesDecisionOut, errors=(404,),
+       also_content=(PDF,))
+def quotes_decide(body: QuotesDecideRequest, principal) -> Response | dict:
+    """JSON, or the one-page summary by ``Accept: application/pdf``."""
+    request = app.DecisionRequest([quote_of(q, f"quotes[{i}]") for i, q in
+                                   enumerate(body.quotes)], specs_of(body.scenarios),
+                                  demand_of(body.demand), body.improvement)
+    with services().sessions(write=False) as session:
+        answer = app.quotes_decide(services().context(session), request)
+    accept = request_accept()
+    if accept[PDF] > accept["application/json"]:
+        return Response(app.decision_pdf(answer), mimetype=PDF, headers={
+            "Content-Disposition": 'attachment; filename="decision.pdf"'})
+    return answer.to_json()
+
+
 @route(pricing, "/quotes/term", "POST",
        summary="What each term length of a quote costs against waiting or switching",
        access="read", body=QuoteTermRequest, response=QuoteTermOut, errors=(404,))
@@ -164,7 +192,8 @@ def quotes_term(body: QuoteTermRequest, principal) -> dict:
         quote_of(body.quote, "quote"), spec_of(body.scenario, "scenario."),
         tuple(body.terms), body.tolerance, body.improvement,
         spec_of(body.successor, "successor.") if body.successor is not None else None,
-        body.available)
+        body.available, body.successor_rate,
+        quote_of(body.successor_quote, "successor_quote") if body.successor_quote else None)
     with services().sessions(write=False) as session:
         return app.quotes_term(services().context(session), request).to_json()
 
@@ -225,6 +254,38 @@ def reprice(principal) -> dict:
     imported = app.reprice(read_body(MAX_BYTES), name="upload")
     return {"results": [r.to_json() for r in imported.results],
             "changes": [vars(c) for c in imported.changes], "warnings": imported.warnings}
+
+
+def _positive(raw, field: str, unit: str) -> float | None:
+    """A quantity of the body in ``unit`` [unit]; a wrong dimension or a zero is a 422 at
+    ``field``."""
+    if raw is None:
+        return None
+    try:
+        return parse_quantity(raw, unit, allow_zero=False)
+    except UnitInputError as exc:
+        raise Problem(422, "Invalid input", f"{field}: {exc}",
+                      errors=[{"path": field, "message": str(exc)}]) from None
+
+
+@route(pricing, "/plan", "POST", summary="Size a fleet for a demand, or for a power budget, "
+                                         "and price it", access="read", body=PlanRequest,
+       response=PlanOut, errors=(404,), also_content=(PDF,))
+def plan(body: PlanRequest, principal) -> Response | dict:
+    """JSON, or the one-page summary by ``Accept: application/pdf``."""
+    spec = spec_of(PriceRequest.model_construct(
+        scenario=body.scenario, scenario_id=body.scenario_id, revision=body.revision,
+        overrides=body.overrides))
+    request = app.PlanRequest(spec, _positive(body.demand, "demand", "token/s"),
+                              _positive(body.power_budget, "power_budget", "W"),
+                              reading_of(body.at_interactivity, False), body.availability)
+    with services().sessions(write=False) as session:
+        planned = app.plan(services().context(session), request)
+    accept = request_accept()
+    if accept[PDF] > accept["application/json"]:
+        return Response(app.plan_pdf(planned), mimetype=PDF, headers={
+            "Content-Disposition": 'attachment; filename="plan.pdf"'})
+    return planned.to_json()
 
 
 # ---- catalog --------------------------------------------------------------------------------

@@ -9,6 +9,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, WithJsonSchema
 
 from ..curves import PERCENTILES
+from ..demand import Demand
 from ..inputs import (
     MAX_TEXT,
     Accelerator,
@@ -21,7 +22,7 @@ from ..inputs import (
     check_text,
 )
 from ..model import MODEL
-from ..quotes import FORMS, Quote
+from ..quotes import CAPACITY_ONLY, FORMS, PER_MTOK_ONLY, Quote
 from ..rates import FULL_REF_PATTERN, KEY_PATTERN, REF_PATTERN
 from ..sensitivity.inputs import VARS
 from ..sources.curve_point import CURVE_GIVES, SELECTIONS
@@ -330,11 +331,19 @@ def quote_schema(*, term: bool = False) -> dict[str, Any]:
                                         "(default: today)"}
     forms = []
     for form, needs in _FORM_NEEDS.items():
+        other = CAPACITY_ONLY if form == "per_mtok" else PER_MTOK_ONLY
         own = {**props, "form": {"const": form}, **{k: _present(props[k]) for k in needs},
-               "rate": _NULL}
-        forms.append({"type": "object", "properties": own, "additionalProperties": False,
-                      "required": ["name", "vendor", "form", *needs],
-                      "description": f"a {form} quote"})
+               "rate": _NULL, **{k: _NULL for k in other}}
+        branch = {"type": "object", "properties": own, "additionalProperties": False,
+                  "required": ["name", "vendor", "form", *needs],
+                  "description": f"a {form} quote"}
+        if form == "per_mtok":  # prices, or tiers in their place
+            branch["required"] = ["name", "vendor", "form"]
+            branch["oneOf"] = [
+                {"required": list(needs), "properties": {"tiers": _NULL}},
+                {"required": ["tiers"], "properties": {
+                    "tiers": _present(props["tiers"]), **{k: _NULL for k in needs}}}]
+        forms.append(branch)
     assert set(_FORM_NEEDS) == set(FORMS)
     forms.append({"type": "object", "additionalProperties": False, "required": ["name", "rate"],
                   "description": "a reference quote: per_accelerator_hour at a reference rate",
@@ -343,7 +352,8 @@ def quote_schema(*, term: bool = False) -> dict[str, Any]:
                                  "rate": {"type": "string", "pattern": FULL_REF_PATTERN,
                                           "examples": ["gb300/rental@2026-09"]}}})
     return {"oneOf": forms, "examples": [EXAMPLE_QUOTE],
-            "description": "A vendor quote: per_mtok (price_input and price_output), "
+            "description": "A vendor quote: per_mtok (price_input and price_output, or "
+                           "tiers), "
                            "per_accelerator_hour (hourly_price) or reserved_monthly "
                            "(monthly_price and accelerators)."}
 
@@ -369,7 +379,8 @@ def catalog_data_schema(kind: str) -> dict[str, Any]:
 
 # the inputs' schemas are components of the OpenAPI document (build_spec adds them)
 INPUT_SCHEMAS = {"ScenarioInput": scenario_input_schema, "ScenarioOverrides": overrides_schema,
-                 "Quote": quote_schema, "TermQuote": lambda: quote_schema(term=True)}
+                 "Quote": quote_schema, "TermQuote": lambda: quote_schema(term=True),
+                 "Demand": lambda: demand_schema()}  # defined below, with its example
 
 
 def _ref(name: str) -> WithJsonSchema:
@@ -471,12 +482,92 @@ class WorkbookRequest(Strict):
     title: _text(200) | None = None
 
 
+# ---- capacity planning (POST /plan) ----------------------------------------------------------
+PLAN_EXAMPLE = {"scenario": EXAMPLE_SCENARIO, "demand": "2.5e6 token/s", "availability": 0.99}
+# sized for a demand (with its availability), or for a power budget: exactly one
+_ONE_SIZE = {"oneOf": [
+    {"required": ["demand"], "properties": {"demand": _GIVEN, "power_budget": _NULL}},
+    {"required": ["power_budget"], "properties": {"power_budget": _GIVEN, "demand": _NULL,
+                                                  "availability": _NULL}}]}
+# a named interactivity is read off a curve: the scenario names one (or is a saved one)
+_PLAN_READS_CURVE = {"if": {"required": ["at_interactivity"],
+                            "properties": {"at_interactivity": _GIVEN}},
+                     "then": _READS_CURVES["items"]}
+
+
+def _plan_quantity(unit: str, description: str, *examples: str) -> WithJsonSchema:
+    schema = _quantity_schema(QuantityField(unit, positive=True), description)
+    return WithJsonSchema({**schema, "examples": list(examples)})
+
+
+class PlanRequest(Strict):
+    """A fleet sized for an average demand (accelerators, nodes and racks rounded up), or
+    bought with a power budget (accelerators rounded down), and priced: the scenario inline,
+    or a saved one plus overrides, as a /price body."""
+    model_config = _examples(
+        PLAN_EXAMPLE, {"scenario": EXAMPLE_INLINE, "power_budget": "10 MW"},
+        {**CURVE_EXAMPLES[0], "demand": "6570000 Mtok/month",
+         "at_interactivity": "100 token/s/user"},
+        rules=[_ONE_SCENARIO, _ONE_SIZE, _PLAN_READS_CURVE])
+    scenario: ScenarioBody | None = None
+    scenario_id: Id | None = None
+    revision: Id | None = None
+    overrides: Overrides = Field(default_factory=dict)
+    demand: Annotated[Any, _plan_quantity(
+        "token/s", "the average demand, in tokens of the scenario's token kind (token/s, "
+                   "Mtok/day, Mtok/month)", "2.5e6 token/s", "6570000 Mtok/month")] | None = None
+    power_budget: Annotated[Any, _plan_quantity(
+        "W", "the power budget at the scenario's boundary", "10 MW")] | None = None
+    at_interactivity: Quantity | None = None
+    availability: Annotated[float, Field(gt=0, le=1, description=(
+        "the fraction of hours an accelerator is available (a demand only; default 1)"))] \
+        | None = None
+
+
 class QuotesCompareRequest(Strict):
     """Vendor quotes (the quote file's [[quote]] tables as JSON) against our scenarios."""
     model_config = _examples({"quotes": [EXAMPLE_QUOTE], "scenarios": [PRICE_EXAMPLE]})
     quotes: Annotated[list[QuoteBody], Field(min_length=1, max_length=50)]
     scenarios: Annotated[list[PriceRequest], Field(min_length=1, max_length=12,
                                                    description=ITEMS)]
+
+
+def demand_schema() -> dict[str, Any]:
+    """The buyer's demand (a quote file's [demand] table as JSON)."""
+    schema = _section_props(Demand, provenance=False)
+    schema["examples"] = [EXAMPLE_DEMAND]
+    schema["description"] = ("the buyer's demand: volume [Mtok/month] or requests_per_day, "
+                             "optional peak [token/s], service level (interactivity, "
+                             "percentile), batch and cached-input shares, own availability")
+    return schema
+
+
+EXAMPLE_DEMAND = {"volume": "50000 Mtok/month", "interactivity": "100 token/s/user"}
+EXAMPLE_CAPACITY = {"name": "h100-capacity", "vendor": "Cloud X", "date": "2026-11-20",
+                    "form": "per_accelerator_hour", "hourly_price": "2.10 USD/h",
+                    "accelerators": 64, "term": "12 month", "hardware": "h100"}
+EXAMPLE_API = {"name": "api-tokens", "vendor": "API Y", "date": "2026-11-20",
+               "form": "per_mtok", "price_input": "0.60 USD/Mtok",
+               "price_output": "0.60 USD/Mtok", "term": "12 month",
+               "operating_point": {"interactivity": "100 token/s/user"}}
+DemandBody = Annotated[dict[str, Any], _ref("Demand")]
+
+
+class QuotesDecideRequest(Strict):
+    """Vendor quotes and our own builds (scenarios) priced for the buyer's demand."""
+    model_config = _examples({"quotes": [EXAMPLE_CAPACITY, EXAMPLE_API],
+                              "scenarios": [{"scenario": {
+                                  "accelerator": "h100", "system": "hgx-8gpu",
+                                  "operating_point": {"curve": "h100/gpt-oss-120b/vllm/fp8/"
+                                                      "8192x1024/none/agg"}}}],
+                              "demand": EXAMPLE_DEMAND, "improvement": 0.3})
+    quotes: Annotated[list[QuoteBody], Field(min_length=1, max_length=50)]
+    scenarios: Annotated[list[PriceRequest], Field(min_length=1, max_length=12,
+                                                   description=ITEMS)]
+    demand: DemandBody
+    improvement: Annotated[float, Field(ge=0, lt=1)] | None = Field(
+        None, description="yearly fall of the market price per token, a fraction: prices the "
+                          "lock-in of the recommended offer's term")
 
 
 # a step of the calculation, by name or dotted (cost_per_mtok.total)
@@ -624,12 +715,19 @@ class QuoteTermRequest(Strict):
     model_config = _examples(
         {"quote": EXAMPLE_QUOTE, "scenario": PRICE_EXAMPLE, "improvement": 0.3},
         {"quote": EXAMPLE_QUOTE, "scenario": PRICE_EXAMPLE, "successor": JALAPENO,
-         "available": "12 month"},
+         "available": "12 month", "successor_rate": "jalapeno/rental"},
         rules=[  # improvement or a successor; a successor with the time it is available
             {"anyOf": [{"required": ["improvement"], "properties": {"improvement": _GIVEN}},
                        {"required": ["successor"], "properties": {"successor": _GIVEN}}]},
             {"if": {"required": ["successor"], "properties": {"successor": _GIVEN}},
-             "then": {"required": ["available"], "properties": {"available": _GIVEN}}}])
+             "then": {"required": ["available"], "properties": {"available": _GIVEN}}},
+            # ... and its market price: a reference rate or a quote, one of them
+            {"if": {"required": ["successor"], "properties": {"successor": _GIVEN}},
+             "then": {"oneOf": [
+                 {"required": ["successor_rate"], "properties": {
+                     "successor_rate": _GIVEN, "successor_quote": _NULL}},
+                 {"required": ["successor_quote"], "properties": {
+                     "successor_quote": _GIVEN, "successor_rate": _NULL}}]}}])
     quote: TermQuoteBody
     scenario: PriceRequest
     improvement: Annotated[float, Field(ge=0, lt=1)] | None = Field(
@@ -637,6 +735,11 @@ class QuoteTermRequest(Strict):
     successor: PriceRequest | None = None
     available: Annotated[str, Field(max_length=40)] | None = Field(
         None, description='when the successor is available: "12 month" or "2027-06"')
+    successor_rate: Annotated[str, Field(max_length=120, pattern=FULL_REF_PATTERN)] | None = \
+        Field(None, description="the successor's market price: a reference rate, "
+                                "<accelerator>/<kind>[@date]")
+    successor_quote: QuoteBody | None = Field(
+        None, description="the successor's market price: a quote for it")
     tolerance: Annotated[float, Field(ge=0, le=10)] = 0.10
     terms: Annotated[list[Annotated[float, Field(gt=0, le=600)]],
                      Field(min_length=1, max_length=40)] = [6, 12, 18, 24, 36, 48]
@@ -758,6 +861,24 @@ class ComparisonOut(Partial):
         "baseline's is 0 or a figure has no value"))
 
 
+class PlanOut(Out):
+    """A planned fleet: counts, then fleet totals; the cost per million tokens at the fleet's
+    utilisation; the disclosure with what the plan assumed (``disclosure.plan``)."""
+    scenario: str
+    accelerators: int
+    nodes: int
+    racks: int
+    users: int | None = Field(description="concurrent users at the operating point's "
+                                          "interactivity; null when it has none")
+    power: QuantityOut
+    throughput: QuantityOut
+    capex: QuantityOut
+    cost_per_hour: QuantityOut
+    cost_per_month: QuantityOut
+    cost_per_mtok: dict[str, QuantityOut]
+    disclosure: dict[str, Any]
+
+
 class RevisionOut(BaseModel):
     scenario_id: int
     number: int
@@ -867,6 +988,17 @@ class QuoteTermOut(Out):
 class QuotesForScenario(BaseModel):
     scenario: str
     ranked: list[QuoteComparisonOut]
+
+
+class QuotesDecisionOut(Out):
+    demand: dict[str, Any]
+    ranked: list[dict[str, Any]]
+    unranked: list[dict[str, Any]]
+    break_even: list[dict[str, Any]]
+    holds: dict[str, Any]
+    recommendation: dict[str, Any] | None
+    assumptions: list[str]
+    own_builds: list[dict[str, Any]]
 
 
 class QuotesCompareOut(BaseModel):

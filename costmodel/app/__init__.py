@@ -8,7 +8,9 @@ Errors are :class:`~costmodel.errors.InputError` and its kinds (``UnknownReferen
 from .analyses import Analysis, analysis_workbook, grid, monte_carlo, tornado
 from .context import Context, LocalContext
 from .curves import CurveView, show_curve
+from .decide import DecisionRequest, QuotesDecision, quotes_decide
 from .load import NOT_FROM_CURVE, load, load_all, prepare
+from .planning import Plan, PlanRequest, plan
 from .pricing import (
     Compared,
     Priced,
@@ -43,6 +45,7 @@ from .specs import (
     overrides_from_mapping,
     overrides_from_text,
 )
+from .summaries import decision_pdf, plan_pdf
 
 __all__ = [
     "Context", "LocalContext",
@@ -53,7 +56,9 @@ __all__ = [
     "Priced", "Compared", "WorkbookFile", "price", "price_loaded", "compare", "workbook",
     "render_workbook", "reprice",
     "QuotesRanking", "quotes_compare", "quotes_workbook", "TermRequest", "TermAnalysis",
-    "quotes_term",
+    "quotes_term", "DecisionRequest", "QuotesDecision", "quotes_decide",
+    "decision_pdf", "plan_pdf",
     "Analysis", "tornado", "grid", "monte_carlo", "analysis_workbook",
     "CurveView", "show_curve",
+    "PlanRequest", "Plan", "plan",
 ]

@@ -8,7 +8,6 @@ the throughput of one of our scenarios on the same hardware; never at another ac
 """
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
@@ -31,6 +30,7 @@ from ..demand import (
     size,
 )
 from ..errors import InputError, UnknownReference
+from ..plan import PlanOverflow, nodes_for, racks_for
 from ..quotes import NO_POINT, Quote
 from ..results import Result
 from ..sources.curve_point import Target
@@ -138,14 +138,14 @@ def _own_option(p: Priced, demand: Demand, load: DemandLoad, model: str | None,
     flags += _workload_flags(s.workload.model, s.workload.precision, _shape(result), demand,
                              load, model, precision)
     n = size(load.peak, thr, available)
-    nodes = math.ceil(n / s.node.accelerators)
+    nodes = nodes_for(n, s.node.accelerators)
     v = result.values
     q = lambda x, unit: {"value": x, "unit": unit}  # noqa: E731
     details = {
         "scenario": result.name, "throughput_per_accelerator": q(thr, "token/s"),
         "throughput_from": "the scenario at the demand's service level",
         "availability": available, "nodes": nodes,
-        "racks": math.ceil(nodes / s.rack.nodes),
+        "racks": racks_for(nodes, s.rack.nodes),
         "power": q(n * v["power_per_accelerator"], "W"),
         "power_boundary": s.power.boundary, "power_basis": s.power.basis,
         "capex": (q(n * v["capex_per_accelerator"], "USD")
@@ -276,60 +276,19 @@ def quotes_decide(ctx: Context, req: DecisionRequest) -> QuotesDecision:
     load = load_of(req.demand, _shape(own[0].result))
     model = req.demand.model or first.workload.model
     precision = req.demand.precision or first.workload.precision
-    options = [_own_option(p, req.demand, load, model, precision) for p in own]
+    try:
+        options = [_own_option(p, req.demand, load, model, precision) for p in own]
+    except PlanOverflow as exc:
+        raise InputError([("demand", str(exc))]) from None
     for q in quotes:
         if q.form == "per_mtok":
             options.append(_per_mtok_option(q, req.demand, load, model, precision))
         else:
             options.append(_capacity_option(ctx, q, req.demand, load, own, model, precision))
-    decision = decide(options, load, first.financing.cost_of_capital,
-                      improvement=req.improvement)
+    try:
+        decision = decide(options, load, first.financing.cost_of_capital,
+                          improvement=req.improvement)
+    except PlanOverflow as exc:  # a demand too large to count its accelerators
+        raise InputError([("demand", str(exc))]) from None
     return QuotesDecision(decision, own)
 
-
-def decision_pdf(answer: QuotesDecision) -> bytes:
-    """The one-page summary of a decision (PDF): the demand, the recommendation, the offers
-    ranked, what cannot be ranked, break-evens, the assumptions and the disclosure."""
-    from ..display import format_number, format_percent
-    from ..onepage import Heading, Paragraph, Table, render_page
-    from ..report import disclosure_items
-    d = answer.decision
-    load = d.load
-    blocks: list = [Paragraph(
-        f"Demand: {load.volume:,.0f} million mixed tokens a month (average "
-        f"{load.average:,.0f} token/s, peak {load.peak:,.0f} token/s), {load.shape.words()}"
-        + (f"; {load.batch_share:.0%} as batch" if load.batch_share else "")
-        + (f"; {load.cached_input_share:.0%} of input tokens cached"
-           if load.cached_input_share else "") + ".")]
-    blocks += [Heading("Recommendation"),
-               Paragraph(d.recommendation["text"] if d.recommendation else
-                         "No offer can be ranked for this demand.", bold=True, size=9.5)]
-    rows = [[str(i), p.option.name, p.option.vendor, f"{p.charge.monthly:,.0f}",
-             format_number(p.per_mtok, "USD/Mtok"),
-             "-" if p.charge.accelerators is None else f"{p.charge.accelerators:,}",
-             format_percent(p.charge.utilisation), f"{p.term:g}", f"{p.term_pv:,.0f}"]
-            for i, p in enumerate(d.ranked, 1)]
-    blocks += [Heading("Offers ranked for this demand"),
-               Table(["#", "Offer", "Vendor", "USD/month", "USD/Mtok", "Accelerators",
-                      "Utilisation", "Term (months)", "Term PV (USD)"], rows,
-                     right={0, 3, 4, 5, 6, 7, 8}, mark_first=True)]
-    notes = [f"{p.option.name}: {n}" for p in d.ranked for n in (*p.charge.lines,
-                                                                  *p.option.flags)]
-    notes += [f"{o.name}: not ranked: {o.why}" for o in d.unranked]
-    if notes:
-        blocks += [Heading("Flags and how each was charged")] + [Paragraph(n) for n in notes]
-    crossings = [b for b in d.break_even if b["volume"] is not None]
-    if crossings:
-        blocks += [Heading("Break-even volumes"), Paragraph("; ".join(
-            f"{b['offers'][0]} / {b['offers'][1]}: {b['volume']['value']:,.0f} Mtok a month "
-            f"({b['cheaper_below']} cheaper below)" for b in crossings) + ".")]
-    blocks += [Heading("Assumptions and disclosure"),
-               Paragraph("; ".join(d.assumptions) + ".")]
-    keep = ("Power counted", "Power", "Operating point", "Electricity", "Financing")
-    for p in answer.systems:
-        said = dict(disclosure_items(p.result))
-        blocks.append(Paragraph(f"Own build {p.result.name}: " + "; ".join(
-            f"{k.lower()} {said[k]}" for k in keep if k in said) + "."))
-    return render_page("Which offer for this demand", blocks,
-                       "Every offer and our own builds priced for the same demand, at the "
-                       "same service level")

@@ -9,7 +9,7 @@ from ..display import display_unit, format_number, format_percent, unit_words
 from ..errors import InputError
 from ..report import MARK, PAD, columns, disclosure_items, words, wrap
 from ..units import UnitInputError, parse_quantity
-from .common import CONTEXT, emit_json, fail, fail_input, reading_for, specs_for
+from .common import CONTEXT, emit_json, fail, fail_input, reading_for, specs_for, write_file
 
 __all__ = ["plan", "plan_text"]
 
@@ -43,15 +43,19 @@ def _quantity(raw: str | None, option: str, unit: str, **kw) -> float | None:
               help='Read the scenario\'s curve at this interactivity, e.g. '
                    '"100 token/s/user".')
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE", help=SET_HELP)
+@click.option("--pdf", metavar="OUT.pdf", help="Also write the plan's one-page summary (PDF).")
 @click.option("--json", "as_json", is_flag=True, help="Print the plan as JSON.")
 def plan(file: str, demand: str | None, power_budget: str | None, availability: str | None,
-         at_interactivity: str | None, overrides: tuple[str, ...], as_json: bool) -> None:
+         at_interactivity: str | None, overrides: tuple[str, ...], pdf: str | None,
+         as_json: bool) -> None:
     """Size a fleet for the scenario in FILE: accelerators, nodes and racks for an average
     demand (rounded up), or the accelerators a power budget feeds (rounded down); then its
     power, capital cost, cost per hour, month and million tokens, and the concurrent users
     at the operating point's interactivity."""
     if (demand is None) == (power_budget is None):
         fail("give exactly one of --demand or --power-budget")
+    if pdf is not None and not pdf.lower().endswith(".pdf"):
+        fail(f"--pdf: expected a file name ending in .pdf, got {pdf!r}")
     request = app.PlanRequest(
         specs_for([file], overrides)[0],
         _quantity(demand, "--demand", "token/s", allow_zero=False),
@@ -66,6 +70,10 @@ def plan(file: str, demand: str | None, power_budget: str | None, availability: 
         emit_json(planned.to_json())
     else:
         click.echo(plan_text(planned))
+    if pdf is not None:
+        write_file(pdf, app.plan_pdf(planned))
+        if not as_json:
+            click.echo(f"one-page summary written to {pdf}")
 
 
 # ---- the text ---------------------------------------------------------------------------------
