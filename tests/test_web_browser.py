@@ -149,6 +149,20 @@ def test_sensitivity_page(page, live_server):
     at_widths(page, "sensitivity")
 
 
+def test_plan_page_from_the_price_page(page, live_server):
+    page.goto("/")
+    page.get_by_role("link", name="Size a fleet for this scenario").click()
+    page.fill("#f-pl_demand", "2.5e6")
+    page.get_by_role("button", name="Plan").click()
+    count = page.locator('[data-figure="accelerators"]').inner_text()
+    assert count.replace(",", "").isdigit() and int(count.replace(",", "")) > 0
+    at_widths(page, "plan")
+    page.fill("#f-pl_demand", "5 W")
+    page.get_by_role("button", name="Plan").click()
+    assert page.locator("#f-pl_demand").get_attribute("aria-invalid") == "true"
+    assert page.js_errors == []
+
+
 def test_keyboard_reaches_the_form_and_the_answer(page, live_server):
     page.goto("/")
     page.keyboard.press("Tab")  # the skip link comes first
@@ -162,7 +176,7 @@ def test_keyboard_reaches_the_form_and_the_answer(page, live_server):
 
 def test_pages_fit_a_phone(page, live_server):
     page.set_viewport_size({"width": 390, "height": 844})
-    for path in ("/", "/compare", "/sensitivity?sa_draws=1000"):
+    for path in ("/", "/compare", "/sensitivity?sa_draws=1000", "/plan"):
         page.goto(path)
         # nothing wider than the screen but the tables that scroll in their own box
         width = page.evaluate("document.documentElement.scrollWidth")

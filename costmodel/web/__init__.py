@@ -60,6 +60,7 @@ def _display_unit(name: str | None, unit: str) -> str:
 from . import (  # noqa: E402,F401
     errors,
     pages,
+    plan_page,
     quotes_page,
     saved,
     sensitivity_page,

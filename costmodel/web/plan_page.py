@@ -1,0 +1,129 @@
+"""The Plan page (``/plan``): for the scenario on the Price page (the same query string), the
+fleet an average demand needs or a power budget buys, and what it costs: the application
+layer's :func:`costmodel.app.plan`, as ``costmodel plan`` and ``POST /api/v1/plan`` answer it,
+with its one-page summary (PDF), its JSON and the API call to download."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from flask import Response, current_app, render_template, request
+
+from .. import app
+from ..errors import InputError
+from ..units import UnitInputError, parse_quantity
+from . import blueprint
+from .downloads import curl_line, json_response
+from .scenario_form import ScenarioForm, form_catalog, scenario_form
+from .session import need
+
+__all__ = ["PLAN_FIELDS", "PlanArgs", "plan_args"]
+
+# the page's own fields: field -> (the request key, the unit a bare number is read in)
+PLAN_FIELDS = {"pl_demand": ("demand", "token/s"), "pl_budget": ("power_budget", "W"),
+               "pl_availability": ("availability", "dimensionless")}
+_WORDS = {"demand": "pl_demand", "power_budget": "pl_budget", "availability": "pl_availability"}
+
+
+@dataclass
+class PlanArgs:
+    """The page's fields as typed, the request's magnitudes [token/s, W, fraction] and the
+    errors by field."""
+    values: dict[str, str]
+    demand: float | None
+    power_budget: float | None
+    availability: float | None
+    errors: dict[str, str]
+
+    @property
+    def body(self) -> dict:
+        """The plan fields of ``POST /api/v1/plan``'s body, as typed."""
+        return {key: _with_unit(self.values[name], unit)
+                for name, (key, unit) in PLAN_FIELDS.items() if self.values[name]}
+
+
+def _with_unit(text: str, unit: str):
+    try:
+        number = float(text)
+    except ValueError:
+        return text
+    return number if unit == "dimensionless" else f"{text} {unit}"
+
+
+def plan_args(args) -> PlanArgs:
+    values = {name: str(args.get(name, "")).strip()[:60] for name in PLAN_FIELDS}
+    if not values["pl_demand"] and not values["pl_budget"]:
+        values["pl_demand"] = "1e6"  # a first look: a million tokens a second
+    errors: dict[str, str] = {}
+    got: dict[str, float | None] = {}
+    for name, (key, unit) in PLAN_FIELDS.items():
+        got[key] = None
+        if values[name]:
+            try:
+                got[key] = parse_quantity(_with_unit(values[name], unit), unit,
+                                          allow_zero=False)
+            except UnitInputError as exc:
+                errors[name] = str(exc)
+    if values["pl_demand"] and values["pl_budget"]:
+        errors["pl_budget"] = "give a demand or a power budget, not both"
+    return PlanArgs(values, got["demand"], got["power_budget"], got["availability"], errors)
+
+
+def _services():
+    return current_app.extensions["costmodel"]
+
+
+def _plan(form: ScenarioForm, pa: PlanArgs):
+    if not form.valid or pa.errors:
+        return None
+    req = app.PlanRequest(app.ScenarioSpec(app.InlineScenario(form.mapping)), pa.demand,
+                          pa.power_budget, app.OWN_POINT, pa.availability)
+    with _services().sessions(write=False) as session:
+        try:
+            return app.plan(_services().context(session), req)
+        except InputError as exc:
+            plan_errors = [e for e in exc.errors if e[0] in _WORDS]
+            for where, message in plan_errors:
+                pa.errors[_WORDS[where]] = message
+            if len(plan_errors) < len(exc.errors):
+                form.add_errors(exc)
+    return None
+
+
+def _query(form: ScenarioForm, pa: PlanArgs) -> str:
+    from urllib.parse import urlencode
+    return form.query + "&" + urlencode(pa.values)
+
+
+@blueprint.get("/plan")
+def plan_page():
+    need("read")
+    form, pa = scenario_form(request.args), plan_args(request.args)
+    planned = _plan(form, pa)
+    with _services().sessions(write=False) as session:
+        catalog = form_catalog(_services().context(session))
+    body = {"scenario": form.price_request()["scenario"], **pa.body}
+    return render_template("web/plan.html", form=form, catalog=catalog, pa=pa,
+                           plan=planned, view=planned.to_json() if planned else None,
+                           curl=curl_line("/api/v1/plan", body), query=_query(form, pa)), \
+        200 if planned else 422
+
+
+@blueprint.get("/plan.pdf")
+def plan_pdf():
+    need("read")
+    form, pa = scenario_form(request.args), plan_args(request.args)
+    planned = _plan(form, pa)
+    if planned is None:
+        return plan_page()
+    return Response(app.plan_pdf(planned), mimetype="application/pdf", headers={
+        "Content-Disposition": 'attachment; filename="plan.pdf"'})
+
+
+@blueprint.get("/plan.json")
+def plan_json():
+    need("read")
+    form, pa = scenario_form(request.args), plan_args(request.args)
+    planned = _plan(form, pa)
+    if planned is None:
+        return plan_page()
+    return json_response(planned.to_json(), "plan.json")
