@@ -121,5 +121,21 @@ def client(app):
     return app.test_client()
 
 
+@pytest.fixture(scope="module")
+def open_app(database):
+    """The same database, with reads open to callers without a key (as on loopback)."""
+    from costmodel.api import create_app
+    application = create_app({"DATABASE_URL": database, "OPEN_READS": True,
+                              "TESTING": True})
+    yield application
+    application.extensions["costmodel"].dispose()
+
+
+@pytest.fixture
+def web(open_app):
+    """A test client of the pages with reads open."""
+    return open_app.test_client()
+
+
 def auth(token: str) -> dict:
     return {"Authorization": f"Bearer {token}"}

@@ -41,18 +41,6 @@ FORMS = {
 }
 
 
-@pytest.fixture(scope="module")
-def open_app(database):
-    from costmodel.api import create_app
-    application = create_app({"DATABASE_URL": database, "OPEN_READS": True,
-                              "TESTING": True})
-    yield application
-    application.extensions["costmodel"].dispose()
-
-
-@pytest.fixture
-def web(open_app):
-    return open_app.test_client()
 
 
 def figure_html(page: str, name: str) -> str:

@@ -15,17 +15,6 @@ from costmodel import display
 QUERY = "accelerator=gb300&point=deepseek-r1/gb300/peak"
 
 
-@pytest.fixture(scope="module")
-def open_app(database):
-    from costmodel.api import create_app
-    application = create_app({"DATABASE_URL": database, "OPEN_READS": True, "TESTING": True})
-    yield application
-    application.extensions["costmodel"].dispose()
-
-
-@pytest.fixture
-def web(open_app):
-    return open_app.test_client()
 
 
 def figure(page: str, name: str) -> str:

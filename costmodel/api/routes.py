@@ -76,8 +76,13 @@ CSV = "text/csv"
 PDF = "application/pdf"
 
 
-def request_accept():
-    return request.accept_mimetypes
+def _json_or_pdf(json_of, pdf_of, filename: str) -> Response | dict:
+    """The answer as JSON, or its one-page summary when ``Accept`` prefers a PDF."""
+    accept = request.accept_mimetypes
+    if accept[PDF] > accept["application/json"]:
+        return Response(pdf_of(), mimetype=PDF, headers={
+            "Content-Disposition": f'attachment; filename="{filename}"'})
+    return json_of()
 XLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
 ID = f"int(max={MAX_ID})"  # a path id
 
@@ -177,11 +182,7 @@ def quotes_decide(body: QuotesDecideRequest, principal) -> Response | dict:
                                   demand_of(body.demand), body.improvement)
     with services().sessions(write=False) as session:
         answer = app.quotes_decide(services().context(session), request)
-    accept = request_accept()
-    if accept[PDF] > accept["application/json"]:
-        return Response(app.decision_pdf(answer), mimetype=PDF, headers={
-            "Content-Disposition": 'attachment; filename="decision.pdf"'})
-    return answer.to_json()
+    return _json_or_pdf(answer.to_json, lambda: app.decision_pdf(answer), "decision.pdf")
 
 
 @route(pricing, "/quotes/term", "POST",
@@ -281,11 +282,7 @@ def plan(body: PlanRequest, principal) -> Response | dict:
                               reading_of(body.at_interactivity, False), body.availability)
     with services().sessions(write=False) as session:
         planned = app.plan(services().context(session), request)
-    accept = request_accept()
-    if accept[PDF] > accept["application/json"]:
-        return Response(app.plan_pdf(planned), mimetype=PDF, headers={
-            "Content-Disposition": 'attachment; filename="plan.pdf"'})
-    return planned.to_json()
+    return _json_or_pdf(planned.to_json, lambda: app.plan_pdf(planned), "plan.pdf")
 
 
 # ---- catalog --------------------------------------------------------------------------------
