@@ -13,9 +13,6 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from io import BytesIO
 
-from matplotlib.backends.backend_pdf import FigureCanvasPdf
-from matplotlib.figure import Figure
-
 from . import __version__
 
 __all__ = ["Heading", "Paragraph", "Table", "render_page"]
@@ -54,6 +51,9 @@ def _chars(width_in: float, size: float, bold: bool = False) -> int:
 
 def render_page(title: str, blocks: list, subtitle: str | None = None) -> bytes:
     """The PDF of one page: ``title``, an optional ``subtitle`` and the blocks in order."""
+    # matplotlib only when a page is drawn: the CLI and every worker import this module
+    from matplotlib.backends.backend_pdf import FigureCanvasPdf
+    from matplotlib.figure import Figure
     fig = Figure(figsize=PAGE)
     FigureCanvasPdf(fig)
     width, height = PAGE
