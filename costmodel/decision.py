@@ -144,13 +144,11 @@ def _break_even(a: Option, b: Option, load: DemandLoad) -> float | None:
     cheaper = lambda s: a.charge(load.scaled(s)).monthly <= b.charge(  # noqa: E731
         load.scaled(s)).monthly
     grid = _scales()
+    side = [cheaper(s) for s in grid]  # each grid point priced once
     found = []
-    for s0, s1 in itertools.pairwise(grid):
-        if cheaper(s0) != cheaper(s1):
-            if cheaper(s0):
-                found.append(_edge(cheaper, s0, s1))
-            else:
-                found.append(_edge(lambda s: not cheaper(s), s0, s1))
+    for (s0, c0), (s1, c1) in itertools.pairwise(zip(grid, side, strict=True)):
+        if c0 != c1:
+            found.append(_edge(cheaper if c0 else lambda s: not cheaper(s), s0, s1))
     return min(found, key=lambda s: abs(math.log(s)), default=None)
 
 

@@ -260,12 +260,7 @@ def per_mtok_monthly(tiers: list[tuple[float | None, float, float]], load: Deman
     if batch:
         lines.append(f"{load.batch_share:.0%} of the volume as batch at "
                      f"{batch_discount:.0%} off")
-    if commitment_monthly is not None and commitment_monthly > bill:
-        lines.append(f"minimum spend {commitment_monthly:,.0f} USD a month sets the bill "
-                     f"(use priced {bill:,.0f} USD)")
-        unused_usd += commitment_monthly - bill
-        bill = commitment_monthly
-    return Charge(bill, lines, unused_usd)
+    return _floored(Charge(bill, lines, unused_usd), commitment_monthly)
 
 
 def capacity_monthly(needed: int, offered: int | None, unit_monthly: float, *,
@@ -288,20 +283,28 @@ def capacity_monthly(needed: int, offered: int | None, unit_monthly: float, *,
     if unused:
         lines.append(f"{paid - needed} of the {paid} accelerators offered are not needed "
                      f"for the peak ({unused:,.0f} USD a month)")
-    if commitment_monthly is not None and commitment_monthly > bill:
-        lines.append(f"minimum spend {commitment_monthly:,.0f} USD a month sets the bill")
-        unused += commitment_monthly - bill
-        bill = commitment_monthly
-    return Charge(bill, lines, unused, accelerators=paid)
+    return _floored(Charge(bill, lines, unused, accelerators=paid), commitment_monthly)
+
+
+def _floored(charge: Charge, commitment_monthly: float | None) -> Charge:
+    """``charge`` with a minimum spend [USD/month] applied: a bill below it is raised to it,
+    the difference paid unused."""
+    if commitment_monthly is None or commitment_monthly <= charge.monthly:
+        return charge
+    charge.lines.append(f"minimum spend {commitment_monthly:,.0f} USD a month sets the bill "
+                        f"(use priced {charge.monthly:,.0f} USD)")
+    charge.committed_unused += commitment_monthly - charge.monthly
+    charge.monthly = commitment_monthly
+    return charge
 
 
 def fleet_charge(load: DemandLoad, throughput: float, available: float,
-                 price_hour: Callable[[float], float], *, minimum: int = 0) -> Charge:
+                 price_hour: Callable[[float], float]) -> Charge:
     """Our own build (or any fleet costed by the accelerator-hour at a utilisation) for a
     month of ``load``: accelerators = ceil(peak / (throughput x availability)), the
     utilisation the demand leaves = average / (accelerators x throughput), and
     ``price_hour(u)`` [USD/h an accelerator at utilisation u]."""
-    n = max(minimum, size(load.peak, throughput, available))
+    n = size(load.peak, throughput, available)
     u = min(1.0, load.average / (n * throughput))
     return Charge(n * price_hour(u) * HOURS_PER_MONTH, availability_lines(available), 0.0,
                   accelerators=n, utilisation=u, capacity=n * throughput * available)

@@ -99,7 +99,7 @@ def _service_flags(guaranteed: float | None, demand: Demand, what: str) -> tuple
 
 
 def _workload_flags(model: str | None, precision: str | None, shape: Shape | None,
-                    demand: Demand, load: DemandLoad, demand_model: str | None,
+                    load: DemandLoad, demand_model: str | None,
                     demand_precision: str | None) -> list[str]:
     flags = []
     if model and demand_model and model.lower() not in demand_model.lower() and \
@@ -135,8 +135,8 @@ def _own_option(p: Priced, demand: Demand, load: DemandLoad, model: str | None,
         elif ttft > demand.ttft_max:
             why = (f"the scenario's TTFT ({ttft:g} s) is above the demand's ceiling "
                    f"({demand.ttft_max:g} s)")
-    flags += _workload_flags(s.workload.model, s.workload.precision, _shape(result), demand,
-                             load, model, precision)
+    flags += _workload_flags(s.workload.model, s.workload.precision, _shape(result), load,
+                             model, precision)
     n = size(load.peak, thr, available)
     nodes = nodes_for(n, s.node.accelerators)
     v = result.values
@@ -155,19 +155,32 @@ def _own_option(p: Priced, demand: Demand, load: DemandLoad, model: str | None,
                   flags, why, details)
 
 
+def _quote_flags(quote: Quote, demand: Demand, load: DemandLoad, model: str | None,
+                 precision: str | None) -> tuple[list[str], str | None, Shape | None]:
+    """A quote's flags against the demand, why it cannot be ranked (None: it can), and the
+    request shape it states (None: it states none)."""
+    op = quote.operating_point
+    flags, why = _service_flags(op and op.effective_interactivity, demand,
+                                "the quote guarantees")
+    shape = None if op is None or op.isl is None or op.osl is None else Shape(op.isl, op.osl)
+    flags += _workload_flags(op and op.model, op and op.precision, shape, load, model,
+                             precision)
+    return flags, why, shape
+
+
+def _monthly_floor(quote: Quote) -> float | None:
+    """A quote's minimum spend a month [USD/month]: its commitment spread over its term."""
+    return None if quote.commitment is None else quote.commitment / quote.term
+
+
 def _per_mtok_option(quote: Quote, demand: Demand, load: DemandLoad, model: str | None,
                      precision: str | None) -> Option:
-    op = quote.operating_point
-    flags, why = _service_flags(quote.operating_point and op.effective_interactivity,
-                                demand, "the quote guarantees")
-    shape = None if op is None or op.isl is None or op.osl is None else Shape(op.isl, op.osl)
-    flags += _workload_flags(op and op.model, op and op.precision, shape, demand, load, model,
-                             precision)
+    flags, why, _ = _quote_flags(quote, demand, load, model, precision)
     tiers = ([(t.up_to, t.price_input, t.price_output) for t in quote.tiers] if quote.tiers
              else [(None, quote.price_input, quote.price_output)])
     overage = (None if quote.overage_input is None
                else (quote.overage_input, quote.overage_output))
-    floor = None if quote.commitment is None else quote.commitment / quote.term
+    floor = _monthly_floor(quote)
 
     def charge(L: DemandLoad):
         return per_mtok_monthly(tiers, L, cached_fraction=quote.cached_input_fraction,
@@ -182,11 +195,7 @@ def _capacity_option(ctx: Context, quote: Quote, demand: Demand, load: DemandLoa
                      own: Sequence[Priced], model: str | None, precision: str | None
                      ) -> Option:
     op = quote.operating_point
-    flags, why = _service_flags(op and op.effective_interactivity, demand,
-                                "the quote guarantees")
-    shape = None if op is None or op.isl is None or op.osl is None else Shape(op.isl, op.osl)
-    flags += _workload_flags(op and op.model, op and op.precision, shape, demand, load,
-                             model, precision)
+    flags, why, shape = _quote_flags(quote, demand, load, model, precision)
     if quote.reference is not None:
         flags.insert(0, f"reference rate {quote.reference.key}: a public dashboard's "
                         f"assumption, not a quote")
@@ -223,7 +232,7 @@ def _capacity_option(ctx: Context, quote: Quote, demand: Demand, load: DemandLoa
         hourly = unit / HOURS_PER_MONTH
     details["reference_rate"] = _reference_beside(ctx, hardware, quote, hourly)
     available = quote.available
-    floor = None if quote.commitment is None else quote.commitment / quote.term
+    floor = _monthly_floor(quote)
 
     def charge(L: DemandLoad):
         c = capacity_monthly(size(L.peak, thr, available), quote.accelerators, unit,

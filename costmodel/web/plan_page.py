@@ -108,22 +108,20 @@ def plan_page():
         200 if planned else 422
 
 
+def _download(answer):
+    """``answer(plan)`` for the page's query, or the page with its errors."""
+    need("read")
+    planned = _plan(scenario_form(request.args), plan_args(request.args))
+    return plan_page() if planned is None else answer(planned)
+
+
 @blueprint.get("/plan.pdf")
 def plan_pdf():
-    need("read")
-    form, pa = scenario_form(request.args), plan_args(request.args)
-    planned = _plan(form, pa)
-    if planned is None:
-        return plan_page()
-    return Response(app.plan_pdf(planned), mimetype="application/pdf", headers={
-        "Content-Disposition": 'attachment; filename="plan.pdf"'})
+    return _download(lambda planned: Response(
+        app.plan_pdf(planned), mimetype="application/pdf",
+        headers={"Content-Disposition": 'attachment; filename="plan.pdf"'}))
 
 
 @blueprint.get("/plan.json")
 def plan_json():
-    need("read")
-    form, pa = scenario_form(request.args), plan_args(request.args)
-    planned = _plan(form, pa)
-    if planned is None:
-        return plan_page()
-    return json_response(planned.to_json(), "plan.json")
+    return _download(lambda planned: json_response(planned.to_json(), "plan.json"))
