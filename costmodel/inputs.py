@@ -233,6 +233,10 @@ class Electricity(Section):
                              "Power Bill\", The Weighted Average, Aug 2026")
     date: str | None = "2026-05"
     carbon_intensity: Qty("gCO2e/kWh", per=("[energy]",)) | None = None
+    carbon_source: str | None = None  # where the carbon intensity comes from
+    region: str | None = None  # e.g. "US-TX", "DE": where the price applies
+    sector: str | None = None  # e.g. "industrial", "commercial", "non-household"
+    period: str | None = None  # the period an average price describes, e.g. "2025"
 
     @model_validator(mode="after")
     def _citation_follows_price(self) -> Electricity:
