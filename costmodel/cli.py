@@ -639,9 +639,11 @@ def _gunicorn(app, host: str, port: int, *, workers: int, threads: int) -> None:
 
 from .commands.plan import plan  # noqa: E402  (its own module; registered here)
 from .commands.sensitivity import sensitivity  # noqa: E402  (its own module; registered here)
+from .commands.tariff import tariff  # noqa: E402  (its own module; registered here)
 
 main.add_command(plan)
 main.add_command(sensitivity)
+main.add_command(tariff)
 
 if __name__ == "__main__":  # pragma: no cover
     main()
