@@ -168,7 +168,8 @@ def catalog(kind: str | None) -> None:
 def steps() -> None:
     """Print the declared calculation: every step with its unit and expression."""
     for s in MODEL.steps.values():
-        click.echo(f"{s.name} [{s.unit}]\n    = {s.expression}\n    {s.description}")
+        along = f" by {' and '.join(s.axes)}" if s.axes else ""
+        click.echo(f"{s.name} [{s.unit}]{along}\n    = {s.expression}\n    {s.description}")
 
 
 def _seconds_option(raw: str | None, name: str) -> float | None:

@@ -11,7 +11,17 @@ name analyses) reads the same text the same way:
 - comparisons ``== != < <= > >=`` inside ``where``;
 - ``where(condition, if_true, if_false)``;
 - ``choose(enum_input, option_0, option_1, ...)``: one option per level of a categorical input,
-  in the order the levels are declared.
+  in the order the levels are declared;
+- reductions over a profile axis, ``sum_month(x)``, ``sum_hour(x)`` and ``max_hour(x)``.
+
+Profiles. An input may be a vector along the axes ``month`` (the months of a tariff's year:
+1, or 12 when rates change by month) and ``hour`` (the hours of a typical day: 24, or 48 for a
+weekday then a weekend day). Arithmetic broadcasts a scalar over a vector and a vector over
+the other axis; a step's axes are the union of its operands' and are checked here. A
+reduction removes its axis: ``sum_month`` takes an operand with a month axis, ``sum_hour`` and
+``max_hour`` one with the hour axis and no month axis; the operand of a sum is a product of
+names (a spreadsheet's ``SUMPRODUCT``), that of ``max_hour`` one name (``MAX``). Weights are
+inputs like any other, so every reduction is a plain sum or maximum.
 
 Each interpreter is an :class:`Algebra` (one method per construct) that :func:`fold` applies
 to the parsed tree bottom-up; ``fold`` is the only walk over an expression.
@@ -32,8 +42,9 @@ from typing import Generic, TypeVar
 from .units import ureg
 
 __all__ = ["Input", "Enum", "Constant", "Step", "Declaration", "DeclarationError",
-           "Name", "Num", "BinOp", "Neg", "Compare", "Where", "Choose", "Node",
-           "Algebra", "Collect", "fold", "names_in", "parse_expression"]
+           "Name", "Num", "BinOp", "Neg", "Compare", "Where", "Choose", "Reduce", "Node",
+           "Algebra", "Collect", "fold", "names_in", "parse_expression", "AXES",
+           "REDUCTIONS", "factors"]
 
 
 class DeclarationError(ValueError):
@@ -84,7 +95,19 @@ class Choose:
     options: tuple[Node, ...]
 
 
-Node = Name | Num | BinOp | Neg | Compare | Where | Choose
+@dataclass(frozen=True)
+class Reduce:
+    op: str  # "sum" or "max"
+    axis: str  # "month" or "hour"
+    operand: Node
+
+
+Node = Name | Num | BinOp | Neg | Compare | Where | Choose | Reduce
+
+AXES = ("month", "hour")  # a profile's axes, in the order an array holds them
+# function name -> (operation, axis it removes)
+REDUCTIONS = {"sum_month": ("sum", "month"), "sum_hour": ("sum", "hour"),
+              "max_hour": ("max", "hour")}
 
 _BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Pow: "**"}
 _CMPOPS = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">="}
@@ -120,6 +143,9 @@ def _convert(n: ast.AST, text: str) -> Node:
             return Where(cond, _convert(args[1], text), _convert(args[2], text))
         if n.func.id == "choose" and len(args) >= 2 and isinstance(args[0], ast.Name):
             return Choose(args[0].id, tuple(_convert(a, text) for a in args[1:]))
+        if n.func.id in REDUCTIONS and len(args) == 1:
+            op, axis = REDUCTIONS[n.func.id]
+            return Reduce(op, axis, _convert(args[0], text))
     if isinstance(n, ast.Constant):
         raise DeclarationError(
             f"literal {n.value!r} in {text!r}: only 0 and 1 may appear; name the constant")
@@ -160,6 +186,9 @@ class Algebra(Generic[T]):
     def choose(self, selector: str, options: tuple[T, ...]) -> T:
         raise NotImplementedError
 
+    def reduce(self, op: str, axis: str, x: T) -> T:
+        raise NotImplementedError
+
 
 def fold(node: Node, algebra: Algebra[T]) -> T:
     """Interpret ``node`` with ``algebra``, children first (left to right)."""
@@ -178,6 +207,8 @@ def fold(node: Node, algebra: Algebra[T]) -> T:
                              fold(node.if_false, algebra))
     if isinstance(node, Choose):
         return algebra.choose(node.selector, tuple(fold(o, algebra) for o in node.options))
+    if isinstance(node, Reduce):
+        return algebra.reduce(node.op, node.axis, fold(node.operand, algebra))
     raise TypeError(node)
 
 
@@ -207,6 +238,9 @@ class Collect(Algebra[frozenset]):
     def choose(self, selector: str, options: tuple[frozenset, ...]) -> frozenset:
         return frozenset().union(*options)
 
+    def reduce(self, op: str, axis: str, x: frozenset) -> frozenset:
+        return x
+
 
 class _Names(Collect):
     def name(self, id: str) -> frozenset:
@@ -223,12 +257,93 @@ class _Choices(Collect):
         return frozenset(((selector, len(options)),)).union(*options)
 
 
+class _Reductions(Algebra[tuple]):
+    """Every reduction in an expression as (operation, operand tree); the operand's tree is
+    rebuilt from its parts so its shape (a product of names) can be checked."""
+
+    def name(self, id: str) -> tuple:
+        return ((), Name(id))
+
+    def num(self, value: int) -> tuple:
+        return ((), Num(value))
+
+    def neg(self, x: tuple) -> tuple:
+        return (x[0], Neg(x[1]))
+
+    def binop(self, op: str, a: tuple, b: tuple) -> tuple:
+        return (a[0] + b[0], BinOp(op, a[1], b[1]))
+
+    def compare(self, op: str, a: tuple, b: tuple) -> tuple:
+        return (a[0] + b[0], Compare(op, a[1], b[1]))
+
+    def where(self, condition: tuple, if_true: tuple, if_false: tuple) -> tuple:
+        return (condition[0] + if_true[0] + if_false[0],
+                Where(condition[1], if_true[1], if_false[1]))
+
+    def choose(self, selector: str, options: tuple) -> tuple:
+        return (sum((o[0] for o in options), ()),
+                Choose(selector, tuple(o[1] for o in options)))
+
+    def reduce(self, op: str, axis: str, x: tuple) -> tuple:
+        return (x[0] + ((op, x[1]),), Reduce(op, axis, x[1]))
+
+
 _NAMES, _CHOICES = _Names(), _Choices()
 
 
 def names_in(node: Node) -> set[str]:
     """Every name an expression reads (including ``choose`` selectors)."""
     return set(fold(node, _NAMES))
+
+
+def factors(node: Node) -> list[str] | None:
+    """The names of a product of names (``a * b * c``), or None if it is anything else."""
+    if isinstance(node, Name):
+        return [node.id]
+    if isinstance(node, BinOp) and node.op == "*":
+        left, right = factors(node.left), factors(node.right)
+        if left is not None and right is not None:
+            return left + right
+    return None
+
+
+class _Axes(Algebra[frozenset]):
+    """The profile axes an expression's value runs along (empty: a scalar), refusing a
+    reduction whose operand has not the shape it needs."""
+
+    def __init__(self, axes_of: Mapping[str, frozenset]):
+        self.axes_of = axes_of
+
+    def name(self, id: str) -> frozenset:
+        return self.axes_of.get(id, frozenset())
+
+    def num(self, value: int) -> frozenset:
+        return frozenset()
+
+    def neg(self, x: frozenset) -> frozenset:
+        return x
+
+    def binop(self, op: str, a: frozenset, b: frozenset) -> frozenset:
+        return a | b
+
+    def compare(self, op: str, a: frozenset, b: frozenset) -> frozenset:
+        if a or b:
+            raise DeclarationError("a comparison of profiles (where() decides per scenario)")
+        return a
+
+    def where(self, condition: frozenset, if_true: frozenset,
+              if_false: frozenset) -> frozenset:
+        return if_true | if_false
+
+    def choose(self, selector: str, options: tuple[frozenset, ...]) -> frozenset:
+        return frozenset().union(*options)
+
+    def reduce(self, op: str, axis: str, x: frozenset) -> frozenset:
+        if axis not in x:
+            raise DeclarationError(f"{op}_{axis}() of a value without the {axis} axis")
+        if axis == "hour" and "month" in x:
+            raise DeclarationError(f"{op}_hour() of a value that still runs by month")
+        return x - {axis}
 
 
 # ---- declared items --------------------------------------------------------------------
@@ -241,6 +356,7 @@ class Input:
     description: str
     key: str  # dotted scenario key, e.g. "electricity.price"
     optional: bool = False  # may be absent; steps that read it then give no value
+    axes: tuple[str, ...] = ()  # a profile's axes (AXES order); () for a scalar
 
 
 @dataclass(frozen=True)
@@ -275,6 +391,7 @@ class Step:
     group: str | None = None
     member: str | None = None
     tree: Node = field(init=False, compare=False, repr=False)
+    axes: tuple[str, ...] = field(init=False, compare=False, default=())  # set by Declaration
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "tree", parse_expression(self.expression))
@@ -294,7 +411,12 @@ class Declaration:
                 raise DeclarationError(f"step {s.name} declared twice")
             self.steps[s.name] = s
         self._check_names()
+        self._check_axes()
         self.check_units()
+        # the steps with one value per scenario (a profile's steps are not results), and
+        # the inputs that are profiles (vectors along AXES)
+        self.scalar_steps = [n for n, s in self.steps.items() if not s.axes]
+        self.profile_inputs = [n for n, i in self.inputs.items() if i.axes]
 
     # names ---------------------------------------------------------------------------
     def _check_names(self) -> None:
@@ -322,6 +444,28 @@ class Declaration:
                         f"options ({', '.join(enum.levels)}), got {count}")
             known.add(s.name)
 
+    def _check_axes(self) -> None:
+        """Every step's axes, and the shapes reductions need (see the module docstring)."""
+        axes_of = {n: frozenset(i.axes) for n, i in self.inputs.items() if i.axes}
+        for i in self.inputs.values():
+            if not set(i.axes) <= set(AXES):
+                raise DeclarationError(f"input {i.name}: axes {i.axes} not in {AXES}")
+        reductions = _Reductions()
+        for s in self.steps.values():
+            try:
+                axes = fold(s.tree, _Axes(axes_of))
+            except DeclarationError as exc:
+                raise DeclarationError(f"step {s.name}: {exc}") from exc
+            for op, operand in fold(s.tree, reductions)[0]:
+                shape = factors(operand)
+                if shape is None or (op == "max" and len(shape) != 1):
+                    raise DeclarationError(
+                        f"step {s.name}: the operand of a reduction is "
+                        f"{'one name' if op == 'max' else 'a product of names'}")
+            object.__setattr__(s, "axes", tuple(a for a in AXES if a in axes))
+            if axes:
+                axes_of[s.name] = axes
+
     def dependencies(self, targets: Iterable[str]) -> list[str]:
         """The steps needed for ``targets``, in declaration order."""
         needed: set[str] = set()
@@ -348,11 +492,18 @@ class Declaration:
 
     # units ---------------------------------------------------------------------------
     def check_units(self) -> None:
-        """Evaluate every step once with pint and with plain floats; both must agree.
+        """Evaluate every step with pint and with plain floats; both must agree. Twice: with
+        every categorical input at its first level, and at its last, so the branches of a
+        ``choose`` are each computed (the others are checked for the same unit and scale).
 
         Each input gets a distinct awkward sample magnitude in its declared unit, so a hidden
         conversion factor (say W where kW was meant) cannot agree by accident.
         """
+        for last in (False, True):
+            self._check_units_at({e.name: len(e.levels) - 1 if last else 0
+                                  for e in self.enums.values()})
+
+    def _check_units_at(self, levels: Mapping[str, int]) -> None:
         from .evaluate import (
             compile_node,  # the numpy interpreter; imported late (cycle)
         )
@@ -364,8 +515,8 @@ class Declaration:
             env_q[i.name] = ureg.Quantity(m, i.unit)
             env_m[i.name] = m
         for e in self.enums.values():
-            env_q[e.name] = 0
-            env_m[e.name] = 0
+            env_q[e.name] = levels[e.name]
+            env_m[e.name] = levels[e.name]
         for c in self.constants.values():
             env_q[c.name] = ureg.Quantity(c.value, c.unit)
             env_m[c.name] = c.value
@@ -374,7 +525,8 @@ class Declaration:
                 q = fold(s.tree, _PintCheck(env_q))
                 unit = ureg.Unit(s.unit)
                 if not isinstance(q, ureg.Quantity):
-                    q = ureg.Quantity(q)
+                    # the literal 0 (a branch that charges nothing) fits any unit
+                    q = ureg.Quantity(q, unit if q == 0 else "")
                 if q.dimensionality != ureg.Quantity(1, unit).dimensionality:
                     raise DeclarationError(f"gives {q.units:~} ({q.dimensionality}), "
                                            f"declared {s.unit}")
@@ -453,3 +605,7 @@ class _PintCheck(Algebra[object]):
     def choose(self, selector: str, options: tuple):
         _same_scale(list(options), f"choose({selector})")
         return options[self.env[selector]]
+
+    def reduce(self, op: str, axis: str, x):
+        # the sample profile has one slot: a sum of weights x values keeps the values' unit
+        return x

@@ -7,6 +7,12 @@ floats, which skips numpy's per-call overhead and gives the same IEEE results. E
 one scenario (the chain's price) runs as one generated Python function of those same float
 operations, which skips a call per node of the tree. Units were
 checked once when the declaration was built, so nothing here touches pint.
+
+Profiles (inputs along the month and hour axes) are numpy arrays of shape (months, hours),
+(months, 1) or (1, hours); in a batch each gains a trailing axis of 1, so a batch of
+scalars (shape (n,)) broadcasts over them. A value with fewer than two dimensions is a
+scalar: a reduction of it is the value itself (a profile of one slot). A batch shares one
+profile: rows that change a profile are evaluated per group by the caller.
 """
 from __future__ import annotations
 
@@ -24,6 +30,30 @@ Env = Mapping[str, object]
 Closure = Callable[[Env], object]
 _CMP: dict[str, Callable] = {"==": operator.eq, "!=": operator.ne, "<": operator.lt,
                              "<=": operator.le, ">": operator.gt, ">=": operator.ge}
+_AXIS = {"month": 0, "hour": 1}  # where a profile holds each axis
+
+
+def _sum_month(x):
+    """Sum along the month axis: of a profile by month and hour, keeping the month axis
+    (length 1) so the hours stay where they are; of one by month alone (its hour axis has
+    length 1, never an hour profile's 24 or 48), a scalar."""
+    if np.ndim(x) < 2:
+        return x
+    return x.sum(axis=(0, 1)) if x.shape[1] == 1 else x.sum(axis=0, keepdims=True)
+
+
+def _sum_hour(x):
+    """Sum of a profile without months (shape (1, hours[, n])) over its slots."""
+    return x.sum(axis=(0, 1)) if np.ndim(x) >= 2 else x
+
+
+def _max_hour(x):
+    return x.max(axis=(0, 1)) if np.ndim(x) >= 2 else x
+
+
+REDUCE: dict[tuple[str, str], Callable] = {("sum", "month"): _sum_month,
+                                           ("sum", "hour"): _sum_hour,
+                                           ("max", "hour"): _max_hour}
 
 
 class _Ops(Algebra[Closure]):
@@ -51,6 +81,10 @@ class _Ops(Algebra[Closure]):
     def compare(self, op: str, a: Closure, b: Closure) -> Closure:
         f = _CMP[op]
         return lambda env: f(a(env), b(env))
+
+    def reduce(self, op: str, axis: str, x: Closure) -> Closure:
+        f = REDUCE[op, axis]
+        return lambda env: f(x(env))
 
 
 class _NumpyOps(_Ops):
@@ -118,6 +152,9 @@ class _SourceOps(Algebra[str]):
     def where(self, condition: str, if_true: str, if_false: str) -> str:
         return f"({if_true} if {condition} else {if_false})"
 
+    def reduce(self, op: str, axis: str, x: str) -> str:
+        return f"_{op}_{axis}({x})"
+
     def choose(self, selector: str, options: tuple[str, ...]) -> str:
         # option k of the selector's level k, indexed as _ScalarOps indexes its options
         # (from the end when negative; IndexError beyond); no closure, so every variable of
@@ -135,18 +172,19 @@ def _out_of_range() -> float:
     raise IndexError("tuple index out of range")  # as options[k] says
 
 
-def _compile_scalar(decl: Declaration, names: list[str],
-                    inputs: Iterable[str]) -> Callable[[Mapping[str, object]], dict]:
+def _compile_scalar(decl: Declaration, names: list[str], inputs: Iterable[str],
+                    answers: Iterable[str]) -> Callable[[Mapping[str, object]], dict]:
     """One Python function computing every step of ``names`` (declaration order: a step
-    reads only earlier ones) from a mapping of ``inputs``, answering them by name."""
+    reads only earlier ones) from a mapping of ``inputs``, answering ``answers`` by name."""
     local = {n: f"v{i}" for i, n in enumerate([*inputs, *decl.constants, *names])}
     ops = _SourceOps(local)
     lines = ["def run(env):"]
     lines += [f"    {local[n]} = env[{n!r}]" for n in inputs]
     lines += [f"    {local[n]} = {c.value!r}" for n, c in decl.constants.items()]
     lines += [f"    {local[n]} = {fold(decl.steps[n].tree, ops)}" for n in names]
-    lines.append("    return {" + ", ".join(f"{n!r}: {local[n]}" for n in names) + "}")
-    namespace: dict[str, object] = {"_out_of_range": _out_of_range}
+    lines.append("    return {" + ", ".join(f"{n!r}: {local[n]}" for n in answers) + "}")
+    namespace: dict[str, object] = {"_out_of_range": _out_of_range,
+                                    **{f"_{op}_{axis}": f for (op, axis), f in REDUCE.items()}}
     exec(compile("\n".join(lines), f"<steps of {len(names)}>", "exec"), namespace)
     return namespace["run"]  # type: ignore[return-value]
 
@@ -177,14 +215,17 @@ class _LazyEnv(dict):
 class Evaluator:
     """Evaluates chosen steps of a declaration on numpy arrays.
 
-    ``Evaluator(MODEL)`` computes every step; ``Evaluator(MODEL, outputs=[...])`` computes what
-    those outputs need and returns only them.
+    ``Evaluator(MODEL)`` computes every step with one value per scenario (a profile's steps
+    are computed as they are needed); ``Evaluator(MODEL, outputs=[...])`` computes what those
+    outputs need and returns only them.
     """
 
     def __init__(self, decl: Declaration, outputs: Iterable[str] | None = None):
         self.decl = decl
-        names = list(decl.steps) if outputs is None else decl.dependencies(outputs)
-        self.outputs = list(decl.steps) if outputs is None else list(outputs)
+        scalar = decl.scalar_steps
+        names = decl.dependencies(scalar) if outputs is None else decl.dependencies(outputs)
+        self.outputs = scalar if outputs is None else list(outputs)
+        self._profiles = frozenset(decl.profile_inputs)
         self.steps = {n: compile_node(decl.steps[n].tree) for n in names}
         self.scalar_steps = {n: compile_node(decl.steps[n].tree, SCALAR) for n in names}
         self.required = sorted(decl.inputs_read(names))
@@ -192,7 +233,8 @@ class Evaluator:
         # every step asked for: one compiled function computes them all, as the env would
         self._inputs = frozenset(decl.inputs) | frozenset(decl.enums)
         self._required = frozenset(self.required)
-        self._scalar = _compile_scalar(decl, names, self.required) if outputs is None \
+        self._scalar = _compile_scalar(decl, names, self.required, self.outputs) \
+            if outputs is None \
             and all(type(c.value) in (int, float) for c in decl.constants.values()) else None
 
     def __call__(self, inputs: Mapping[str, object]) -> dict[str, np.ndarray]:
@@ -220,5 +262,9 @@ class Evaluator:
                 pass  # numpy's inf/NaN semantics below
         env = _LazyEnv(self.steps, self.constants)
         env.update(inputs)
+        if any(np.ndim(inputs[n]) for n in self._required - self._profiles):
+            for name in self._profiles & inputs.keys():  # a batch: profiles gain its axis
+                if np.ndim(inputs[name]) == 2:
+                    env[name] = np.asarray(inputs[name])[..., None]
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             return {name: env[name] for name in self.outputs}

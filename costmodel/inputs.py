@@ -222,12 +222,110 @@ class Financing(Section):
     maintenance: Fraction() = 0.03
 
 
+HOURS_A_DAY = 24
+MONTHS = 12
+
+
+def _unwrap_profile(raw: Any) -> Any:
+    """``{value = [...], unit = "USD/kWh"}`` -> one quantity per hour; a list as it is."""
+    if isinstance(raw, dict) and set(raw) == {"value", "unit"} \
+            and isinstance(raw["value"], list):
+        return [{"value": v, "unit": raw["unit"]} for v in raw["value"][:HOURS_A_DAY + 1]]
+    return raw
+
+
+def Hourly(unit: str, *, per: tuple[str, ...] = (), maximum: float | None = None,
+           description: str = ""):
+    """24 quantities [unit], index 0 = 00:00-01:00 local time: a list of quantities, or
+    ``{value = [24 numbers], unit = "..."}``."""
+    meta = QuantityField(unit, maximum=maximum, per=per)
+    item = Annotated[float, BeforeValidator(meta.parse), meta,
+                     WithJsonSchema(_quantity_schema(meta, ""))]
+    schema = {"description": f"{description} [{unit}]: 24 values, index 0 = 00:00-01:00 "
+                             f"local time",
+              "oneOf": [{"type": "array", "minItems": HOURS_A_DAY, "maxItems": HOURS_A_DAY,
+                         "items": _quantity_schema(meta, "")},
+                        {"type": "object", "required": ["value", "unit"],
+                         "additionalProperties": False,
+                         "properties": {"value": {"type": "array", "minItems": HOURS_A_DAY,
+                                                  "maxItems": HOURS_A_DAY,
+                                                  "items": {"type": "number", "minimum": 0}},
+                                        "unit": {"type": "string"}}}]}
+    return Annotated[list[item], BeforeValidator(_unwrap_profile),
+                     Field(min_length=HOURS_A_DAY, max_length=HOURS_A_DAY),
+                     WithJsonSchema(schema)]
+
+
+_RATES = dict(per=("[energy]",), description="energy rate by hour")
+_DEMAND = dict(per=("[power]", "[time]"))
+
+
+class TariffSeason(Section):
+    """Rates for some months of the year (the others keep the tariff's own)."""
+    name: str | None = None
+    months: list[Annotated[StrictInt, Field(ge=1, le=MONTHS)]] = Field(
+        min_length=1, max_length=MONTHS, description="months 1 (January) to 12")
+    hourly: Hourly("USD/kWh", **_RATES)
+    weekend: Hourly("USD/kWh", **_RATES) | None = None  # none: as the season's weekdays
+    demand_charge: Qty("USD/kW/month", **_DEMAND) | None = None  # none: the tariff's
+
+    @field_validator("months")
+    @classmethod
+    def _distinct(cls, months: list[int]) -> list[int]:
+        if len(set(months)) != len(months):
+            raise ValueError(f"months repeat: {months}")
+        return months
+
+
+class Tariff(Section):
+    """An electricity tariff: energy rates by hour of the day (weekdays, and weekend days
+    where they differ), by month where seasons differ; a demand charge on the month's peak
+    power at the facility boundary; fixed charges per site and month. Weekdays weigh 5/7 of
+    the year and weekend days 2/7; months weigh their days in a 365-day year."""
+    name: str = "tariff"
+    utility: str | None = None
+    effective: str | None = Field(None, pattern=f"^{DATE_PATTERN}$",
+                                  description="effective date, YYYY-MM or YYYY-MM-DD")
+    source: str | None = None
+    hourly: Hourly("USD/kWh", **_RATES)
+    weekend: Hourly("USD/kWh", **_RATES) | None = None  # none: as the weekdays
+    seasons: list[TariffSeason] = Field(default_factory=list, max_length=MONTHS)
+    demand_charge: Qty("USD/kW/month", description="on the month's peak power at the "
+                                                   "facility boundary", **_DEMAND) = 0.0
+    fixed_charge: Qty("USD/month", per=("[time]",), description="per site") = 0.0
+    scale: Qty("dimensionless", description="factor on every energy rate") = 1.0
+    shift: Qty("USD/kWh", per=("[energy]",), description="added to every energy "
+                                                         "rate") = 0.0
+
+    @model_validator(mode="after")
+    def _months_once(self) -> Tariff:
+        seen: dict[int, int] = {}
+        for i, season in enumerate(self.seasons):
+            for m in season.months:
+                if m in seen:
+                    raise ValueError(f"month {m} is in seasons[{seen[m]}] and seasons[{i}]")
+                seen[m] = i
+        return self
+
+    @property
+    def has_weekend(self) -> bool:
+        return self.weekend is not None or any(s.weekend is not None for s in self.seasons)
+
+
+class Load(Section):
+    """The load shape: the fraction of each hour spent serving at the operating point (idle
+    power the rest of the hour); ``utilisation`` is its mean."""
+    hourly: Hourly("dimensionless", maximum=1.0, description="fraction of the hour serving")
+    weekend: Hourly("dimensionless", maximum=1.0,
+                    description="fraction of the hour serving, weekend days") | None = None
+
+
 class Electricity(Section):
     """Defaults to the EIA May 2026 US industrial average as cited by the source articles.
 
     The default source and date cite the default price and nothing else: a price given
-    without a source (or date) of its own has none."""
-    price: Qty("USD/kWh", per=("[energy]",)) = 0.0871
+    without a source (or date) of its own has none. A tariff replaces the flat price."""
+    price: Qty("USD/kWh", per=("[energy]",)) | None = 0.0871
     source: str | None = ("EIA, average US industrial electricity price, May 2026 (8.71 "
                              "cents/kWh), as cited in \"OpenAI's Jalapeño Turns Latency Into a "
                              "Power Bill\", The Weighted Average, Aug 2026")
@@ -237,15 +335,29 @@ class Electricity(Section):
     region: str | None = None  # e.g. "US-TX", "DE": where the price applies
     sector: str | None = None  # e.g. "industrial", "commercial", "non-household"
     period: str | None = None  # the period an average price describes, e.g. "2025"
+    tariff: Tariff | None = None
+    site_accelerators: Count | None = None  # sharing the fixed charges; none: one rack
 
     @model_validator(mode="after")
     def _citation_follows_price(self) -> Electricity:
         given = self.model_fields_set
-        if "price" in given:
+        if self.tariff is not None:
+            if "price" not in given:  # the default price and its citation do not apply,
+                # and were not given (so not reported as defaults used either)
+                self.__dict__.update(price=None, source=None, date=None)
+        elif "price" in given:  # (a price and a tariff: refused by the cross checks)
             for name in ("source", "date"):
                 if name not in given:
                     setattr(self, name, None)
         return self
+
+    @property
+    def pricing(self) -> str:
+        return "flat" if self.tariff is None else "tariff"
+
+    @property
+    def site_basis(self) -> str:
+        return "rack" if self.site_accelerators is None else "given"
 
 
 class OperatingPoint(Section):
@@ -365,7 +477,12 @@ class Scenario(Section):
     workload: Workload = Field(default_factory=Workload)
     power: Power = Field(default_factory=Power)
     pricing: Pricing = Field(default_factory=Pricing)
+    load: Load | None = None  # a load shape by hour; none: utilisation in every hour
     reference_rate: ReferenceRate | None = None  # the rate it was priced from, if any
+
+    @property
+    def load_basis(self) -> str:
+        return "utilisation" if self.load is None else "hourly"
 
     # -- what the declared calculation reads -------------------------------------------
     @property
@@ -386,9 +503,12 @@ class Scenario(Section):
     def to_inputs(self) -> dict[str, float | int]:
         """Canonical magnitudes for every declared input [declared units]; enums as indices.
 
-        Absent optional inputs are NaN: steps that read them give no value.
+        Absent optional inputs are NaN: steps that read them give no value. Profiles are
+        read-only numpy arrays (:mod:`costmodel.profile`).
         """
-        return _TO_INPUTS(self)
+        out = _TO_INPUTS(self)
+        out.update(profile_inputs(self))
+        return out
 
     def to_data(self) -> dict[str, Any]:
         """This scenario as a plain mapping that :func:`validate_scenario` accepts again:
@@ -408,7 +528,12 @@ class Scenario(Section):
                 if isinstance(value, BaseModel):
                     out[name] = dump(value)
                     continue
+                if isinstance(value, list) and value and isinstance(value[0], BaseModel):
+                    out[name] = [dump(v) for v in value]  # a tariff's seasons
+                    continue
                 meta = _quantity_meta(info)
+                if meta is None and isinstance(value, list):  # hourly quantities
+                    meta = _item_meta(info)
                 out[name] = {"value": value, "unit": meta.unit} if meta else value
             return out
         return dump(self)
@@ -505,7 +630,9 @@ _NOT_INPUTS = {"name", "description", "chosen", "label", "vendor", "note", "curv
 
 _SECTIONS = {n: f.annotation for n, f in Scenario.model_fields.items()
              if isinstance(f.annotation, type) and issubclass(f.annotation, BaseModel)}
-_INPUT_GETTERS = [(i.name, attrgetter(i.key)) for i in MODEL.inputs.values()]
+# the profile and tariff inputs come from costmodel.profile
+_INPUT_GETTERS = [(i.name, attrgetter(i.key)) for i in MODEL.inputs.values()
+                  if not i.axes and not i.key.startswith("electricity.tariff.")]
 _NORMALISED_BY = "operating_point_normalised_by"  # the input Scenario.normalising_power feeds
 _DEFAULT_NORMALISING_POWER = attrgetter(NORMALISED_BY_DEFAULT)
 _ENUM_GETTERS = [(e.name, attrgetter(e.key), e.levels) for e in MODEL.enums.values()]
@@ -558,22 +685,63 @@ def _quantity_meta(info) -> QuantityField | None:
     return next((m for m in found if isinstance(m, QuantityField)), None)
 
 
+def _item_meta(info) -> QuantityField | None:
+    """The unit of the items of a list of quantities (an hourly profile), if it is one."""
+    def find(t: Any, depth: int) -> QuantityField | None:
+        found = next((m for m in getattr(t, "__metadata__", ())
+                      if isinstance(m, QuantityField)), None)
+        if found is not None or depth == 0:
+            return found
+        return next((f for a in getattr(t, "__args__", ()) or ()
+                     if (f := find(a, depth - 1)) is not None), None)
+    # list[item] or Optional[Annotated[list[item], ...]]: the item is at most 3 levels down
+    return None if _quantity_meta(info) else next(
+        (f for a in getattr(info.annotation, "__args__", ()) or ()
+         if (f := find(a, 2)) is not None), None)
+
+
 def quantity_field(key: str) -> QuantityField | None:
     """The unit and bounds of a dotted scenario key, or None if it is not a quantity."""
     model: Any = Scenario
     parts = key.split(".")
     for part in parts[:-1]:
-        info = model.model_fields.get(part)
+        info = getattr(model, "model_fields", {}).get(part)
         if info is None:
             return None
         model = info.annotation
+        for arg in getattr(model, "__args__", ()) or ():  # an optional section
+            if isinstance(arg, type) and issubclass(arg, BaseModel):
+                model = arg
     info = model.model_fields.get(parts[-1])
     return _quantity_meta(info) if info is not None else None
 
 
 def _cross_checks(s: Scenario) -> list[tuple[str, str]]:
     errors: list[tuple[str, str]] = []
-    a, op = s.accelerator, s.operating_point
+    a, op, e = s.accelerator, s.operating_point, s.electricity
+    if e.tariff is not None and e.price is not None:
+        errors.append(("electricity.price", "give electricity.price (a flat price) or "
+                                            "electricity.tariff, not both: a tariff "
+                                            "replaces the flat price"))
+    elif e.tariff is None and e.price is None:
+        errors.append(("electricity.price", "required (or give electricity.tariff)"))
+    if e.tariff is None and e.site_accelerators is not None:
+        errors.append(("electricity.site_accelerators",
+                       "only applies to a tariff's fixed charges (electricity.tariff)"))
+    if s.load is not None:
+        mean = load_mean(s.load)
+        if mean <= 0:
+            errors.append(("load.hourly", "serves in no hour: the load shape's mean "
+                                          "(the utilisation) must be above 0"))
+        elif "utilisation" in s.model_fields_set:
+            if not math.isclose(mean, s.utilisation, rel_tol=1e-6, abs_tol=1e-9):
+                errors.append(("utilisation", f"{s.utilisation:g} differs from the mean of "
+                                              f"load.hourly ({mean:.6g}, weekdays 5/7 and "
+                                              f"weekend days 2/7): give one or the other, or "
+                                              f"both consistent"))
+        else:  # the shape's mean is the utilisation, as if it had been given
+            s.utilisation = mean
+            s.model_fields_set.add("utilisation")
     if s.power.basis == "measured" and a.measured_power is None:
         errors.append(("accelerator.measured_power", "required when power.basis = measured"))
     if a.price is None and a.hourly_price is None:
@@ -621,6 +789,18 @@ def _section_key(name: str, table: Any) -> tuple[str, bytes] | None:
     except Exception:  # not plain data: validated every time
         return None
     return (name, key) if len(key) <= _SECTION_KEY_BYTES else None
+
+
+WEEKDAY_SHARE = 5 / 7  # of a year's days: weekdays, and weekend days (2/7)
+
+
+def load_mean(load: Load) -> float:
+    """The mean of a load shape over the year [fraction of hours]: weekdays weigh 5/7,
+    weekend days 2/7 (a shape without weekend days serves every day alike)."""
+    weekday = sum(load.hourly) / HOURS_A_DAY
+    if load.weekend is None:
+        return weekday
+    return WEEKDAY_SHARE * weekday + (1 - WEEKDAY_SHARE) * sum(load.weekend) / HOURS_A_DAY
 
 
 def validate_scenario(data: Any) -> Scenario:
@@ -697,3 +877,6 @@ def error_message(err: dict) -> str:
     if msg.startswith("Value error, "):
         return msg[len("Value error, "):]
     return msg
+
+
+from .profile import profile_inputs  # noqa: E402  (it reads the sections above)

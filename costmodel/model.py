@@ -20,10 +20,20 @@ TOKEN_KINDS = ("mixed", "output", "input")
 THROUGHPUT_BASES = ("per_accelerator", "per_kw")
 COST_BASES = ("own", "rent")
 RACK_POWER_BASES = ("built", "all_in")
+PRICINGS = ("flat", "tariff")
+LOAD_BASES = ("utilisation", "hourly")
+SITE_BASES = ("rack", "given")
 
 
 def _i(key: str, unit: str, description: str, optional: bool = False) -> Input:
     return Input(key.replace(".", "_"), unit, description, key, optional)
+
+
+def _profile(name: str, key: str, unit: str, axes: tuple[str, ...],
+             description: str) -> Input:
+    """A profile input (:mod:`costmodel.profile` builds it from the tariff, the load shape
+    and the calendar); absent (NaN) when the scenario has neither tariff nor load shape."""
+    return Input(name, unit, description, key, True, axes)
 
 
 INPUTS = [
@@ -55,7 +65,30 @@ INPUTS = [
     _i("financing.cost_of_capital", "dimensionless", "annual cost of capital"),
     _i("financing.salvage", "dimensionless", "salvage value at end of life, fraction of capex"),
     _i("financing.maintenance", "dimensionless", "maintenance per year, fraction of capex"),
-    _i("electricity.price", "USD/kWh", "electricity price"),
+    _i("electricity.price", "USD/kWh", "electricity price (flat)"),
+    _i("electricity.tariff.fixed_charge", "USD/month", "the tariff's fixed charges per site "
+       "and month", optional=True),
+    _i("electricity.tariff.scale", "dimensionless", "factor on every energy rate of the "
+       "tariff (1: as published)", optional=True),
+    _i("electricity.tariff.shift", "USD/kWh", "amount added to every energy rate of the "
+       "tariff (0: as published)", optional=True),
+    _i("electricity.site_accelerators", "dimensionless", "accelerators on the site that the "
+       "fixed charges are spread over", optional=True),
+    _profile("electricity_tariff_rates", "electricity.tariff.hourly", "USD/kWh",
+             ("month", "hour"), "energy rate by month and hour of the typical days (weekday "
+                                "hours, then weekend hours)"),
+    _profile("electricity_tariff_demand_charge", "electricity.tariff.demand_charge",
+             "USD/kW/month", ("month",), "demand charge on the month's peak power at the "
+                                         "facility boundary, by month"),
+    _profile("tariff_month_weight", "calendar.month_weight", "dimensionless", ("month",),
+             "share of the year's days in each month of the tariff (days / 365)"),
+    _profile("tariff_months_billed", "calendar.months_billed", "month/year", ("month",),
+             "months a year each month of the tariff is billed"),
+    _profile("hour_weight", "calendar.hour_weight", "dimensionless", ("hour",),
+             "share of the year's hours in each hour of the typical days (weekdays 5/7, "
+             "weekend days 2/7, over 24 hours)"),
+    _profile("load_hourly", "load.hourly", "dimensionless", ("hour",),
+             "fraction of each hour of the typical days spent serving at the operating point"),
     _i("electricity.carbon_intensity", "gCO2e/kWh", "grid carbon intensity", optional=True),
     _i("utilisation", "dimensionless", "fraction of hours serving at the operating point"),
     _i("idle_power", "dimensionless", "fraction of boundary power drawn while idle"),
@@ -83,6 +116,12 @@ ENUMS = [
     Enum("accelerator_cost_basis", COST_BASES,
          "own (amortised capex + maintenance) or rent (hourly price)",
          "accelerator.cost_basis"),
+    Enum("electricity_pricing", PRICINGS, "a flat price per kWh, or a tariff (rates by "
+         "hour, demand and fixed charges)", "electricity.pricing"),
+    Enum("load_basis", LOAD_BASES, "a utilisation spread evenly over every hour, or a load "
+         "shape by hour", "load_basis"),
+    Enum("electricity_site_basis", SITE_BASES, "the site the fixed charges are spread over: "
+         "one rack, or a given number of accelerators", "electricity.site_basis"),
     Enum("accelerator_rack_power_basis", RACK_POWER_BASES,
          "rack-boundary power built up from chip, node and rack (built), or the accelerator's "
          "all-in power (all_in)", "accelerator.rack_power_basis"),
@@ -158,15 +197,58 @@ STEPS = [
          "accelerator_memory_bandwidth / power_per_accelerator * gigabytes_per_terabyte",
          "memory bandwidth per watt at the chosen boundary and basis"),
     # -- hourly costs, per accelerator ----------------------------------------------------
-    Step("load_factor", "dimensionless", "utilisation + (1 - utilisation) * idle_power",
+    Step("load_by_hour", "dimensionless", "choose(load_basis, utilisation, load_hourly)",
+         "fraction of each hour of the typical days spent serving at the operating point"),
+    Step("utilisation_served", "dimensionless",
+         "choose(load_basis, utilisation, sum_hour(hour_weight * load_hourly))",
+         "fraction of all hours serving at the operating point (the load shape's mean)"),
+    Step("load_factor_by_hour", "dimensionless",
+         "load_by_hour + (1 - load_by_hour) * idle_power",
+         "average power in each hour as a fraction of operating-point power"),
+    Step("load_factor", "dimensionless",
+         "choose(load_basis, utilisation + (1 - utilisation) * idle_power, "
+         "sum_hour(hour_weight * load_factor_by_hour))",
          "average power as a fraction of operating-point power"),
+    Step("peak_load_factor", "dimensionless",
+         "choose(load_basis, load_factor, max_hour(load_factor_by_hour))",
+         "power in the busiest hour as a fraction of operating-point power"),
     Step("average_power", "W", "power_per_accelerator * load_factor",
          "average power per accelerator over all hours"),
-    Step("tokens_per_hour", "token/h", "utilisation * throughput * seconds_per_hour",
+    Step("tokens_per_hour", "token/h", "utilisation_served * throughput * seconds_per_hour",
          "tokens served per accelerator per hour, averaged over all hours"),
+    Step("tariff_rate_by_hour", "USD/kWh",
+         "sum_month(tariff_month_weight * electricity_tariff_rates) * electricity_tariff_scale"
+         " + electricity_tariff_shift",
+         "energy rate in each hour of the typical days, averaged over the year's days"),
+    Step("electricity_effective_price", "USD/kWh",
+         "choose(electricity_pricing, electricity_price, "
+         "sum_hour(hour_weight * load_factor_by_hour * tariff_rate_by_hour) / load_factor)",
+         "energy price per kWh drawn: the tariff's rates weighted by the power drawn in "
+         "each hour"),
     Step("energy_cost_per_hour", "USD/h",
-         "average_power * electricity_price / watts_per_kilowatt",
-         "electricity cost per accelerator-hour"),
+         "average_power * electricity_effective_price / watts_per_kilowatt",
+         "energy charges per accelerator-hour"),
+    Step("site_accelerators", "dimensionless",
+         "choose(electricity_site_basis, accelerators_per_rack, "
+         "electricity_site_accelerators)",
+         "accelerators that share the site's fixed charges"),
+    Step("demand_charge_per_hour", "USD/h",
+         "choose(electricity_pricing, 0, power_facility * peak_load_factor * "
+         "sum_month(electricity_tariff_demand_charge * tariff_months_billed) / hours_per_year"
+         " / watts_per_kilowatt)",
+         "demand charges per accelerator-hour: each month's peak power at the facility "
+         "boundary times that month's demand rate"),
+    Step("fixed_charge_per_hour", "USD/h",
+         "choose(electricity_pricing, 0, electricity_tariff_fixed_charge * months_per_year"
+         " / hours_per_year / site_accelerators)",
+         "fixed charges per accelerator-hour: the site's monthly charges shared by its "
+         "accelerators"),
+    Step("electricity_cost_per_hour", "USD/h",
+         "energy_cost_per_hour + demand_charge_per_hour + fixed_charge_per_hour",
+         "electricity bill per accelerator-hour: energy, demand and fixed charges"),
+    Step("electricity_price_all_in", "USD/kWh",
+         "electricity_cost_per_hour / average_power * watts_per_kilowatt",
+         "the electricity bill per kWh drawn (energy, demand and fixed charges)"),
     Step("emissions_per_hour", "gCO2e/h",
          "average_power * electricity_carbon_intensity / watts_per_kilowatt",
          "emissions per accelerator-hour"),
@@ -204,11 +286,13 @@ STEPS = [
          "hosting per accelerator-hour, charged on rated rack-boundary power"),
     Step("opex_per_hour", "USD/h", "maintenance_per_hour + hosting_per_hour",
          "operating cost per accelerator-hour besides electricity"),
-    Step("cost_per_hour", "USD/h", "energy_cost_per_hour + capex_per_hour + opex_per_hour",
+    Step("cost_per_hour", "USD/h",
+         "electricity_cost_per_hour + capex_per_hour + opex_per_hour",
          "total cost per accelerator-hour"),
     # -- per million tokens -----------------------------------------------------------------
-    _per_mtok("cost_per_mtok_energy", "cost_per_mtok", "energy", "energy_cost_per_hour",
-              description="electricity per million tokens"),
+    _per_mtok("cost_per_mtok_energy", "cost_per_mtok", "energy", "electricity_cost_per_hour",
+              description="electricity per million tokens (energy, demand and fixed "
+                          "charges)"),
     _per_mtok("cost_per_mtok_capex", "cost_per_mtok", "capex", "capex_per_hour",
               description="capital (or rental) per million tokens"),
     _per_mtok("cost_per_mtok_opex", "cost_per_mtok", "opex", "opex_per_hour",

@@ -50,7 +50,7 @@ ALLOCATION_RULE = ("a request's price (ISL input + OSL output tokens) is split s
 
 
 _STEP_TEXT = {n: {"description": s.description, "expression": s.expression}
-              for n, s in MODEL.steps.items()}
+              for n, s in MODEL.steps.items() if not s.axes}
 
 
 def quantity_json(value: float | None, unit: str) -> dict[str, Any]:
@@ -188,7 +188,7 @@ class Result:
         disclosure = self.disclosure(sources=view != "summary")
         if view != "summary":
             out["steps"] = {name: {**self.quantity(name), **_STEP_TEXT[name]}
-                            for name in MODEL.steps}
+                            for name in MODEL.scalar_steps}
         out["disclosure"] = disclosure
         return out
 

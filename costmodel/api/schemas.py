@@ -571,8 +571,8 @@ class QuotesDecideRequest(Strict):
 
 
 # a step of the calculation, by name or dotted (cost_per_mtok.total)
-_OUTPUTS = sorted({*MODEL.steps, *(f"{s.group}.{s.member}" for s in MODEL.steps.values()
-                                   if s.group)})
+_OUTPUTS = sorted({*MODEL.scalar_steps,
+                   *(f"{s.group}.{s.member}" for s in MODEL.steps.values() if s.group)})
 Output = Annotated[str, Field(min_length=1, max_length=100), WithJsonSchema(
     {"enum": _OUTPUTS, "examples": ["cost_per_mtok_total"],
      "description": "a step of the calculation (`costmodel steps`), e.g. cost_per_mtok_total"})]

@@ -32,12 +32,12 @@ def _output(name: str) -> tuple[str, str]:
     """An output step by name (``cost_per_mtok_total``) or dotted (``cost_per_mtok.total``)
     -> (step name, unit)."""
     name = name.strip()
-    if name in MODEL.steps:
+    if name in MODEL.steps and not MODEL.steps[name].axes:
         return name, MODEL.steps[name].unit
     for s in MODEL.steps.values():
         if s.group and f"{s.group}.{s.member}" == name:
             return s.name, s.unit
-    close = difflib.get_close_matches(name, list(MODEL.steps), n=1)
+    close = difflib.get_close_matches(name, MODEL.scalar_steps, n=1)
     hint = f"; did you mean {close[0]}?" if close else ""
     raise SensitivityError("output", f"unknown output {name!r}{hint} (see `costmodel steps`)")
 

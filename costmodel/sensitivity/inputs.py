@@ -122,7 +122,10 @@ def _make_var(key: str, name: str, unit: str) -> Var:
     return Var(key, name, unit, bounds, unit_of=_UNIT_OF.get(key))
 
 
-VARS: dict[str, Var] = {i.key: _make_var(i.key, i.name, i.unit) for i in MODEL.inputs.values()}
+# a profile (a tariff's rates by hour, a load shape) moves through the tariff's scale and
+# shift, or the utilisation; it is not one number to vary
+VARS: dict[str, Var] = {i.key: _make_var(i.key, i.name, i.unit) for i in MODEL.inputs.values()
+                        if not i.axes}
 _BY_NAME = {v.name: v for v in VARS.values()}
 _ENUMS = {e.key: e for e in MODEL.enums.values()} | {e.name: e for e in MODEL.enums.values()}
 

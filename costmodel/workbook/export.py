@@ -13,7 +13,10 @@ reader's library). Sheets, in order:
 - **Inputs**: the named constants, then every declared input, one row each, with its unit and
   a value per system; input cells are styled as inputs and validated (lists for categorical
   inputs, ranges for fractions and counts).
-- **Calculations**: every declared step, one row each, the same formula along the row.
+- **Calculations**: every declared step, one row each, the same formula along the row
+  (a step that reads a profile names each system's blocks).
+- **Tariff** (when a system has a tariff or a load shape): rates, demand charges, calendar
+  weights and load by hour, and the profile steps, live (:mod:`.tariff_sheet`).
 - **Results**: the cost stack per million tokens with a chart, prices, efficiency figures and,
   for a comparison, ratios to the first system.
 - **Curves** (when an operating point was read off a curve): raw points, the frontier, the
@@ -53,6 +56,7 @@ from .quotes_sheet import write_quotes
 from .results_sheet import RESULT_ROWS, write_results
 from .sheet import Book
 from .summary import write_summary
+from .tariff_sheet import TARIFF_SHEET, ProfileLayout, write_tariff
 
 __all__ = ["WorkbookSystem", "ExportedWorkbook", "build_workbook", "save_workbook",
            "FIRST_COL", "SHEETS", "META_FORMAT", "COUNT_INPUTS", "RESULT_ROWS", "suffixed"]
@@ -86,7 +90,9 @@ def build_workbook(systems: Sequence[WorkbookSystem], *, title: str | None = Non
     n = len(systems)
     book = Book()
     names = Names(book, n)
-    order = ["Summary", "Cover", "Inputs", "Calculations", "Results",
+    profiles = ProfileLayout(systems)
+    order = ["Summary", "Cover", "Inputs", "Calculations",
+             *([TARIFF_SHEET] if profiles else []), "Results",
              *(["Curves"] if any(s.curve is not None for s in systems) else []),
              *(["Quotes"] if quotes else []), *(["Sensitivity"] if sensitivity else []),
              "Sources", "Lists", "Meta"]
@@ -96,10 +102,13 @@ def build_workbook(systems: Sequence[WorkbookSystem], *, title: str | None = Non
     write_inputs(sheets["Inputs"], systems, names)
     print_setup(sheets["Inputs"], last_col=last_system, title_rows=(HEADER_ROW, HEADER_ROW),
                 title_cols=3)
-    write_calculations(sheets["Calculations"], systems, names)
+    write_calculations(sheets["Calculations"], systems, names, profiles)
     # printed without the declarations column (on screen beside the formulas)
     print_setup(sheets["Calculations"], last_col=last_system,
                 title_rows=(HEADER_ROW, HEADER_ROW), title_cols=3)
+    if profiles:
+        write_tariff(sheets[TARIFF_SHEET], systems, profiles, names)
+        print_setup(sheets[TARIFF_SHEET], title_rows=(1, 2), title_cols=4)
     write_results(sheets["Results"], systems)
     print_setup(sheets["Results"], last_col=last_system, title_rows=(HEADER_ROW, HEADER_ROW),
                 title_cols=3)

@@ -12,7 +12,7 @@ from .. import __version__
 from ..display import display_unit, excel_format
 from ..inputs import quantity_field
 from ..model import MODEL
-from .excel_formula import levels_name, to_formula
+from .excel_formula import levels_name
 from .layout import (
     COUNT_INPUTS,
     FIRST_COL,
@@ -24,6 +24,7 @@ from .layout import (
     system_width,
 )
 from .sheet import Sheet, cell_ref, col_name
+from .tariff_sheet import ProfileLayout
 
 __all__ = ["write_lists", "write_inputs", "write_calculations", "write_meta", "input_value",
            "unit_shown_as"]
@@ -121,6 +122,8 @@ def write_inputs(ws: Sheet, systems: Sequence[WorkbookSystem], names: Names) -> 
     values = [s.result.scenario.to_inputs() for s in systems]
     span = lambda r: f"{cell_ref(r, FIRST_COL)}:{cell_ref(r, FIRST_COL + n - 1)}"  # noqa: E731
     for name in [*MODEL.inputs, *MODEL.enums]:
+        if name in MODEL.inputs and MODEL.inputs[name].axes:
+            continue  # a profile: on the Tariff sheet
         row += 1
         key = _key_of(name)
         is_enum = name in MODEL.enums
@@ -154,8 +157,10 @@ def write_inputs(ws: Sheet, systems: Sequence[WorkbookSystem], names: Names) -> 
     return row
 
 
-def write_calculations(ws: Sheet, systems: Sequence[WorkbookSystem], names: Names) -> int:
-    """The Calculations sheet, every step's formula with the engine's value cached."""
+def write_calculations(ws: Sheet, systems: Sequence[WorkbookSystem], names: Names,
+                       profiles: ProfileLayout) -> int:
+    """The Calculations sheet, every step's formula with the engine's value cached (the
+    profile steps are on the Tariff sheet)."""
     n = len(systems)
     ws.text(1, 1, "Calculations: the declared calculation, one step per row", "title")
     ws.set_widths({1: 28, 2: 34, 3: 12, **{FIRST_COL + i: system_width(systems)
@@ -165,12 +170,13 @@ def write_calculations(ws: Sheet, systems: Sequence[WorkbookSystem], names: Name
     ws.header(HEADER_ROW, system_header(systems, ["name", "description", "unit"],
                                         ["declared as"]))
     row = HEADER_ROW
-    for row, step in enumerate(MODEL.steps.values(), HEADER_ROW + 1):
+    for row, name in enumerate(MODEL.scalar_steps, HEADER_ROW + 1):
+        step = MODEL.steps[name]
         ws.text(row, 1, step.name)
         ws.text(row, 2, step.description, "wrap")
         ws.text(row, 3, display_unit(step.name, step.unit))
-        formula = "=" + to_formula(step.tree)
-        for i, s in enumerate(systems):
+        for i, (s, formula) in enumerate(zip(systems, profiles.step_formulas(name),
+                                             strict=True)):
             ws.formula(row, FIRST_COL + i, formula, s.result.values[step.name], "calc",
                        excel_format(step.name, step.unit))
         ws.text(row, FIRST_COL + n, step.expression, "note_wrap")
