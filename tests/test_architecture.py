@@ -24,7 +24,7 @@ PACKAGE = Path(costmodel.__file__).resolve().parent
 
 CORE = ["units", "declaration", "model", "evaluate", "inputs", "curves", "power", "results",
         "quotes", "rates", "chain", "sensitivity", "report", "errors", "display", "demand",
-        "decision", "plan"]
+        "decision", "plan", "profile"]
 EDGE = ["sources", "workbook", "store", "api", "app", "web", "commands", "cli", "frontier_plot",
         "resources", "onepage"]
 

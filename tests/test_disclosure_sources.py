@@ -104,7 +104,8 @@ def check_workbook(book: bytes | Path, where: str) -> None:
     cover = _cover(wb)
     assert cover["electricity source"][0] == where
     assert cover["electricity date"][0] == "undated"
-    assert cover["electricity price"][0] == "=electricity_price"  # live, from Inputs
+    # live, from Inputs: the flat price, or a tariff's price per kWh drawn
+    assert cover["electricity price"][0] == "=electricity_effective_price"
     system = cover["item"][0]  # the header row names the systems
     sources = _sources(wb)
     for key in ("electricity.price", "electricity.source", "electricity.date"):

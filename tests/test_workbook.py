@@ -25,7 +25,9 @@ from costmodel.workbook.excel_formula import to_formula
 from costmodel.workbook.export import build_workbook, save_workbook, suffixed
 from costmodel.workbook.names import named_cells
 from costmodel.workbook.reader import MAX_BYTES, read_workbook
+from costmodel.workbook.tariff_sheet import reads_profiles
 
+SCALAR_INPUTS = [n for n, i in MODEL.inputs.items() if not i.axes]  # profiles: Tariff sheet
 SAMPLE = SCENARIOS / "sample-tco.toml"
 
 
@@ -45,7 +47,7 @@ def test_sheets_and_names(single, three):
     wb = load_workbook(single)
     assert wb.sheetnames[:5] == ["Summary", "Cover", "Inputs", "Calculations", "Results"]
     assert "Curves" not in wb.sheetnames  # no curve in the sample
-    for name in [*MODEL.inputs, *MODEL.enums, *MODEL.constants, *MODEL.steps]:
+    for name in [*SCALAR_INPUTS, *MODEL.enums, *MODEL.constants, *MODEL.scalar_steps]:
         assert name in wb.defined_names, name
     assert named_cells(wb, "electricity_price")[0].value == pytest.approx(0.0871)
     assert named_cells(wb, "facility_pue")[0].value == 1.2
@@ -58,8 +60,14 @@ def test_sheets_and_names(single, three):
 
 def test_calculations_are_the_declaration_and_consistent_along_rows(three):
     wb = load_workbook(three)
-    for step in MODEL.steps.values():
+    for step in map(MODEL.steps.get, MODEL.scalar_steps):
         cells = named_cells(wb, step.name)
+        if reads_profiles(step.name):  # each system's own names (no profile here: NA())
+            formulas = {c.value.replace(f"_s{i}", "") for i, c in enumerate(cells, 1)}
+            assert formulas == {"=" + to_formula(step.tree).replace(
+                "SUMPRODUCT(hour_weight*load_hourly)", "NA()")} if \
+                step.name == "utilisation_served" else len(formulas) == 1, step.name
+            continue
         formulas = {c.value for c in cells}
         assert formulas == {"=" + to_formula(step.tree)}, step.name  # the same in every column
 
@@ -119,7 +127,7 @@ def test_round_trip_without_edits_reprices_to_the_engine(three):
     assert imported.changes == [] and imported.warnings == []
     systems, _ = workbook_systems(CURVE_SCENARIOS, matched=True)
     for got, want in zip(imported.results, systems, strict=True):
-        for name in MODEL.steps:
+        for name in MODEL.scalar_steps:
             a, b = got.values[name], want.result.values[name]
             assert a == pytest.approx(b, rel=1e-12, nan_ok=True), name
 
@@ -146,7 +154,7 @@ def test_edited_workbook_reprices_like_the_engine(single, tmp_path):
     want = price_file(SAMPLE, ["electricity.price=0.12 USD/kWh", "facility.pue=1.5",
                                "power.boundary=rack", "utilisation=0.55"])
     got = imported.results[0]
-    for name in MODEL.steps:
+    for name in MODEL.scalar_steps:
         assert got.values[name] == pytest.approx(want.values[name], rel=1e-12, nan_ok=True)
     assert got.disclosure()["boundary"] == "rack"
     assert "edited in workbook" in got.disclosure()["sources"]["electricity.price"]
@@ -320,7 +328,7 @@ def check_against_engine(values_book, formulas_book, systems, quotes=(),
     from costmodel.workbook.layout import FIRST_COL
     from costmodel.workbook.results_sheet import ratio
     checked = 0
-    for name in [*MODEL.steps, *MODEL.inputs, *MODEL.enums]:
+    for name in [*MODEL.scalar_steps, *SCALAR_INPUTS, *MODEL.enums]:
         for cell, s in zip(named_cells(values_book, name), systems, strict=True):
             assert same(cell.value, engine_value(name, s)), (name, cell.value)
             checked += 1
@@ -385,7 +393,7 @@ def test_cached_values_are_the_engines(cases, case):
     values = load_workbook(path, data_only=True)
     checked = check_against_engine(values, load_workbook(path),
                                    [s for s in systems], quotes, analyses)
-    assert checked > len(MODEL.steps) * len(systems)
+    assert checked > len(MODEL.scalar_steps) * len(systems)
     # and no formula cell lacks its cached result
     formulas = load_workbook(path)
     for title in VISIBLE:

@@ -143,7 +143,7 @@ def _assert_prices_like(imported: app.WorkbookImport, results: list[Result]) -> 
     assert len(imported.results) == len(results)
     for got, want in zip(imported.results, results, strict=True):
         assert got.name == want.name
-        for name in MODEL.steps:
+        for name in MODEL.scalar_steps:
             assert got.values[name] == pytest.approx(want.values[name], rel=1e-9,
                                                      nan_ok=True), (got.name, name)
 
@@ -252,7 +252,7 @@ def test_absent_optional_input_in_any_editors_spelling(kinds, tmp_path, placehol
     # the sample's absent inputs (no measured power, no hourly price...): the export's
     # placeholder, as an editor may save it
     given = kinds["single"].results[0].scenario.to_inputs()
-    absent = [n for n in MODEL.inputs if math.isnan(given[n])]
+    absent = [n for n, i in MODEL.inputs.items() if not i.axes and math.isnan(given[n])]
     assert "accelerator_measured_power" in absent and len(absent) >= 3
     path = _edit(kinds["single"].path, tmp_path / "na.xlsx", dict.fromkeys(absent, placeholder))
     imported = app.reprice(path)
@@ -398,7 +398,7 @@ def test_formulas_package_recalculates_like_the_engine(kinds, tmp_path, kind, ed
     spelled = _system_spelling(path, tmp_path / "spelled.xlsx")
     solution = formulas.ExcelModel().loads(str(spelled)).finish().calculate()
     wb = load_workbook(spelled)
-    for name in MODEL.steps:
+    for name in MODEL.scalar_steps:
         for cell, result in zip(named_cells(wb, name), results, strict=True):
             got = solution[f"'[spelled.xlsx]{cell.parent.title.upper()}'!{cell.coordinate}"]
             got, want = got.value[0, 0], result.values[name]

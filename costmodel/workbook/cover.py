@@ -22,7 +22,7 @@ LIVE_ITEMS = [("power boundary", "power_boundary"), ("power basis", "power_basis
               ("power per accelerator", "power_per_accelerator"),
               ("token kind", "operating_point_token_kind"),
               ("throughput per accelerator", "throughput"),
-              ("electricity price (energy, per kWh drawn)", "electricity_effective_price"),
+              ("electricity price", "electricity_effective_price"),
               ("utilisation", "utilisation"),
               ("cost basis", "accelerator_cost_basis"),
               ("rack power basis", "accelerator_rack_power_basis"),

@@ -82,6 +82,10 @@ class _Formulas(Algebra[Formula]):
         texts = ",".join(text for text, _ in options)
         return f"CHOOSE(MATCH({selector},{levels_name(selector)},0),{texts})", _ATOM
 
+    def reduce(self, op: str, axis: str, x: Formula) -> Formula:
+        # each name the whole block (one system's); cell_formula says where else
+        return f"{'SUMPRODUCT' if op == 'sum' else 'MAX'}({x[0]})", _ATOM
+
 
 _FORMULA = _Formulas()
 NOT_AVAILABLE = "NA()"
@@ -139,7 +143,7 @@ class _CellFormulas(Algebra[_AtCell]):
             text = x(replace(cell, reduced=cell.reduced | {axis}))[0]
             if NOT_AVAILABLE in text:
                 return NOT_AVAILABLE, _ATOM
-            return f"{'SUMPRODUCT' if op == 'sum' else 'MAX'}({text})", _ATOM
+            return _FORMULA.reduce(op, axis, (text, _ATOM))
         return at
 
 

@@ -90,7 +90,7 @@ def build_workbook(systems: Sequence[WorkbookSystem], *, title: str | None = Non
     n = len(systems)
     book = Book()
     names = Names(book, n)
-    profiles = ProfileLayout(systems)
+    profiles = ProfileLayout([s.result.scenario for s in systems])
     order = ["Summary", "Cover", "Inputs", "Calculations",
              *([TARIFF_SHEET] if profiles else []), "Results",
              *(["Curves"] if any(s.curve is not None for s in systems) else []),

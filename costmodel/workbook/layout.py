@@ -22,7 +22,7 @@ FIRST_COL = 4  # column D: the first system
 HEADER_ROW = 4  # the row naming the systems on Inputs, Calculations, Results
 SHEETS = ("Summary", "Cover", "Inputs", "Calculations", "Results", "Sources", "Lists", "Meta")
 META_FORMAT = "costmodel-workbook/1"
-COUNT_INPUTS = {"node_accelerators", "rack_nodes"}
+COUNT_INPUTS = {"node_accelerators", "rack_nodes", "electricity_site_accelerators"}
 
 
 @dataclass

@@ -11,7 +11,8 @@ declarations (external entities, entity expansion) and XML in any encoding but U
 byte-order mark, a NUL byte, its first character or its declaration: a byte search could not
 see a DTD in UTF-16 or UTF-32) are refused. Only the parts the reader needs are handed to
 openpyxl ([Content_Types].xml, the workbook part and its relationships, the styles, the
-shared strings and the Inputs, Calculations and Meta sheets), as the bytes already inflated
+shared strings and the Inputs, Calculations, Meta and (when there is one) Tariff sheets),
+as the bytes already inflated
 and checked, in a fresh package (every other worksheet an empty stand-in, so the names of a
 sheet's own find their sheet): nothing is inflated twice and no other sheet is parsed.
 openpyxl reads them in read-only mode (no merged-cell ranges expanded, no cells built but
@@ -61,6 +62,7 @@ from pathlib import Path
 from typing import Any
 from xml.etree.ElementTree import ParseError
 
+import numpy as np
 from defusedxml.ElementTree import fromstring, iterparse
 from openpyxl import load_workbook
 from openpyxl.utils.cell import get_column_letter, range_boundaries
@@ -68,8 +70,8 @@ from openpyxl.workbook.defined_name import DefinedName
 
 from ..inputs import InputError, Scenario, replace_citations, validate_scenario
 from ..model import MODEL
-from .excel_formula import to_formula
 from .export import COUNT_INPUTS, META_FORMAT
+from .tariff_sheet import TARIFF_SHEET, ProfileLayout
 
 __all__ = ["read_workbook", "check_package", "WorkbookRead", "ReadSystem", "InputChange",
            "MAX_BYTES", "MAX_MEMBERS", "MAX_PART", "MAX_UNCOMPRESSED", "MAX_RATIO",
@@ -93,6 +95,9 @@ MAX_FORMULA_WORK = 1_000_000  # characters of shared formulas openpyxl translate
 MAX_META_CHARS = 2**20  # one system's Meta record (JSON)
 
 _REQUIRED_SHEETS = ("Inputs", "Calculations", "Meta")
+_READ_SHEETS = (*_REQUIRED_SHEETS, TARIFF_SHEET)  # the Tariff sheet when a system has one
+# the inputs read from the Inputs sheet (a profile is read from its block on the Tariff sheet)
+_SCALAR_INPUTS = [n for n, i in MODEL.inputs.items() if not i.axes]
 _FORBIDDEN_MEMBERS = re.compile(r"vbaProject\.bin$|^xl/macrosheets/|^xl/externalLinks/|"
                                 r"^xl/activeX/|\.bin$", re.IGNORECASE)
 _CHUNK = 64 * 2**10
@@ -428,7 +433,7 @@ def _needed_sheets(workbook_xml: bytes, rels: bytes, folder: str
     others = []
     for el in sheets:
         rid = next((v for k, v in el.attrib.items() if _local(k) == "id"), None)
-        if el.get("name") in _REQUIRED_SHEETS and rid in targets:
+        if el.get("name") in _READ_SHEETS and rid in targets:
             found.setdefault(el.get("name"), targets[rid])
         elif rid in targets:
             others.append(targets[rid])
@@ -468,8 +473,10 @@ def _load(parts: dict[str, bytes]) -> _Book:
             raise _fail(f"sheet {missing[0]!r} is missing (renamed or deleted?); a workbook "
                         f"exported by costmodel has {', '.join(_REQUIRED_SHEETS)}")
         wanted = {*MODEL.inputs, *MODEL.enums, *MODEL.steps}
-        names = {n: dn for n, dn in wb.defined_names.items() if n in wanted}
-        return _Book({title: _grid(wb[title]) for title in _REQUIRED_SHEETS}, names)
+        names = {n: dn for n, dn in wb.defined_names.items()
+                 if n in wanted or n.rpartition("_s")[0] in _PROFILE_BLOCKS}
+        return _Book({title: _grid(wb[title]) for title in _READ_SHEETS
+                      if title in wb.sheetnames}, names)
     except InputError:
         raise
     except Exception as exc:
@@ -560,20 +567,24 @@ def read_workbook(source: bytes | str | Path, name: str = "workbook") -> Workboo
     book = _load(check_package(_source_bytes(source)))
     payloads = _meta(book.sheets["Meta"])
     n = len(payloads)
-    values = {k: _read_name(book, k, n) for k in [*MODEL.inputs, *MODEL.enums]}
+    values = {k: _read_name(book, k, n) for k in [*_SCALAR_INPUTS, *MODEL.enums]}
     systems: list[ReadSystem] = []
     changes: list[InputChange] = []
+    exported: list[Scenario] = []
     for i, payload in enumerate(payloads):
         original = payload["scenario"]
         label = original.get("name", f"system {i + 1}")
         shown = " ".join(str(label).split())[:200]  # in an error: one line, whatever the name
         cells = {_key(k): _where(v[i], k, i, n) for k, v in values.items()}
-        before = _validated(original, shown, {}).to_inputs()  # as exported (Meta)
+        exported.append(_validated(original, shown, {}))  # as exported (Meta)
+        before = exported[-1].to_inputs()
         data_i = _apply(original, {k: v[i] for k, v in values.items()}, before, cells)
+        for key, at in _read_profiles(book, data_i, before, i, n).items():
+            cells.setdefault(key, at)
         scenario = _validated(data_i, shown, cells)
         after = scenario.to_inputs()
         mine = []
-        for k in [*MODEL.inputs, *MODEL.enums]:
+        for k in [*_SCALAR_INPUTS, *MODEL.enums]:
             if not _same(before[k], after[k]):
                 unit = MODEL.inputs[k].unit if k in MODEL.inputs else ""
                 mine.append(InputChange(label, k, _shown(k, before[k]), _shown(k, after[k]),
@@ -590,7 +601,7 @@ def read_workbook(source: bytes | str | Path, name: str = "workbook") -> Workboo
                     if not any(d == k or d.startswith(k + ".") for k in replaced)]
         systems.append(ReadSystem(label, scenario, provenance, defaults, cells))
         changes.extend(mine)
-    return WorkbookRead(systems, changes, _formula_warnings(book, n))
+    return WorkbookRead(systems, changes, _formula_warnings(book, n, ProfileLayout(exported)))
 
 
 def _where(cell: tuple[str, str, Any], name: str, i: int, n: int) -> str:
@@ -728,6 +739,14 @@ def _apply(original: dict, cells: dict[str, tuple[str, str, Any]],
     elif "all_in_power" not in data.get("accelerator", {}):
         raise _fail(f"{where['accelerator.rack_power_basis'].partition(' ')[0]} says all_in "
                     f"but the all-in power is empty", where["accelerator.all_in_power"])
+    electricity = data.get("electricity", {})
+    for enum, absent, key, what in _PRESENCE:
+        table = data if key == "load" else electricity
+        if enums[enum] == absent:
+            table.pop(key, None)
+        elif key not in table:
+            raise _fail(f"{where[_key(enum)].partition(' ')[0]} says {enums[enum]} but "
+                        f"there is no {what}", where[_key(enum)])
     if enums["accelerator_cost_basis"] == "own":
         data.get("accelerator", {}).pop("hourly_price", None)
     elif "hourly_price" not in data.get("accelerator", {}):
@@ -791,11 +810,103 @@ def _put(data: dict, key: str, value: Any) -> None:
     parts = key.split(".")
     node = data
     for p in parts[:-1]:
+        if value is None and not isinstance(node.get(p), dict):
+            return  # nothing to clear (a table is never made for an absent value)
         node = node.setdefault(p, {})
     if value is None:
         node.pop(parts[-1], None)
     else:
         node[parts[-1]] = value
+
+
+# categorical inputs that say whether a table is there: (enum, its level without the table,
+# the table's key, what it is)
+_PRESENCE = [("electricity_pricing", "flat", "tariff", "tariff (electricity.tariff)"),
+             ("load_basis", "utilisation", "load", "load shape ([load])"),
+             ("electricity_site_basis", "rack", "site_accelerators",
+              "number of site accelerators")]
+_PROFILE_BLOCKS = {"electricity_tariff_rates", "electricity_tariff_demand_charge",
+                   "load_hourly"}  # the profiles an editor may change on the Tariff sheet
+
+
+def _read_profiles(book: _Book, data: dict, exported: dict[str, Any], i: int,
+                   n: int) -> dict[str, str]:
+    """Put the Tariff sheet's edited rates, demand charges and load of system ``i`` into its
+    scenario table ``data``; answers scenario key -> the block it was read from (for
+    errors). A profile the scenario no longer has (its choice changed) is not read."""
+    sheet = book.sheets.get(TARIFF_SHEET)
+    if sheet is None:
+        return {}
+    read: dict[str, str] = {}
+    blocks = {}
+    for name in sorted(_PROFILE_BLOCKS):
+        label = name if n == 1 else f"{name}_s{i + 1}"
+        if label not in book.names or not isinstance(exported.get(name), np.ndarray):
+            continue
+        target = _target(book.names[label])
+        if target is None or target[0] != TARIFF_SHEET:
+            raise _fail(f"defined name {label!r} does not point at the {TARIFF_SHEET} sheet",
+                        "workbook names")
+        min_col, min_row, max_col, max_row = range_boundaries(target[1])
+        shape = exported[name].shape
+        if (max_row - min_row + 1, max_col - min_col + 1) != shape:
+            raise _fail(f"defined name {label!r} no longer covers its "
+                        f"{shape[0]} x {shape[1]} cells", "workbook names")
+        values = np.empty(shape)
+        for r in range(shape[0]):
+            for c in range(shape[1]):
+                at = f"{TARIFF_SHEET}!{_coordinate(min_row + r, min_col + c)} ({name})"
+                number = _number(sheet.value(min_row + r, min_col + c), name, at)
+                if number is None:
+                    raise _fail("required, but the cell is empty or #N/A", at)
+                values[r, c] = _as_exported(number, float(exported[name][r, c]))
+        if not np.array_equal(values, exported[name]):
+            blocks[name] = values
+            read[name] = f"{TARIFF_SHEET}!{target[1]} ({label})"
+    tariff = data.get("electricity", {}).get("tariff")
+    if "load_hourly" in blocks and isinstance(data.get("load"), dict):
+        data["load"].update(_days(blocks["load_hourly"][0], "dimensionless"))
+        data.pop("utilisation", None)  # the shape's mean, as the engine takes it
+        read["load.hourly"] = read.pop("load_hourly")
+    if isinstance(tariff, dict) and blocks.keys() & {"electricity_tariff_rates",
+                                                    "electricity_tariff_demand_charge"}:
+        rates = blocks.get("electricity_tariff_rates", exported["electricity_tariff_rates"])
+        demand = blocks.get("electricity_tariff_demand_charge",
+                            exported["electricity_tariff_demand_charge"])
+        tariff.pop("weekend", None)  # unless the rows have weekend hours
+        tariff.update(_tariff_rows(rates, demand[:, 0]))
+        for name in ("electricity_tariff_rates", "electricity_tariff_demand_charge"):
+            if name in read:
+                read["electricity.tariff." + ("hourly" if name.endswith("rates")
+                                              else "demand_charge")] = read.pop(name)
+    return read
+
+
+def _days(row: np.ndarray, unit: str) -> dict[str, Any]:
+    """One profile row (24 hours, or a weekday's then a weekend day's) as ``hourly`` and
+    ``weekend`` tables."""
+    out: dict[str, Any] = {"hourly": {"value": row[:24].tolist(), "unit": unit}}
+    out["weekend"] = {"value": row[24:].tolist(), "unit": unit} if len(row) > 24 else None
+    if out["weekend"] is None:
+        del out["weekend"]
+    return out
+
+
+def _tariff_rows(rates: np.ndarray, demand: np.ndarray) -> dict[str, Any]:
+    """A tariff's rates (months x hours) and demand charges (by month) as its tables: the
+    whole year, or January's as the tariff's own and a season for every other month that
+    differs (so an edited month stands on its own)."""
+    rate_unit, demand_unit = "USD/kWh", "USD/kW/month"
+    out = {**_days(rates[0], rate_unit), "seasons": [],
+           "demand_charge": {"value": float(demand[0]), "unit": demand_unit}}
+    for m in range(1, rates.shape[0]):
+        if np.array_equal(rates[m], rates[0]) and demand[m] == demand[0]:
+            continue
+        out["seasons"].append({"name": f"month {m + 1}", "months": [m + 1],
+                               **_days(rates[m], rate_unit),
+                               "demand_charge": {"value": float(demand[m]),
+                                                 "unit": demand_unit}})
+    return out
 
 
 def _same(a: float, b: float) -> bool:
@@ -810,11 +921,13 @@ def _shown(name: str, v: float | int) -> Any:
     return None if isinstance(v, float) and math.isnan(v) else v
 
 
-def _formula_warnings(book: _Book, n: int) -> list[str]:
-    """Calculations edited by hand are not priced: say so."""
+def _formula_warnings(book: _Book, n: int, layout: ProfileLayout) -> list[str]:
+    """Calculations edited by hand are not priced: say so. (The profile steps' blocks on the
+    Tariff sheet are not compared.)"""
     out: list[str] = []
     calculations = book.sheets["Calculations"]
-    for step in MODEL.steps.values():
+    for name in MODEL.scalar_steps:
+        step = MODEL.steps[name]
         try:
             cells = _cells(book, step.name, "Calculations", n, "")
         except KeyError:
@@ -825,9 +938,9 @@ def _formula_warnings(book: _Book, n: int) -> list[str]:
             out.append(f"step {step.name}: {exc.errors[0][1]}; priced from the engine's "
                        f"declaration")
             continue
-        expected = _spelling("=" + to_formula(step.tree))
-        for r, c in cells:
-            if _spelling(calculations.value(r, c)) != expected:
+        expected = [_spelling(f) for f in layout.step_formulas(name)]
+        for (r, c), want in zip(cells, expected, strict=True):
+            if _spelling(calculations.value(r, c)) != want:
                 out.append(f"Calculations!{_coordinate(r, c)} ({step.name}) was edited; the "
                            f"engine prices from its declaration: {step.expression}")
     return out

@@ -21,6 +21,7 @@ import numpy as np
 from ..declaration import names_in
 from ..display import excel_format
 from ..evaluate import Evaluator
+from ..inputs import Scenario
 from ..model import MODEL
 from ..profile import MONTH_NAMES, shape_of, slot_labels
 from .excel_formula import NOT_AVAILABLE, Cell, cell_formula, to_formula
@@ -72,20 +73,20 @@ class _Block:
 class ProfileLayout:
     """Where each system's profiles sit, their values, and how a formula names them."""
 
-    def __init__(self, systems: Sequence[WorkbookSystem]):
-        self.n = len(systems)
+    def __init__(self, scenarios: Sequence[Scenario]):
+        self.n = len(scenarios)
         self.blocks: dict[tuple[int, str], _Block] = {}
         self.values: dict[tuple[int, str], np.ndarray] = {}
         self.shapes: dict[int, tuple[int, int]] = {}
         self.titles: dict[int, int] = {}  # system -> its title row
         row = 3
-        for i, s in enumerate(systems):
-            shape = shape_of(s.result.scenario)
+        for i, scenario in enumerate(scenarios):
+            shape = shape_of(scenario)
             if shape is None:
                 continue
             self.shapes[i] = shape
             months, hours = shape
-            inputs = s.result.scenario.to_inputs()
+            inputs = scenario.to_inputs()
             computed = _profile_evaluator()(inputs)
             self.titles[i] = row
             row += 2  # the title, then the hours' header
