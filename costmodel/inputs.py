@@ -868,6 +868,11 @@ def error_message(err: dict) -> str:
         hint = " or a catalog key" if section in ("accelerator", "operating_point",
                                                    "electricity") and len(err["loc"]) == 1 else ""
         return f"must be a table{hint}, got {err['input']!r}"
+    if kind in ("too_short", "too_long"):  # a list: 24 hourly values, 1 to 12 months...
+        ctx = err.get("ctx", {})
+        bound = ("at least", ctx.get("min_length")) if kind == "too_short" else \
+            ("at most", ctx.get("max_length"))
+        return f"must have {bound[0]} {bound[1]} items, got {ctx.get('actual_length')}"
     if kind == "string_type":
         return f"must be text, got {err['input']!r}"
     if kind == "bool_type":
