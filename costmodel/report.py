@@ -145,10 +145,11 @@ def disclosure_items(r: Result) -> list[tuple[str, str]]:
                  f"{format_number(f['maintenance']['value'], '1/year', 'financing_maintenance')}"
                  f"% of capex a year")
     items += [
-        ("Electricity", f"{_q(e['price'])} ({e['source'] or 'no source given'}; "
+        ("Electricity", f"{electricity_text(e)} ({e['source'] or 'no source given'}; "
                         f"{e['date'] or 'undated'})"),
         ("Financing", money),
-        ("Utilisation", f"{format_percent(d['utilisation'])} of hours serving; idle power "
+        ("Utilisation", f"{format_percent(d['utilisation'])} of hours serving"
+                        f"{load_text(d['load'])}; idle power "
                         f"{format_percent(d['idle_power'])} of operating power"),
         ("Pricing", f"price = cost / (1 - gross margin {format_percent(p['gross_margin'])}); "
                     f"a request's price is split between its input and output tokens so that "
@@ -169,6 +170,33 @@ def disclosure_items(r: Result) -> list[tuple[str, str]]:
 
 
 DEFAULTS = "Defaults used"
+
+
+def electricity_text(e: dict) -> str:
+    """The electricity priced, in words: the flat price, or the tariff with the energy price
+    per kWh drawn that resulted and the bill per kWh with its demand and fixed charges."""
+    t = e.get("tariff")
+    if t is None:
+        return _q(e["price"])
+    who = ", ".join(x for x in (t["utility"], f"effective {t['effective']}"
+                                if t["effective"] else None) if x)
+    charges = [f"demand charge {_q(t['demand_charge'])}" if t["demand_charge"]["value"]
+               else "", f"fixed {_q(t['fixed_charge'])} per site of "
+                        f"{round(t['site_accelerators'])} accelerators"
+               if t["fixed_charge"]["value"] else ""]
+    return (f"tariff {t['name']}" + (f" ({who})" if who else "") + ": energy at "
+            f"{_q(e['effective_price'])} on average at this load"
+            + "".join(f", {c}" for c in charges if c)
+            + f"; the whole bill {_q(e['price_all_in'])} counted at the boundary")
+
+
+def load_text(load: dict | None) -> str:
+    """The load shape, in words (nothing for a utilisation spread over every hour)."""
+    if load is None:
+        return ""
+    days = "weekdays and weekend days" if load["weekend"] is not None else "every day alike"
+    return (f", by a load shape by hour ({days}; the busiest hour at "
+            f"{format_percent(load['peak_load_factor'])} of operating power)")
 
 
 def _defaults(keys: Sequence[str]) -> str:

@@ -45,6 +45,10 @@ CONVENTIONS = [
     "cost per million tokens counts tokens of the operating point's token kind",
 ]
 
+CALENDAR = ("hours are local time; weekdays weigh 5/7 of the year and weekend days 2/7; a "
+            "month weighs its days in a 365-day year; a demand charge bills each month's "
+            "busiest hour of power at the facility boundary")
+
 ALLOCATION_RULE = ("a request's price (ISL input + OSL output tokens) is split so that an "
                    "output token costs pricing.output_weight input tokens")
 
@@ -88,7 +92,7 @@ class Result:
     def disclosure(self, *, sources: bool = True) -> dict[str, Any]:
         """What the figures rest on; ``sources=False`` leaves out the per-input sources."""
         s = self.scenario
-        op, w, e, f = s.operating_point, s.workload, s.electricity, s.financing
+        op, w, f = s.operating_point, s.workload, s.financing
         q = quantity_json
         return {
             "boundary": s.power.boundary,
@@ -115,8 +119,7 @@ class Result:
                          "precision": w.precision, "framework": w.framework,
                          "speculative_decoding": w.speculative_decoding,
                          "disaggregated": w.disaggregated},
-            "electricity": {"price": q(e.price, "USD/kWh"), "source": e.source, "date": e.date,
-                            "carbon_intensity": _optional(e.carbon_intensity, "gCO2e/kWh")},
+            "electricity": self.electricity_disclosure(),
             "financing": {"cost_basis": s.accelerator.cost_basis,
                           "life": q(f.life, "year"),
                           "cost_of_capital": q(f.cost_of_capital, "1/year"),
@@ -124,6 +127,10 @@ class Result:
                           "hourly_price": _optional(s.accelerator.hourly_price, "USD/h")},
             "utilisation": s.utilisation,
             "idle_power": s.idle_power,
+            "load": None if s.load is None else {
+                "basis": "hourly", "hourly": s.load.hourly, "weekend": s.load.weekend,
+                "peak_load_factor": self.values["peak_load_factor"],
+                "calendar": CALENDAR},
             "pricing": {"gross_margin": s.pricing.gross_margin,
                         "output_weight": s.pricing.output_weight,
                         "allocation": ALLOCATION_RULE},
@@ -132,6 +139,35 @@ class Result:
             "defaults_used": self.defaults_used,
             **({"sources": dict(sorted(self.provenance.items()))} if sources else {}),
         }
+
+    def electricity_disclosure(self) -> dict[str, Any]:
+        """The electricity priced: a flat price with its source and date, or a tariff (its
+        name, utility, effective date and source, which stand as the source and date); the
+        energy price per kWh drawn that resulted, and the bill per kWh with demand and fixed
+        charges."""
+        e = self.scenario.electricity
+        t = e.tariff
+        out: dict[str, Any] = {
+            "pricing": e.pricing, "price": quantity_json(e.price, "USD/kWh"),
+            "source": e.source if t is None else t.source,
+            "date": e.date if t is None else t.effective,
+            "carbon_intensity": _optional(e.carbon_intensity, "gCO2e/kWh")}
+        for name in ("carbon_source", "region", "sector", "period"):
+            if getattr(e, name) is not None:
+                out[name] = getattr(e, name)
+        if t is not None:
+            out["tariff"] = {
+                "name": t.name, "utility": t.utility, "effective": t.effective,
+                "source": t.source, "seasons": [s.months for s in t.seasons],
+                "weekend_rates": t.has_weekend,
+                "demand_charge": quantity_json(t.demand_charge, "USD/kW/month"),
+                "fixed_charge": quantity_json(t.fixed_charge, "USD/month"),
+                "site_accelerators": self.values["site_accelerators"],
+                "scale": t.scale, "shift": quantity_json(t.shift, "USD/kWh"),
+                "calendar": CALENDAR}
+            out["effective_price"] = self.quantity("electricity_effective_price")
+            out["price_all_in"] = self.quantity("electricity_price_all_in")
+        return out
 
     def rate_disclosure(self) -> dict[str, Any] | None:
         """The reference rate the scenario was priced from (None if none): which version,
@@ -151,7 +187,10 @@ class Result:
             shown = "none" if a.all_in_power is None else f"{a.all_in_power:g} W"
             departs.append(f"accelerator.all_in_power is {shown}, not the rate's "
                            f"{r.all_in_power:g} W")
-        if s.electricity.price != 0:
+        if s.electricity.tariff is not None:
+            departs.append(f"electricity.tariff {s.electricity.tariff.name!r}: energy, demand "
+                           f"and fixed charges are charged on top of the all-in rate")
+        elif s.electricity.price != 0:
             departs.append(f"electricity.price is {s.electricity.price:g} USD/kWh: energy is "
                            f"charged on top of the all-in rate")
         if s.facility.hosting != 0:

@@ -23,6 +23,9 @@ __all__ = ["Catalog", "default_catalog", "fixtures_dir", "split_sources", "KINDS
 # catalog kind -> catalog file
 KINDS = {"accelerator": "accelerators", "operating_point": "operating_points",
          "electricity": "electricity", "system": "systems", "rate": "rates"}
+# more files of a kind: electricity tariffs are electricity entries with a tariff table
+# (named ``electricity = "<key>"`` or ``electricity = { tariff = "<key>" }``)
+MORE_FILES = {"electricity": ("tariffs",)}
 # the kinds a scenario names by their own key (``accelerator = "gb300"``); a reference rate
 # is named inside the accelerator table (``rate = "rental@2026-09"``)
 SCENARIO_KINDS = ("accelerator", "operating_point", "electricity", "system")
@@ -68,12 +71,15 @@ class Catalog:
         folder = (folder or fixtures_dir()) / "catalog"
         entries: dict[str, dict[str, Entry]] = {}
         for kind, filename in KINDS.items():
-            path = folder / f"{filename}.toml"
-            raw = tomllib.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
             entries[kind] = {}
-            for key, body in raw.items():
-                data, provenance = split_sources(body)
-                entries[kind][key] = Entry(kind, key, data, provenance)
+            for name in (filename, *MORE_FILES.get(kind, ())):
+                path = folder / f"{name}.toml"
+                raw = tomllib.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+                for key, body in raw.items():
+                    if key in entries[kind]:
+                        raise ValueError(f"catalog {kind} entry {key!r} is in two files")
+                    data, provenance = split_sources(body)
+                    entries[kind][key] = Entry(kind, key, data, provenance)
         return cls(entries)
 
     def keys(self, kind: str) -> list[str]:

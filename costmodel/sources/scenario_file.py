@@ -90,6 +90,7 @@ def _expand_refs(data: dict[str, Any], catalog: Catalog,
     if isinstance(accelerator, dict) and "rate" in accelerator and "catalog" not in accelerator:
         raise InputError([("accelerator.rate", "a reference rate needs accelerator.catalog, "
                                                "the catalog accelerator it prices")])
+    _expand_tariff(data, catalog, provenance)
     for section in SCENARIO_KINDS:
         value = data.get(section)
         if isinstance(value, str):
@@ -142,6 +143,28 @@ def _expand_refs(data: dict[str, Any], catalog: Catalog,
     if rate is not None:
         _apply_rate(data, *rate, catalog, provenance)
     return data
+
+
+def _expand_tariff(data: dict[str, Any], catalog: Catalog,
+                   provenance: dict[str, str]) -> None:
+    """``electricity = { tariff = "<key>" }``: the tariff of catalog electricity entry
+    ``key``, its own keys beside it (``site_accelerators``) kept."""
+    electricity = data.get("electricity")
+    if not isinstance(electricity, dict) or not isinstance(electricity.get("tariff"), str):
+        return
+    ref = electricity["tariff"]
+    path = "electricity.tariff"
+    entry = catalog.get("electricity", ref, path)
+    tariff = entry.data.get("tariff")
+    if not isinstance(tariff, dict):
+        raise InputError([(path, f"catalog entry {ref!r} is a flat price, not a tariff: name "
+                                 f"it as electricity = {ref!r}")])
+    electricity["tariff"] = _copy_tree(tariff)
+    cited = tariff.get("source")
+    provenance[path] = f"catalog tariff {ref!r}" + (f": {cited}" if cited else "")
+    for k, source in entry.provenance.items():
+        if k.startswith("tariff."):
+            provenance[f"electricity.{k}"] = f"catalog tariff {ref!r}: {source}"
 
 
 _ZERO = {"electricity": ("price", {"value": 0, "unit": "USD/kWh"}, "energy"),

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import display
+from ..report import electricity_text, load_text
 from ..results import Result
 
 __all__ = ["Line", "disclosure_lines"]
@@ -75,7 +76,7 @@ def disclosure_lines(result: Result) -> list[Line]:
             if w.get("speculative_decoding") else "") + ".",
              source("workload.model", "workload.isl", "workload.osl")),
         Line("Electricity", _join(
-            f"{_q(e['price'])}",
+            electricity_text(e),
             f"carbon intensity {_q(e['carbon_intensity'])}" if e.get("carbon_intensity")
             else "") + f", from {e.get('source') or 'no source given'}"
             f" ({e.get('date') or 'undated'}).",
@@ -90,7 +91,8 @@ def disclosure_lines(result: Result) -> list[Line]:
              source("financing.life", "financing.cost_of_capital", "accelerator.price",
                     "accelerator.hourly_price")),
         Line("Use", f"Utilisation {display.format_percent(d['utilisation'])} of hours at the "
-                    f"operating point; idle draw {display.format_percent(d['idle_power'])} "
+                    f"operating point{load_text(d['load'])}; idle draw "
+                    f"{display.format_percent(d['idle_power'])} "
                     f"of operating power.", source("utilisation", "idle_power")),
         Line("Pricing", f"Gross margin {display.format_percent(d['pricing']['gross_margin'])}"
                         f"; an output token is priced as "
