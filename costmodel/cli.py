@@ -28,6 +28,7 @@ from .report import (
     curve_table,
     decision_table,
     energy_table,
+    flexible_line,
     in_sentence,
     quotes_table,
     result_table,
@@ -54,16 +55,24 @@ def main() -> None:
 @click.argument("file")
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE", help=SET_HELP)
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
-def price(file: str, overrides: tuple[str, ...], as_json: bool) -> None:
+@click.option("--flexible-share", "flexible", type=click.FloatRange(0, 1), metavar="FRACTION",
+              help="With a tariff: also price the load with this share of every hour moved "
+                   "to the cheapest hours of its day (one line; 'what_if' in JSON).")
+def price(file: str, overrides: tuple[str, ...], as_json: bool,
+          flexible: float | None) -> None:
     """Price the scenario in FILE (TOML or JSON)."""
     try:
-        result = app.price(CONTEXT, specs_for([file], overrides)[0]).result
+        priced = app.price(CONTEXT, specs_for([file], overrides)[0])
+        shift = None if flexible is None else app.shift_flexible(priced, flexible)
     except InputError as exc:
         fail_input(exc)
+    result = priced.result
     if as_json:
-        emit_json(result.to_json())
+        emit_json({**result.to_json(), **({"what_if": shift.to_json()} if shift else {})})
     else:
         click.echo(result_table(result))
+        if shift is not None:
+            click.echo(flexible_line(shift))
 
 
 @main.command()

@@ -21,7 +21,7 @@ from .inputs import HOURS_A_DAY, MONTHS, WEEKDAY_SHARE, Scenario, Tariff
 from .model import MODEL
 
 __all__ = ["MONTH_DAYS", "DAYS_A_YEAR", "profile_inputs", "shape_of", "slot_labels",
-           "MONTH_NAMES"]
+           "MONTH_NAMES", "move_flexible"]
 
 MONTH_DAYS = (31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
 DAYS_A_YEAR = sum(MONTH_DAYS)  # 365
@@ -109,3 +109,26 @@ def profile_inputs(scenario: Scenario) -> dict[str, Any]:
         if isinstance(out[name], np.ndarray):
             out[name].setflags(write=False)
     return out
+
+
+def move_flexible(load: np.ndarray, rates: np.ndarray, share: float) -> np.ndarray:
+    """A load shape with ``share`` of each day's serving moved to that day's cheapest hours.
+
+    ``load`` [fraction of each hour serving] and ``rates`` [USD/kWh, the year's average rate
+    of each hour] are (1, hours) profiles (a weekday's hours, then a weekend day's). Each day
+    keeps its serving hours: ``1 - share`` of every hour stays, and the rest fills the
+    cheapest hours of the same day first, each up to a whole hour (ties: the earlier hour)."""
+    if not 0 <= share <= 1:
+        raise ValueError(f"the flexible share is a fraction from 0 to 1, got {share:g}")
+    original = np.array(load, dtype=float).reshape(-1, HOURS_A_DAY)
+    out = original * (1 - share)
+    days = np.asarray(rates, dtype=float).reshape(-1, HOURS_A_DAY)
+    for day, rate, before in zip(out, days, original, strict=True):
+        moved = share * before.sum()  # [hours serving] to place
+        for hour in np.argsort(rate, kind="stable"):
+            take = min(1 - day[hour], moved)
+            day[hour] += take
+            moved -= take
+            if moved <= 0:
+                break
+    return out.reshape(1, -1)

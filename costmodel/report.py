@@ -7,6 +7,7 @@ from __future__ import annotations
 import textwrap
 from collections.abc import Sequence
 from datetime import UTC, datetime
+from typing import Any
 
 import numpy as np
 
@@ -170,6 +171,18 @@ def disclosure_items(r: Result) -> list[tuple[str, str]]:
 
 
 DEFAULTS = "Defaults used"
+
+
+def flexible_line(shift: Any) -> str:
+    """One line: the cost if the flexible share of the load moved to the cheapest hours."""
+    before, after = shift.before.values, shift.after.values
+    total, energy = "cost_per_mtok_total", "cost_per_mtok_energy"
+    change = (after[total] - before[total]) / before[total]
+    return (f"What if {format_percent(shift.share)} of the load moved to the cheapest hours: "
+            f"cost {format_number(before[total], 'USD/Mtok', total)} -> "
+            f"{format_number(after[total], 'USD/Mtok', total)} USD per million tokens "
+            f"({change:+.1%}), electricity {format_number(before[energy], 'USD/Mtok', energy)}"
+            f" -> {format_number(after[energy], 'USD/Mtok', energy)}")
 
 
 def electricity_text(e: dict) -> str:

@@ -255,3 +255,45 @@ def test_the_tariff_round_trips_through_its_mapping():
             assert np.array_equal(value, b[name]), name
         else:
             assert value == b[name] or (math.isnan(value) and math.isnan(b[name])), name
+
+
+# ---- what if the flexible share of the load moved to the cheapest hours ---------------------
+
+def _shift(share: float, **more):
+    from costmodel import app
+    from costmodel.app.pricing import price_loaded
+    from costmodel.sources.scenario_file import build_scenario
+    loaded = build_scenario(base(electricity={"tariff": eight_dear_sixteen_cheap()}, **more))
+    return app.shift_flexible(price_loaded(loaded), share)
+
+
+def test_moving_all_of_a_flat_half_load_into_the_cheap_hours():
+    # 12 serving hours a day fill the cheapest hours first, earliest first: 08:00-20:00
+    shift = _shift(1.0, load={"hourly": [0.5] * 24})
+    assert shift.after.scenario.load.hourly == [0.0] * 8 + [1.0] * 12 + [0.0] * 4
+    assert shift.after.values["cost_per_mtok_energy"] == pytest.approx(0.08 / MTOK_PER_HOUR,
+                                                                       rel=1e-12)
+    assert shift.before.values["cost_per_mtok_energy"] == pytest.approx(0.12 / MTOK_PER_HOUR,
+                                                                        rel=1e-12)
+    assert shift.after.values["tokens_per_hour"] == pytest.approx(
+        shift.before.values["tokens_per_hour"], rel=1e-12)  # the same tokens
+
+
+def test_moving_half_of_a_flat_half_load():
+    # 0.25 stays in every hour; 6 hours move, filling 08:00-16:00 (0.75 of room each) to 1:
+    # a day pays 8 x 0.25 x 0.20 + 8 x 1 x 0.08 + 8 x 0.25 x 0.08 = 1.2 USD for 12 kWh
+    shift = _shift(0.5, load={"hourly": [0.5] * 24})
+    assert shift.after.scenario.load.hourly == pytest.approx([0.25] * 8 + [1.0] * 8
+                                                             + [0.25] * 8)
+    assert shift.after.values["electricity_effective_price"] == pytest.approx(0.1, rel=1e-12)
+    assert shift.to_json()["change"]["value"] == pytest.approx((0.1 - 0.12) / MTOK_PER_HOUR,
+                                                               rel=1e-9)
+
+
+def test_the_what_if_needs_a_tariff():
+    from costmodel import app
+    from costmodel.app.pricing import price_loaded
+    from costmodel.sources.scenario_file import build_scenario
+    priced = price_loaded(build_scenario(base()))
+    with pytest.raises(InputError, match="needs a tariff"):
+        app.shift_flexible(priced, 0.3)

@@ -13,6 +13,7 @@ from .load import NOT_FROM_CURVE, load, load_all, prepare
 from .planning import Plan, PlanRequest, plan
 from .pricing import (
     Compared,
+    FlexibleShift,
     Priced,
     WorkbookFile,
     compare,
@@ -20,6 +21,7 @@ from .pricing import (
     price_loaded,
     render_workbook,
     reprice,
+    shift_flexible,
     workbook,
 )
 from .quotes import (
@@ -54,7 +56,7 @@ __all__ = [
     "Reading", "OwnPoint", "Matched", "AtInteractivity", "OWN_POINT", "MATCHED",
     "NOT_FROM_CURVE", "prepare", "load", "load_all",
     "Priced", "Compared", "WorkbookFile", "price", "price_loaded", "compare", "workbook",
-    "render_workbook", "reprice",
+    "render_workbook", "reprice", "FlexibleShift", "shift_flexible",
     "QuotesRanking", "quotes_compare", "quotes_workbook", "TermRequest", "TermAnalysis",
     "quotes_term", "DecisionRequest", "QuotesDecision", "quotes_decide",
     "decision_pdf", "plan_pdf",

@@ -8,6 +8,8 @@ from io import BytesIO
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from ..chain import compare as compare_results
 from ..chain import price as price_result
 from ..errors import InputError
@@ -22,7 +24,8 @@ if TYPE_CHECKING:  # the reader loads openpyxl: only when a workbook is read
     from ..workbook.reader import InputChange
 
 __all__ = ["Priced", "Compared", "WorkbookFile", "price", "price_loaded", "compare",
-           "workbook", "render_workbook", "reprice", "WorkbookImport"]
+           "workbook", "render_workbook", "reprice", "WorkbookImport", "FlexibleShift",
+           "shift_flexible"]
 
 
 @dataclass(frozen=True)
@@ -79,6 +82,57 @@ def compare(ctx: Context, specs: Sequence[ScenarioSpec], reading: Reading = OWN_
             raise exc.about(spec.subject) from None
     return Compared(comparison, [Priced(r, x.curve, x)
                                  for r, x in zip(comparison.results, loaded, strict=True)])
+
+
+@dataclass(frozen=True)
+class FlexibleShift:
+    """What if ``share`` of the load moved to the cheapest hours of its day: the scenario
+    priced as given and with the load moved (same serving hours, same tokens)."""
+    share: float
+    before: Result
+    after: Result
+
+    def to_json(self) -> dict[str, Any]:
+        b, a = self.before.values, self.after.values
+        total = "cost_per_mtok_total"
+        return {"flexible_share": self.share,
+                "load": {"hourly": self.after.scenario.load.hourly,
+                         "weekend": self.after.scenario.load.weekend},
+                "cost_per_mtok": {"total": self.after.quantity(total),
+                                  "energy": self.after.quantity("cost_per_mtok_energy")},
+                "electricity_effective_price": self.after.quantity(
+                    "electricity_effective_price"),
+                "change": {"value": a[total] - b[total], "unit": "USD/Mtok"},
+                "rule": "each day keeps its serving hours; the flexible share of every hour "
+                        "moves to the same day's cheapest hours (the year's average rate), "
+                        "each filled up to a whole hour"}
+
+
+def shift_flexible(priced: Priced, share: float) -> FlexibleShift:
+    """The cost if ``share`` [fraction] of the load moved to the cheapest hours (needs a
+    tariff: at a flat price every hour costs the same)."""
+    from ..chain import price as price_scenario
+    from ..evaluate import Evaluator
+    from ..inputs import validate_scenario
+    from ..model import MODEL
+    from ..profile import move_flexible
+    scenario = priced.result.scenario
+    if scenario.electricity.tariff is None:
+        raise InputError([("flexible_share", "needs a tariff (electricity.tariff): at a flat "
+                                             "price every hour costs the same")])
+    if not 0 <= share <= 1:
+        raise InputError([("flexible_share", f"a fraction from 0 to 1, got {share:g}")])
+    inputs = scenario.to_inputs()
+    got = Evaluator(MODEL, outputs=["tariff_rate_by_hour", "load_by_hour"])(inputs)
+    hours = inputs["hour_weight"].shape[1]
+    load = np.broadcast_to(got["load_by_hour"], (1, hours))
+    moved = move_flexible(load, got["tariff_rate_by_hour"], share)[0].tolist()
+    data = scenario.to_data()
+    data["load"] = {"hourly": moved[:24], **({"weekend": moved[24:]} if hours > 24 else {})}
+    data.pop("utilisation", None)  # the shape's mean, unchanged by the move
+    after = price_scenario(validate_scenario(data), priced.result.provenance)
+    check_finite(after)
+    return FlexibleShift(share, priced.result, after)
 
 
 def _filename(names: Sequence[str]) -> str:
