@@ -24,6 +24,7 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
+    PrivateAttr,
     StrictInt,
     ValidationError,
     WithJsonSchema,
@@ -41,7 +42,13 @@ from .rates import (
     parse_rate_date,
     rate_key,
 )
-from .units import BARE_NUMBER_UNITS, parse_quantity
+from .units import (
+    BARE_NUMBER_UNITS,
+    CURRENCIES,
+    UnitInputError,
+    exchange_rates,
+    parse_quantity,
+)
 
 __all__ = ["default_source", "CITED_BY", "replace_citations", "InputError", "QuantityField",
            "Scenario", "validate_scenario", "quantity_field", "NORMALISED_BY_DEFAULT",
@@ -224,6 +231,7 @@ class Financing(Section):
 
 HOURS_A_DAY = 24
 MONTHS = 12
+MAX_CURRENCIES = 20  # exchange rates one scenario may state
 
 
 def _unwrap_profile(raw: Any) -> Any:
@@ -310,6 +318,60 @@ class Tariff(Section):
     @property
     def has_weekend(self) -> bool:
         return self.weekend is not None or any(s.weekend is not None for s in self.seasons)
+
+
+class FxRate(Section):
+    """An exchange rate against USD (the catalog's currency), dated and sourced: ``rate =
+    "0.92 EUR/USD"`` (0.92 EUR buy one USD)."""
+    currency: str = Field(pattern="^[A-Z]{3}$", description="the ISO 4217 code the rate "
+                                                            "prices (from the rate's unit)")
+    rate: float = Field(gt=0, description="units of the currency per USD")
+    date: str = Field(pattern=f"^{DATE_PATTERN}$", description="YYYY-MM or YYYY-MM-DD")
+    source: str = Field(min_length=1)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _read_rate(cls, data: Any) -> Any:
+        """``rate = "0.92 EUR/USD"`` (or ``{value, unit}``) -> currency and rate."""
+        if not isinstance(data, dict) or "rate" not in data or "currency" in data:
+            return data
+        raw = data["rate"]
+        unit = raw.get("unit") if isinstance(raw, dict) else \
+            str(raw).strip().partition(" ")[2] if isinstance(raw, str) else None
+        code = unit.strip().partition("/")[0].strip() if isinstance(unit, str) else ""
+        if code not in CURRENCIES:
+            raise ValueError(f"rate: write it as units of a currency per USD, e.g. "
+                             f"\"0.92 EUR/USD\", got {raw!r}")
+        try:
+            value = parse_quantity(raw, f"{code}/USD", allow_zero=False)
+        except UnitInputError as exc:
+            raise ValueError(f"rate: {exc}") from None
+        return {**data, "currency": code, "rate": value}
+
+
+class Money(Section):
+    """The currency results are shown in, and the exchange rates that convert amounts given
+    in other currencies (none is ever applied unless stated here)."""
+    currency: str = Field("USD", pattern="^[A-Z]{3}$",
+                          description="ISO 4217 code of the currency results are shown in")
+    fx: dict[Annotated[str, Field(pattern="^[A-Z]{3}$")], FxRate] = Field(
+        default_factory=dict, max_length=MAX_CURRENCIES)
+    _converted: list[str] = PrivateAttr(default_factory=list)  # currencies of amounts given
+
+    @property
+    def converted(self) -> list[str]:
+        """The currencies (codes) of amounts that were given in them and converted to USD."""
+        return self._converted
+
+    @property
+    def rates(self) -> dict[str, float]:
+        """Currency code -> units of it per USD, as stated."""
+        return {code: fx.rate for code, fx in self.fx.items()}
+
+    @property
+    def rate(self) -> float:
+        """Units of the result currency per USD (1 for USD)."""
+        return 1.0 if self.currency == "USD" else self.fx[self.currency].rate
 
 
 class Load(Section):
@@ -478,6 +540,7 @@ class Scenario(Section):
     power: Power = Field(default_factory=Power)
     pricing: Pricing = Field(default_factory=Pricing)
     load: Load | None = None  # a load shape by hour; none: utilisation in every hour
+    money: Money = Field(default_factory=Money)
     reference_rate: ReferenceRate | None = None  # the rate it was priced from, if any
 
     @property
@@ -530,6 +593,9 @@ class Scenario(Section):
                     continue
                 if isinstance(value, list) and value and isinstance(value[0], BaseModel):
                     out[name] = [dump(v) for v in value]  # a tariff's seasons
+                    continue
+                if isinstance(value, dict):  # exchange rates by currency
+                    out[name] = {k: dump(v) for k, v in value.items()}
                     continue
                 meta = _quantity_meta(info)
                 if meta is None and isinstance(value, list):  # hourly quantities
@@ -625,7 +691,7 @@ def replace_citations(data: dict[str, Any], key: str, where: str,
 
 # Descriptive fields whose defaults are labels, not assumptions about cost.
 _NOT_INPUTS = {"name", "description", "chosen", "label", "vendor", "note", "curve",
-               "read_status", "system", "reference_rate"}
+               "read_status", "system", "reference_rate", "money"}
 
 
 _SECTIONS = {n: f.annotation for n, f in Scenario.model_fields.items()
@@ -673,8 +739,8 @@ assert not any(is_section for m, fields in _FIELDS.items() if m is not Scenario
 # instance, never changed): its fields whose default is not None, dotted
 _LEFT_OUT = {n: [f"{n}.{k}" for k, _ in _FIELDS[f.default_factory]
                  if getattr(f.default_factory(), k) is not None]
-             for n, f in Scenario.model_fields.items()
-             if isinstance(f.default_factory, type) and issubclass(f.default_factory, BaseModel)}
+             for n, f in Scenario.model_fields.items() if n not in _NOT_INPUTS
+             and isinstance(f.default_factory, type) and issubclass(f.default_factory, BaseModel)}
 _DOTTED = {n: {k: f"{n}.{k}" for k, _ in _FIELDS.get(m, ())} for n, m in _SECTIONS.items()}
 
 
@@ -728,6 +794,15 @@ def _cross_checks(s: Scenario) -> list[tuple[str, str]]:
     if e.tariff is None and e.site_accelerators is not None:
         errors.append(("electricity.site_accelerators",
                        "only applies to a tariff's fixed charges (electricity.tariff)"))
+    money = s.money
+    for code, fx in money.fx.items():
+        if fx.currency != code:
+            errors.append((f"money.fx.{code}.rate", f"a rate for {code} is in {code}/USD, "
+                                                     f"got {fx.currency}/USD"))
+    if money.currency != "USD" and money.currency not in money.fx:
+        errors.append(("money.currency", f"{money.currency} needs its exchange rate: give "
+                                         f"[money.fx.{money.currency}] rate = \"... "
+                                         f"{money.currency}/USD\", with its date and source"))
     if s.load is not None:
         mean = load_mean(s.load)
         if mean <= 0:
@@ -810,6 +885,8 @@ def validate_scenario(data: Any) -> Scenario:
     """
     if not isinstance(data, dict):
         raise InputError([("", "a scenario must be a table/object")])
+    if "money" in data:  # amounts in other currencies, at the scenario's own rates
+        return _validate_with_rates(data)
     given, missed, taken = dict(data), [], False
     for name in _SECTIONS.keys() & data.keys():
         key = _section_key(name, data[name])
@@ -839,6 +916,28 @@ def validate_scenario(data: Any) -> Scenario:
             _SECTION_CACHE.clear()
         for key in missed:
             _SECTION_CACHE[key] = getattr(scenario, key[0])
+    errors = _cross_checks(scenario)
+    if errors:
+        raise InputError(errors)
+    return scenario
+
+
+def _validate_with_rates(data: dict) -> Scenario:
+    """A scenario with a ``money`` table: its exchange rates read first, then every amount in
+    another currency converted to USD at them as it is parsed (no section is shared: the same
+    table in EUR is another amount under other rates)."""
+    try:
+        money = Money.model_validate(data["money"])
+    except ValidationError as exc:
+        raise InputError([(error_path(("money", *e["loc"])), error_message(e))
+                          for e in exc.errors()]) from None
+    with exchange_rates(money.rates) as used:
+        try:
+            scenario = Scenario.model_validate(data)
+        except ValidationError as exc:
+            raise InputError([(error_path(e["loc"]), error_message(e))
+                              for e in exc.errors()]) from None
+    scenario.money._converted = sorted(used)
     errors = _cross_checks(scenario)
     if errors:
         raise InputError(errors)

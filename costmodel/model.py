@@ -12,7 +12,7 @@ million tokens counts tokens of the operating point's token kind.
 from __future__ import annotations
 
 from .declaration import Constant, Declaration, Enum, Input, Step
-from .units import HOURS_PER_YEAR, MONTHS_PER_YEAR
+from .units import HOURS_PER_YEAR, MONTHS_PER_YEAR, SHOWN_CURRENCY
 
 BOUNDARIES = ("chip", "node", "rack", "facility")
 BASES = ("rated", "measured")
@@ -90,6 +90,8 @@ INPUTS = [
     _profile("load_hourly", "load.hourly", "dimensionless", ("hour",),
              "fraction of each hour of the typical days spent serving at the operating point"),
     _i("electricity.carbon_intensity", "gCO2e/kWh", "grid carbon intensity", optional=True),
+    _i("money.rate", f"{SHOWN_CURRENCY}/USD", "units of the currency results are shown in, "
+       "per USD (1 for USD; a stated, dated exchange rate otherwise)"),
     _i("utilisation", "dimensionless", "fraction of hours serving at the operating point"),
     _i("idle_power", "dimensionless", "fraction of boundary power drawn while idle"),
     _i("operating_point.throughput", "token/s", "throughput per accelerator", optional=True),
@@ -318,6 +320,22 @@ STEPS = [
     Step("price_per_mtok_output", "USD/Mtok", "price_per_mtok_input * pricing_output_weight",
          "price per million output tokens", "price_per_mtok", "output"),
 ]
+
+# the money figures of an answer, also in the currency results are shown in (money.currency):
+# each is its USD figure times money.rate, named shown(...), in shown_currency units
+SHOWN = ["capex_per_accelerator", "cost_per_hour", "cost_per_mtok_energy", "cost_per_mtok_capex",
+         "cost_per_mtok_opex", "cost_per_mtok_total", "price_per_mtok_total",
+         "price_per_mtok_input", "price_per_mtok_output"]
+
+
+def shown(name: str) -> str:
+    """The step of a money figure in the currency results are shown in."""
+    return f"{name}_shown"
+
+
+_UNITS = {s.name: s.unit for s in STEPS}
+STEPS += [Step(shown(n), _UNITS[n].replace("USD", SHOWN_CURRENCY), f"{n} * money_rate",
+               f"{n}, in the currency results are shown in") for n in SHOWN]
 
 MODEL = Declaration(INPUTS, ENUMS, CONSTANTS, STEPS)
 """The declared TCO calculation; unit-checked at import."""

@@ -158,6 +158,9 @@ def disclosure_items(r: Result) -> list[tuple[str, str]]:
                     f"{format_number(p['output_weight'], '', 'pricing_output_weight')} input "
                     f"tokens"),
     ]
+    money = d["money"]
+    if money["currency"] != "USD" or money.get("inputs_converted"):
+        items.append(("Money", money_text(money)))
     rate = d["reference_rate"]
     if rate is not None:
         items.append(("Reference rate",
@@ -203,6 +206,21 @@ def electricity_text(e: dict) -> str:
             + f"; the whole bill {_q(e['price_all_in'])} counted at the boundary")
 
 
+def money_text(money: dict) -> str:
+    """The currency shown and the stated exchange rates, in words."""
+    def fx(r: dict) -> str:
+        return f"{r['value']:g} {r['unit']} ({r['date']}; {r['source']})"
+    parts = [f"calculated in USD, shown in {money['currency']}"
+             + (f" at {fx(money['rate'])}" if "rate" in money else "")]
+    converted = money.get("inputs_converted") or {}
+    if converted:
+        parts.append("amounts given in " + ", ".join(
+            f"{code} converted at {fx(r)}" if money.get("rate") != r else code
+            for code, r in converted.items()) + (" at that rate" if all(
+                money.get("rate") == r for r in converted.values()) else ""))
+    return "; ".join(parts)
+
+
 def load_text(load: dict | None) -> str:
     """The load shape, in words (nothing for a utilisation spread over every hour)."""
     if load is None:
@@ -232,10 +250,18 @@ def result_table(r: Result) -> str:
             if title == "Cost breakdown":
                 share = f"{format_percent(v / total if v is not None and total else None)} " \
                         f"of cost"
+            shown_v, unit = r.shown(n)  # a money figure in the result currency
             rows.append([(MARK if n in ANSWER else PAD) + label(n),
-                         format_number(v, MODEL.steps[n].unit, n), _unit(n), share])
+                         format_number(shown_v, MODEL.steps[n].unit, n),
+                         _unit(n).replace("USD", r.currency) if unit != MODEL.steps[n].unit
+                         else _unit(n), share])
+    money = r.disclosure()["money"]
+    rate = money.get("rate")
     out = [r.name, *wrap(f"{r.scenario.accelerator.name}; figures per accelerator, costs per "
-                          f"million {kind} tokens", "", "  ")]
+                          f"million {kind} tokens"
+                          + (f"; money in {r.currency} at {rate['value']:g} {rate['unit']} "
+                             f"({rate['date']}, {rate['source']})" if rate else ""),
+                          "", "  ")]
     for i, line in enumerate(columns(rows, {1, 3})):
         if i in headings:
             out += ["", headings[i]]

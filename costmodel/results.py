@@ -8,8 +8,9 @@ from typing import Any
 from . import __version__
 from .errors import NonFiniteResult
 from .inputs import Scenario
-from .model import MODEL
+from .model import MODEL, SHOWN, shown
 from .rates import ALL_IN, NOT_A_QUOTE
+from .units import SHOWN_CURRENCY
 
 __all__ = ["Result", "Comparison", "quantity_json", "headline_json", "HEADLINE", "CONVENTIONS",
            "ALLOCATION_RULE", "MUST_BE_FINITE", "check_finite"]
@@ -88,6 +89,20 @@ class Result:
     def name(self) -> str:
         return self.scenario.name
 
+    @property
+    def currency(self) -> str:
+        """The currency results are shown in (``money.currency``)."""
+        return self.scenario.money.currency
+
+    def shown(self, name: str) -> tuple[float | None, str]:
+        """A figure as the answer shows it: a money figure in the result currency (its step
+        times ``money.rate``), with its unit; anything else as computed."""
+        unit = MODEL.steps[name].unit
+        if name in _SHOWN and self.currency != "USD":
+            name = shown(name)
+            unit = MODEL.steps[name].unit.replace(SHOWN_CURRENCY, self.currency)
+        return self.value(name), unit
+
     # -- disclosure ----------------------------------------------------------------------
     def disclosure(self, *, sources: bool = True) -> dict[str, Any]:
         """What the figures rest on; ``sources=False`` leaves out the per-input sources."""
@@ -135,10 +150,26 @@ class Result:
                         "output_weight": s.pricing.output_weight,
                         "allocation": ALLOCATION_RULE},
             "reference_rate": self.rate_disclosure(),
+            "money": self.money_disclosure(),
             "conventions": CONVENTIONS,
             "defaults_used": self.defaults_used,
             **({"sources": dict(sorted(self.provenance.items()))} if sources else {}),
         }
+
+    def money_disclosure(self) -> dict[str, Any]:
+        """The currency the figures are shown in and the stated exchange rates used."""
+        m = self.scenario.money
+        out: dict[str, Any] = {"currency": m.currency, "calculated_in": "USD"}
+        if m.currency != "USD":
+            fx = m.fx[m.currency]
+            out["rate"] = {"value": fx.rate, "unit": f"{m.currency}/USD", "date": fx.date,
+                           "source": fx.source}
+        if m.converted:
+            out["inputs_converted"] = {
+                code: {"value": m.fx[code].rate, "unit": f"{code}/USD",
+                       "date": m.fx[code].date, "source": m.fx[code].source}
+                for code in m.converted}
+        return out
 
     def electricity_disclosure(self) -> dict[str, Any]:
         """The electricity priced: a flat price with its source and date, or a tariff (its
@@ -215,11 +246,12 @@ class Result:
         disclosure without its per-input sources, no steps."""
         out: dict[str, Any] = {"scenario": self.name,
                                "engine": {"name": "costmodel", "version": __version__}}
-        values = self.values
-        for name, group, member, unit in _HEADLINE_LAYOUT:  # as headline_json nests them
+        values, code = self.values, self.currency
+        layout = _HEADLINE_LAYOUT if code == "USD" else _SHOWN_LAYOUT
+        for name, group, member, unit in layout:  # as headline_json nests them
             v = values[name]
             q = {"value": float(v) if v is not None and math.isfinite(v) else None,
-                 "unit": unit}
+                 "unit": unit if code == "USD" else unit.replace(SHOWN_CURRENCY, code)}
             if group:
                 out.setdefault(group, {})[member] = q
             else:
@@ -234,6 +266,10 @@ class Result:
 
 _HEADLINE_LAYOUT = [(n, MODEL.steps[n].group, MODEL.steps[n].member, MODEL.steps[n].unit)
                     for n in HEADLINE]
+_SHOWN = frozenset(SHOWN)
+# in another currency: each money figure read from its shown(...) step, in shown_currency
+_SHOWN_LAYOUT = [(shown(n), g, m, MODEL.steps[shown(n)].unit) if n in _SHOWN else (n, g, m, u)
+                 for n, g, m, u in _HEADLINE_LAYOUT]
 
 
 def headline_json(figure: Any) -> dict[str, Any]:

@@ -8,7 +8,9 @@ the field. The engine's hot path then works on plain float magnitudes in those u
 Conventions fixed here (pinned by tests and stated in every disclosure):
 
 - a year is 8,760 hours (365 days) and 12 months, so a month is 730 hours;
-- money is USD; ``cent`` is 0.01 USD;
+- money is USD; ``cent`` is 0.01 USD; every other ISO 4217 currency (``EUR``, ``GBP``...) is a
+  dimension of its own, so an amount in it is never read as USD: only a scenario's stated
+  exchange rates convert it (:func:`exchange_rates`), and nothing converts it silently;
 - ``token``, ``user`` and ``request`` are base units of their own, ``Mtok`` is 10^6 token;
 - ``gCO2e`` (grams of CO2-equivalent) is the base unit of emissions;
 - ``bit`` (and so byte, GB, GiB) has a dimension of its own, ``[information]``.
@@ -18,13 +20,17 @@ from __future__ import annotations
 import logging
 import math
 import re
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from functools import lru_cache
 from typing import Any
 
 import pint
 
 __all__ = ["ureg", "UnitInputError", "parse_quantity", "parse_unit",
-           "HOURS_PER_YEAR", "MONTHS_PER_YEAR", "HOURS_PER_MONTH"]
+           "HOURS_PER_YEAR", "MONTHS_PER_YEAR", "HOURS_PER_MONTH", "CURRENCIES",
+           "exchange_rates", "SHOWN_CURRENCY"]
 
 HOURS_PER_YEAR = 8760.0
 MONTHS_PER_YEAR = 12.0
@@ -54,6 +60,61 @@ ureg.define("gCO2e = [emissions] = gCO2eq")
 ureg.define("kgCO2e = 1000 * gCO2e")
 ureg.define("tCO2e = 1e6 * gCO2e")
 ureg.define("accelerator_hour = hour")
+# the currency a scenario's results are shown in (its money.currency), in the declared
+# calculation's conversion steps; rendered with the currency's code
+SHOWN_CURRENCY = "shown_currency"
+ureg.define(f"{SHOWN_CURRENCY} = [{SHOWN_CURRENCY}]")
+
+# ISO 4217 currency codes in use (2026), besides USD; each is defined when first named
+_CODES = """
+AED AFN ALL AMD ANG AOA ARS AUD AWG AZN BAM BBD BDT BGN BHD BIF BMD BND BOB BRL BSD BTN
+BWP BYN BZD CAD CDF CHF CLP CNY COP CRC CUP CVE CZK DJF DKK DOP DZD EGP ERN ETB EUR FJD
+FKP GBP GEL GHS GIP GMD GNF GTQ GYD HKD HNL HTG HUF IDR ILS INR IQD IRR ISK JMD JOD JPY
+KES KGS KHR KMF KPW KRW KWD KYD KZT LAK LBP LKR LRD LSL LYD MAD MDL MGA MKD MMK MNT MOP
+MRU MUR MVR MWK MXN MYR MZN NAD NGN NIO NOK NPR NZD OMR PAB PEN PGK PHP PKR PLN PYG QAR
+RON RSD RUB RWF SAR SBD SCR SDG SEK SGD SHP SLE SOS SRD SSP STN SVC SYP SZL THB TJS TMT
+TND TOP TRY TTD TWD TZS UAH UGX UYU UZS VES VND VUV WST XAF XCD XOF XPF YER ZAR ZMW ZWL"""
+CURRENCIES = frozenset(_CODES.split())
+_FX: ContextVar[dict[str, float] | None] = ContextVar("exchange_rates", default=None)
+_FX_USED: ContextVar[set[str] | None] = ContextVar("currencies_used", default=None)
+
+
+@contextmanager
+def exchange_rates(rates: Mapping[str, float]) -> Iterator[set[str]]:
+    """While the block runs, amounts in a currency of ``rates`` (code -> units of it per
+    USD) are converted to USD as they are parsed; the set yielded collects the codes used.
+    An amount in any other currency is refused with the rate it needs."""
+    used: set[str] = set()
+    token, token_used = _FX.set(dict(rates)), _FX_USED.set(used)
+    try:
+        yield used
+    finally:
+        _FX.reset(token)
+        _FX_USED.reset(token_used)
+
+
+def _currency_dimension(code: str) -> str:
+    return f"[currency_{code}]"
+
+
+def _in_usd(q: pint.Quantity) -> pint.Quantity:
+    """``q`` with every foreign currency in its unit converted to USD at the active
+    exchange rates (:func:`exchange_rates`); UnitInputError naming a currency without one."""
+    codes = [name for name in q.units._units if name in CURRENCIES]
+    if not codes:
+        return q
+    rates = _FX.get() or {}
+    missing = [c for c in codes if c not in rates]
+    if missing:
+        raise UnitInputError(f"an amount in {missing[0]}, but the scenario states no exchange "
+                             f"rate for it: give [money.fx.{missing[0]}] rate = \"... "
+                             f"{missing[0]}/USD\", with its date and source")
+    used = _FX_USED.get()
+    for code in codes:
+        q = q * ureg.Quantity(1 / rates[code], f"USD/{code}") ** q.units._units[code]
+        if used is not None:
+            used.add(code)
+    return q
 
 assert ureg.Quantity(1, "month").to("hour").magnitude == HOURS_PER_YEAR / MONTHS_PER_YEAR
 
@@ -185,6 +246,8 @@ def _named_unit(name: str) -> pint.Unit:
     if not (name[:1].isalpha() and all(c.isalpha() or c.isdecimal() or c == "_"
                                        for c in name)):
         raise UnitInputError(f"unknown unit {name!r}")
+    if name in CURRENCIES and name not in ureg:  # defined when first named (~150 of them)
+        ureg.define(f"{name} = {_currency_dimension(name)}")
     try:
         return ureg.Unit(name)
     except Exception as exc:  # pint's parser has raised, and asserted, on odd names
@@ -254,11 +317,17 @@ def parse_quantity(raw: Any, canonical: str, *, allow_negative: bool = False,
             conversion = _conversion(split[1], canonical, per)
         except _NotSimple:
             conversion = None
+        except UnitInputError:
+            if not _foreign_money(split[1]):
+                raise
+            conversion = None  # an amount in another currency: converted below
     if conversion is not None:
         value = split[0] * conversion[0]
         display = f"{split[0]:g} {conversion[1]}".rstrip()
     else:  # anything else goes through pint in full
         q = _to_quantity(raw, canonical if bare_number_ok else None)
+        if _is_money(canonical):
+            q = _in_usd(q)
         _check_dimension(q, canonical)
         _check_per(q, per, canonical)
         value = float(q.to(ureg.Unit(canonical)).magnitude)
@@ -300,6 +369,16 @@ def _split(raw: Any, bare_number_ok: bool, canonical: str) -> tuple[float, str] 
     if isinstance(raw, (int, float)) and not isinstance(raw, bool) and bare_number_ok:
         return float(raw), ""
     return None
+
+
+@lru_cache(maxsize=256)
+def _is_money(canonical: str) -> bool:
+    return "[currency]" in ureg.Quantity(1, canonical).dimensionality
+
+
+def _foreign_money(unit_text: str) -> bool:
+    """Whether a unit text names a currency other than USD (by its code)."""
+    return any(word in CURRENCIES for word in re.findall(r"[A-Z]{3}", unit_text))
 
 
 class _NotSimple(Exception):

@@ -11,9 +11,17 @@ put beside their field by :meth:`ScenarioForm.add_errors`.
 Quantities are typed as people write them: ``0.08 USD/kWh`` or ``8 cent/kWh``; a bare number
 is read in the field's display unit (percent for shares, years for the life, USD/kWh for the
 electricity price, token/s/user for the interactivity).
+
+Electricity is a flat price (a catalog entry or a typed price) or a catalog tariff
+(``electricity = {"tariff": key}``); a load shape is a preset (:data:`LOAD_PRESETS`) or 24
+typed fractions (and optionally 24 for weekend days), sent as ``load = {"hourly": [...],
+"weekend": [...]}``; with a load shape the utilisation is the shape's mean, so the
+utilisation field is not sent.
 """
 from __future__ import annotations
 
+import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,7 +34,8 @@ from ..model import BASES, BOUNDARIES
 from ..units import UnitInputError, parse_quantity
 
 __all__ = ["ScenarioForm", "scenario_form", "FIELDS", "DEFAULTS", "FormCatalog",
-           "form_catalog", "field_of", "CURVE_PREFIX"]
+           "form_catalog", "field_of", "CURVE_PREFIX", "LoadPreset", "LOAD_PRESETS",
+           "parse_load_row", "hour_span"]
 
 CURVE_PREFIX = "curve:"  # a ``point`` read from a curve: ``curve:<curve id>``
 
@@ -41,8 +50,13 @@ DEFAULTS: dict[str, str] = {
     "point": "deepseek-r1/gb300/peak",
     "interactivity": "",
     "percentile": "median",
+    "electricity_kind": "flat",  # flat (a catalog price or a typed one) | tariff
     "electricity": "eia-2026-05-us-industrial",
     "electricity_price": "",
+    "tariff": "",  # a catalog tariff's key (electricity_kind = tariff)
+    "load": "",  # "": no load shape; a LOAD_PRESETS key; "custom": the typed rows
+    "load_hourly": "",  # 24 fractions, weekdays (or every day)
+    "load_weekend": "",  # 24 fractions, weekend days (optional)
     "boundary": "facility",
     "basis": "rated",
     "utilisation": "70",
@@ -54,6 +68,35 @@ DEFAULTS: dict[str, str] = {
     "margin": "50",
 }
 FIELDS = tuple(DEFAULTS)  # the canonical order of the query string
+MAX_TEXT = 200  # characters kept of a typed field
+MAX_ROW_TEXT = 1000  # ... of a typed load row (24 numbers)
+HOURS = 24
+
+
+@dataclass(frozen=True)
+class LoadPreset:
+    """A load shape offered by name: the fraction of each hour serving (index 0 = 00:00-01:00
+    local time), weekdays and, when they differ, weekend days."""
+    label: str
+    hourly: tuple[float, ...]
+    weekend: tuple[float, ...] | None = None
+    note: str = ""
+
+
+# illustrative shapes (not measurements), each shown with its numbers beside the picker
+LOAD_PRESETS: dict[str, LoadPreset] = {
+    "flat": LoadPreset("Flat: 70% of every hour", (0.7,) * HOURS,
+                       note="the default utilisation spread evenly over the day"),
+    "night-batch": LoadPreset(
+        "Night-heavy batch",
+        (0.9,) * 6 + (0.6,) + (0.5,) * 9 + (0.2,) * 5 + (0.6,) + (0.9,) * 2,
+        note="batch jobs run overnight and back off in a 16:00-21:00 peak"),
+    "daytime-chat": LoadPreset(
+        "Daytime chat",
+        (0.2,) * 7 + (0.4, 0.7) + (0.9,) * 9 + (0.8, 0.7, 0.6, 0.5, 0.4, 0.3),
+        weekend=(0.2,) * 9 + (0.5,) * 13 + (0.3,) * 2,
+        note="people chat in office hours; quieter weekends"),
+}
 
 # a bare number typed in a field is in this unit (the unit the label shows)
 _BARE_UNIT = {"accelerator_price": "USD", "electricity_price": "USD/kWh", "utilisation": "%",
@@ -75,6 +118,8 @@ _FIELD_OF_PATH = {
     "operating_point.at.interactivity": "interactivity",
     "operating_point.at.percentile": "percentile", "workload": "point",
     "electricity": "electricity", "electricity.price": "electricity_price",
+    "electricity.tariff": "tariff", "electricity.site_accelerators": "tariff",
+    "load": "load", "load.hourly": "load_hourly", "load.weekend": "load_weekend",
     "power.boundary": "boundary", "power.basis": "basis", "power": "boundary",
     "utilisation": "utilisation", "financing.life": "life",
     "financing.cost_of_capital": "cost_of_capital", "financing.salvage": "salvage",
@@ -86,7 +131,7 @@ _FIELD_OF_PATH = {
 def field_of(path: str) -> str:
     """The form field an error at scenario ``path`` belongs beside; ``""`` for the form as a
     whole (the message is shown above the fields)."""
-    parts = path.split(".") if path else []
+    parts = re.sub(r"\[\d+\]", "", path).split(".") if path else []
     while parts:
         found = _FIELD_OF_PATH.get(".".join(parts))
         if found is not None:
@@ -137,6 +182,9 @@ class ScenarioForm:
         for path, message in exc.errors:
             if prefix and path.startswith(prefix):
                 path = path[len(prefix):]
+            hour = re.fullmatch(r"load\.(?:hourly|weekend)\[(\d+)\]", path)
+            if hour and int(hour.group(1)) < HOURS:  # which hour of the typed row
+                message = f"hour {hour_span(int(hour.group(1)))}: {message}"
             self.errors.setdefault(field_of(path), message)
 
     def price_request(self) -> dict[str, Any]:
@@ -163,11 +211,80 @@ def _check(errors: dict[str, str], field_name: str, key: str, text: str) -> None
         errors.setdefault(field_name, str(exc))
 
 
+def hour_span(h: int) -> str:
+    """``17:00-18:00``: hour ``h`` of a day's 24 (index 0 = 00:00-01:00)."""
+    return f"{h:02d}:00-{h + 1:02d}:00"
+
+
+def parse_load_row(text: str) -> list[float]:
+    """24 fractions of the hour serving, typed separated by commas, semicolons or spaces
+    (index 0 = 00:00-01:00); ValueError with a message in words."""
+    if len(text) > MAX_ROW_TEXT:
+        raise ValueError(f"too long: at most {MAX_ROW_TEXT} characters (24 fractions)")
+    items = [t for t in re.split(r"[,;\s]+", text.strip()) if t]
+    out = []
+    for i, item in enumerate(items):
+        where = f"hour {hour_span(i)}" if i < HOURS else f"item {i + 1}"
+        try:
+            value = float(item)
+        except ValueError:
+            raise ValueError(f"{where}: {item[:20]!r} is not a number (type 24 fractions "
+                             f"from 0 to 1, separated by commas or spaces)") from None
+        if not math.isfinite(value):
+            raise ValueError(f"{where}: {item[:20]!r} is not a finite number")
+        if value > 1:
+            raise ValueError(f"{where}: {value:g} is above 1 (a fraction of the hour "
+                             f"serving: 0 to 1)")
+        if value < 0:
+            raise ValueError(f"{where}: {value:g} is below 0 (a fraction of the hour "
+                             f"serving: 0 to 1)")
+        out.append(value)
+    if len(out) != HOURS:
+        raise ValueError(f"needs {HOURS} fractions, one for each hour from 00:00-01:00 to "
+                         f"23:00-24:00; got {len(out)}")
+    return out
+
+
+def _load(v: Mapping[str, str], errors: dict[str, str]) -> dict[str, Any] | None:
+    """The scenario's ``load`` table from the load fields (None: no load shape)."""
+    kind = v["load"]
+    typed = bool(v["load_hourly"] or v["load_weekend"])
+    if kind in LOAD_PRESETS:
+        if typed:
+            errors["load"] = ("a preset and typed rows: choose \"Custom\" to price the typed "
+                              "rows, or clear them to price the preset")
+            return None
+        p = LOAD_PRESETS[kind]
+        return {"hourly": list(p.hourly), **({"weekend": list(p.weekend)} if p.weekend
+                                            else {})}
+    if kind not in ("", "custom"):
+        errors["load"] = (f"unknown load shape {kind!r} (known: custom, "
+                          f"{', '.join(LOAD_PRESETS)})")
+        return None
+    if not typed:
+        if kind == "custom":
+            errors["load_hourly"] = "type 24 fractions (or choose no load shape)"
+        return None
+    if not v["load_hourly"]:
+        errors["load_hourly"] = ("type 24 fractions for weekdays too (the weekend row alone "
+                                 "is not a load shape)")
+        return None
+    out: dict[str, Any] = {}
+    for name, key in (("load_hourly", "hourly"), ("load_weekend", "weekend")):
+        if v[name]:
+            try:
+                out[key] = parse_load_row(v[name])
+            except ValueError as exc:
+                errors[name] = str(exc)
+    return out if "load_hourly" not in errors and "load_weekend" not in errors else None
+
+
 def scenario_form(args: Mapping[str, str]) -> ScenarioForm:
     """The form of a query string or posted form (missing fields take :data:`DEFAULTS`;
-    values are stripped and at most 200 characters): its values, scenario mapping and the
-    errors found without the catalog."""
-    values = {k: str(args.get(k, DEFAULTS[k]) or "").strip()[:200] for k in FIELDS}
+    values are stripped and at most 200 characters, a load row 1,000): its values, scenario
+    mapping and the errors found without the catalog."""
+    values = {k: str(args.get(k, DEFAULTS[k]) or "").strip()[
+        :MAX_ROW_TEXT + 1 if k.startswith("load_") else MAX_TEXT] for k in FIELDS}
     errors: dict[str, str] = {}
     v = values
     data: dict[str, Any] = {}
@@ -211,12 +328,22 @@ def scenario_form(args: Mapping[str, str]) -> ScenarioForm:
             errors["interactivity"] = ("a target interactivity needs an operating point read "
                                        "from a curve")
 
-    if v["electricity_price"]:
+    if v["electricity_kind"] == "tariff":  # the flat price's fields are not used
+        if v["tariff"]:
+            data["electricity"] = {"tariff": v["tariff"]}
+        else:
+            errors["tariff"] = "choose a tariff (or a flat price above)"
+    elif v["electricity_kind"] not in ("flat", ""):
+        errors["electricity_kind"] = f"expected flat or tariff, got {v['electricity_kind']!r}"
+    elif v["electricity_price"]:
         text = _typed(v["electricity_price"], "electricity_price")
         data["electricity"] = {"price": text}
         _check(errors, "electricity_price", "electricity.price", text)
     elif v["electricity"]:
         data["electricity"] = v["electricity"]
+    load = _load(v, errors)
+    if load is not None:
+        data["load"] = load
 
     power = {}
     for name, choices in (("boundary", BOUNDARIES), ("basis", BASES)):
@@ -232,6 +359,8 @@ def scenario_form(args: Mapping[str, str]) -> ScenarioForm:
         if not v[name] or (v["financing"] == "rent" and name in ("life", "cost_of_capital",
                                                                   "salvage")):
             continue
+        if name == "utilisation" and load is not None:
+            continue  # the load shape's mean is the utilisation
         text = _typed(v[name], name)
         _check(errors, name, _KEY[name], text)
         if name == "accelerator_price":
@@ -253,8 +382,9 @@ _BOUNDARY_WORDS = {"chip": "Chip (accelerator package)", "node": "Node (server)"
 class FormCatalog:
     """What the form's pickers offer, as ``(value, label)`` pairs: catalog accelerators,
     system presets, published operating points, curves (``curve:<id>``), electricity
-    entries and reference rates (``kind@date`` per accelerator key, and each kind's
-    latest as ``kind``)."""
+    entries with a flat price, reference rates (``kind@date`` per accelerator key, and each
+    kind's latest as ``kind``), and electricity entries that are tariffs (their name,
+    utility and effective date)."""
     accelerators: list[tuple[str, str]]
     systems: list[tuple[str, str]]
     points: list[tuple[str, str]]
@@ -266,6 +396,14 @@ class FormCatalog:
     boundaries: tuple[tuple[str, str], ...] = tuple((b, _BOUNDARY_WORDS.get(b, b))
                                                     for b in BOUNDARIES)
     bases: tuple[tuple[str, str], ...] = tuple((b, b.capitalize()) for b in BASES)
+    tariffs: tuple[tuple[str, str], ...] = ()
+    load_presets: tuple[tuple[str, LoadPreset], ...] = tuple(LOAD_PRESETS.items())
+
+    @property
+    def loads(self) -> list[tuple[str, str]]:
+        """The load shape picker: the presets, then the typed rows."""
+        return [*((k, p.label) for k, p in self.load_presets),
+                ("custom", "Custom: the rows typed below")]
 
 
 def form_catalog(ctx: Any) -> FormCatalog:
@@ -276,6 +414,8 @@ def form_catalog(ctx: Any) -> FormCatalog:
     def entries(kind: str, text) -> list[tuple[str, str]]:
         return [(k, text(k, catalog.get(kind, k, kind).data)) for k in catalog.keys(kind)]
 
+    elect = [(k, catalog.get("electricity", k, "electricity").data)
+             for k in catalog.keys("electricity")]
     rates: dict[str, list[tuple[str, str]]] = {}
     for key in catalog.keys("rate"):
         d = catalog.get("rate", key, "rate").data
@@ -296,8 +436,9 @@ def form_catalog(ctx: Any) -> FormCatalog:
         systems=entries("system", lambda k, d: d.get("name") or k),
         points=entries("operating_point", lambda k, d: d.get("label") or k),
         curves=[(CURVE_PREFIX + i, f"curve {i}") for i in curves.ids()],
-        electricity=entries("electricity", lambda k, d: _electricity_label(k, d)),
+        electricity=[(k, _electricity_label(k, d)) for k, d in elect if "tariff" not in d],
         rates=rates,
+        tariffs=tuple((k, tariff_label(k, d["tariff"])) for k, d in elect if "tariff" in d),
     )
 
 
@@ -306,3 +447,10 @@ def _electricity_label(key: str, data: Mapping[str, Any]) -> str:
     shown = f" ({price.get('value'):g} {price.get('unit')})" if isinstance(price, dict) \
         and "value" in price else ""
     return f"{data.get('source') or key}{shown}"
+
+
+def tariff_label(key: str, tariff: Mapping[str, Any]) -> str:
+    """``Primary Service - Northford; Town of Wallingford ...; effective 2013-07-01``."""
+    return "; ".join(str(x) for x in (
+        tariff.get("name") or key, tariff.get("utility"),
+        f"effective {tariff['effective']}" if tariff.get("effective") else "undated") if x)

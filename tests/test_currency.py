@@ -1,0 +1,97 @@
+"""Money in the buyer's currency: amounts given in any currency with a stated rate, results
+shown in the chosen one; no rate is ever applied unless the scenario states it."""
+from __future__ import annotations
+
+import pytest
+
+from costmodel.chain import price
+from costmodel.inputs import InputError, validate_scenario
+from costmodel.model import SHOWN
+
+EUR_PER_USD = 0.92
+GBP_PER_USD = 0.79
+FX = {"EUR": {"rate": f"{EUR_PER_USD} EUR/USD", "date": "2026-11-30",
+              "source": "illustrative assumption for the test"},
+      "GBP": {"rate": {"value": GBP_PER_USD, "unit": "GBP/USD"}, "date": "2026-11-30",
+              "source": "illustrative assumption for the test"}}
+
+
+def usd(**more) -> dict:
+    return {"name": "usd", "accelerator": {"rated_power": "1000 W", "price": "30000 USD"},
+            "operating_point": {"throughput": "1000 token/s"},
+            "electricity": {"price": "0.10 USD/kWh"}, "facility": {"hosting": "150 USD/kW/month"},
+            **more}
+
+
+def test_an_eur_scenario_is_the_usd_one_times_the_rate():
+    dollars = price(validate_scenario(usd()))
+    euros = price(validate_scenario(usd(money={"currency": "EUR", "fx": FX})))
+    body = euros.to_json()
+    for name in SHOWN:
+        value, unit = euros.shown(name)
+        assert value == pytest.approx(dollars.values[name] * EUR_PER_USD, rel=1e-12), name
+        assert unit.startswith("EUR"), unit
+    assert body["cost_per_mtok"]["total"] == {
+        "value": pytest.approx(dollars.values["cost_per_mtok_total"] * 0.92, rel=1e-12),
+        "unit": "EUR/Mtok"}
+    assert body["disclosure"]["money"]["rate"] == {
+        "value": 0.92, "unit": "EUR/USD", "date": "2026-11-30",
+        "source": "illustrative assumption for the test"}
+    # the calculation itself stays in USD: the same figures underneath
+    assert euros.values["cost_per_mtok_total"] == dollars.values["cost_per_mtok_total"]
+
+
+def test_amounts_in_other_currencies_are_converted_at_their_stated_rates():
+    # 27,600 EUR at 0.92 EUR/USD is 30,000 USD; 0.079 GBP/kWh at 0.79 GBP/USD is 0.10 USD/kWh;
+    # 138 EUR/kW/month is 150 USD/kW/month
+    mixed = usd(money={"currency": "EUR", "fx": FX})
+    mixed["accelerator"] = {"rated_power": "1000 W", "price": "27600 EUR"}
+    mixed["electricity"] = {"price": "0.079 GBP/kWh"}
+    mixed["facility"] = {"hosting": "138 EUR/kW/month"}
+    s = validate_scenario(mixed)
+    assert s.accelerator.price == pytest.approx(30000, rel=1e-12)
+    assert s.electricity.price == pytest.approx(0.10, rel=1e-12)
+    assert s.facility.hosting == pytest.approx(150, rel=1e-12)
+    assert s.money.converted == ["EUR", "GBP"]
+    dollars = price(validate_scenario(usd()))
+    assert price(s).shown("cost_per_mtok_total")[0] == pytest.approx(
+        dollars.values["cost_per_mtok_total"] * EUR_PER_USD, rel=1e-12)
+
+
+def test_a_currency_without_a_rate_is_refused_naming_every_field():
+    data = usd()
+    data["accelerator"] = {"rated_power": "1000 W", "price": "27600 EUR"}
+    data["electricity"] = {"price": "0.08 EUR/kWh"}
+    with pytest.raises(InputError) as info:
+        validate_scenario(data)
+    paths = [p for p, _ in info.value.errors]
+    assert paths == ["accelerator.price", "electricity.price"]
+    assert "money.fx.EUR" in info.value.errors[0][1]
+    # a GBP input in an EUR scenario needs the GBP rate too
+    data["money"] = {"currency": "EUR", "fx": {"EUR": FX["EUR"]}}
+    data["electricity"] = {"price": "0.08 GBP/kWh"}
+    with pytest.raises(InputError) as info:
+        validate_scenario(data)
+    assert [p for p, _ in info.value.errors] == ["electricity.price"]
+    assert "GBP" in info.value.errors[0][1]
+
+
+@pytest.mark.parametrize("money,path", [
+    ({"currency": "EUR"}, "money.currency"),
+    ({"fx": {"EUR": {**FX["EUR"], "rate": "0.92 GBP/USD"}}}, "money.fx.EUR.rate"),
+    ({"fx": {"EUR": {**FX["EUR"], "rate": "0.92"}}}, "money.fx.EUR"),
+    ({"fx": {"EUR": {"rate": "0.92 EUR/USD"}}}, "money.fx.EUR.date"),
+    ({"fx": {"EUR": {**FX["EUR"], "rate": "0 EUR/USD"}}}, "money.fx.EUR"),
+    ({"currency": "euro"}, "money.currency"),
+])
+def test_bad_money_tables_are_refused_by_field(money, path):
+    with pytest.raises(InputError) as info:
+        validate_scenario(usd(money=money))
+    assert path in [p for p, _ in info.value.errors], info.value.errors
+
+
+def test_no_rate_is_applied_silently():
+    # a USD scenario says so and converts nothing
+    r = price(validate_scenario(usd()))
+    assert r.to_json()["disclosure"]["money"] == {"currency": "USD", "calculated_in": "USD"}
+    assert r.to_json()["cost_per_mtok"]["total"]["unit"] == "USD/Mtok"
