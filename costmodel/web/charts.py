@@ -16,7 +16,7 @@ from markupsafe import Markup, escape
 from .. import display
 
 __all__ = ["COLOURS", "Segment", "Series", "stacked_bar", "frontier_chart", "tornado_chart",
-           "histogram", "nice_ticks"]
+           "histogram", "nice_ticks", "hourly_chart"]
 
 COLOURS = ("#0072b2", "#e69f00", "#009e73", "#cc79a7", "#d55e00", "#56b4e9", "#f0e442",
            "#000000")
@@ -284,3 +284,130 @@ def histogram(edges: Sequence[float], counts: Sequence[int], unit: str,
                     f'fill="{COLOURS[4]}">{_e(label)}</text>')
     return _svg(width, height, "Monte Carlo: how often each output value came up",
                 "; ".join(words), body, "histogram")
+
+
+# ---- rate and load by hour -------------------------------------------------------------------
+
+def _days(values: Sequence[float]) -> list[tuple[str, list[float]]]:
+    """(day type, its 24 values): weekdays and weekend days for 48 values, else one day."""
+    v = [float(x) for x in values]
+    if len(v) == 48:
+        return [("Weekdays", v[:24]), ("Weekend days", v[24:])]
+    return [("Every day", v[:24])]
+
+
+def _span_text(day: list[float], top: float) -> str:
+    """``16:00-21:00``: the hours at ``top`` (runs joined; the first three runs)."""
+    runs, start = [], None
+    for h in range(25):
+        on = h < 24 and math.isclose(day[h], top, rel_tol=1e-9, abs_tol=1e-12)
+        if on and start is None:
+            start = h
+        elif not on and start is not None:
+            runs.append(f"{start:02d}:00-{h:02d}:00")
+            start = None
+    return ", ".join(runs[:3]) + (" and others" if len(runs) > 3 else "")
+
+
+def hourly_chart(rate: Sequence[float] | None, load: Sequence[float],
+                 flat_rate: float | None = None) -> Markup:
+    """The energy rate [USD/kWh, the year's average of each hour] above and the load
+    [fraction of the hour serving] below, by hour of the day (local time), as steps: one
+    line a day type (weekdays solid, weekend days dashed when the 48 values tell them
+    apart). ``rate`` None: a flat price (``flat_rate``, drawn level when given)."""
+    if rate is None and flat_rate is not None:
+        rate = [flat_rate] * len(load)
+    rate_days = _days(rate) if rate is not None else []
+    load_days = _days(load)
+    if len(rate_days) != len(load_days) and rate_days:  # one of them by day type
+        rate_days = _days(list(rate) * 2 if len(rate) == 24 else rate)
+        load_days = _days(list(load) * 2 if len(load) == 24 else load)
+    width, ml, mr = 720, 78, 30
+    top_h, gap, bot_h = 170, 64, 120
+    legend_h = 40
+    mt = 16 + legend_h
+    pw = width - ml - mr
+    rate_top = mt
+    load_top = mt + top_h + gap
+    height = load_top + bot_h + 58
+    styles = [(COLOURS[0], ""), (COLOURS[4], ' stroke-dasharray="7 4"')]
+
+    def px(h: float) -> float:
+        return ml + pw * h / 24
+
+    body = []
+    # the legend: one entry a day type
+    x = ml
+    for i, (name, _) in enumerate(load_days):
+        colour, dash = styles[i]
+        body.append(f'<line x1="{x}" x2="{x + 28}" y1="{18}" y2="{18}" stroke="{colour}" '
+                    f'stroke-width="3"{dash}/><text x="{x + 36}" y="{22}">{_e(name)}</text>')
+        x += 36 + 9 * len(name) + 28
+
+    def panel(top: float, h: float, days, ticks: list[float], axis: str, fill: bool,
+              tick_text) -> None:
+        lo, hi = ticks[0], ticks[-1]
+
+        def py(v: float) -> float:
+            return top + h - h * (v - lo) / (hi - lo)
+
+        body.append(f'<rect x="{ml}" y="{top}" width="{pw}" height="{h}" fill="#fff" '
+                    f'stroke="#d0d7de"/>')
+        for t in ticks:
+            body.append(f'<line x1="{ml}" x2="{ml + pw}" y1="{_f(py(t))}" y2="{_f(py(t))}" '
+                        f'stroke="#eaeef2"/><text x="{ml - 6}" y="{_f(py(t) + 4)}" '
+                        f'text-anchor="end">{_e(tick_text(t))}</text>')
+        for hr in range(0, 25, 3):
+            body.append(f'<line x1="{_f(px(hr))}" x2="{_f(px(hr))}" y1="{top}" '
+                        f'y2="{top + h}" stroke="#eaeef2"/><text x="{_f(px(hr))}" '
+                        f'y="{top + h + 18}" text-anchor="middle">{hr:02d}:00</text>')
+        body.append(f'<text x="{ml}" y="{top - 8}" font-weight="600">{_e(axis)}</text>')
+        for i, (_, day) in enumerate(days):
+            colour, dash = styles[i]
+            pts = []
+            for hr, v in enumerate(day):
+                pts += [(px(hr), py(v)), (px(hr + 1), py(v))]
+            d = " ".join(f"{'M' if j == 0 else 'L'}{_f(a)},{_f(b)}" for j, (a, b) in
+                         enumerate(pts))
+            if fill and i == 0:
+                body.append(f'<path d="{d} L{_f(px(24))},{_f(py(lo))} L{_f(px(0))},'
+                            f'{_f(py(lo))} Z" fill="{colour}" fill-opacity="0.15"/>')
+            body.append(f'<path d="{d}" fill="none" stroke="{colour}" stroke-width="2.5"'
+                        f'{dash}/>')
+        for hr in range(24):  # each hour's values on hover
+            said = "; ".join(f"{name.lower()} {tick_text(day[hr], True)}" for name, day in days)
+            body.append(f'<rect x="{_f(px(hr))}" y="{top}" width="{_f(pw / 24)}" '
+                        f'height="{h}" fill="transparent"><title>{hr:02d}:00-{hr + 1:02d}:00: '
+                        f'{_e(said)}</title></rect>')
+
+    words = []
+    if rate_days:
+        top_rate = max(max(d) for _, d in rate_days)
+        panel(rate_top, top_h, rate_days, nice_ticks(0, top_rate * 1.1 or 0.1, 4),
+              "Energy rate [USD per kWh]" + (", the flat price" if flat_rate is not None
+                                            and rate is not None and len(set(rate)) == 1
+                                            else ", the year's average of each hour"),
+              False, lambda t, full=False: (display.format_quantity(t, "USD/kWh",
+                                                                    "tariff_rate_by_hour")
+                                            if full else _tick(t)))
+        for name, day in rate_days:
+            hi, lo = (display.format_quantity(v, "USD/kWh", "tariff_rate_by_hour")
+                      for v in (max(day), min(day)))
+            words.append(f"{name}: rate {lo}" + (f" to {hi}, highest "
+                                                 f"{_span_text(day, max(day))}"
+                                                 if max(day) > min(day) else " in every hour"))
+    else:
+        body.append(f'<text x="{ml}" y="{rate_top + 40}">No rate by hour: the flat price '
+                    f'applies in every hour.</text>')
+    panel(load_top, bot_h, load_days, [0, 0.25, 0.5, 0.75, 1.0],
+          "Load [fraction of the hour serving]", True,
+          lambda t, full=False: f"{t:.3g}" if full else _tick(t))
+    for name, day in load_days:
+        hi, lo = max(day), min(day)
+        words.append(f"{name}: load {lo:.3g}" + (f" to {hi:.3g}, highest "
+                                                 f"{_span_text(day, hi)}" if hi > lo
+                                                 else " in every hour"))
+    body.append(f'<text x="{ml + pw / 2}" y="{height - 12}" text-anchor="middle">'
+                f'Hour of the day [local time]</text>')
+    return _svg(width, height, "Energy rate and load by hour of the day", "; ".join(words),
+                body, "hourly")

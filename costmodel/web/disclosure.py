@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import display
+from ..profile import MONTH_NAMES
 from ..report import electricity_text, load_text
 from ..results import Result
 
@@ -34,6 +35,46 @@ def _q(q: dict[str, Any] | None, name: str | None = None) -> str:
 
 def _join(*parts: str) -> str:
     return "; ".join(p for p in parts if p)
+
+
+def _months(months: list[int]) -> str:
+    """``Jun-Sep``, ``Jan, Mar-Apr``: months 1-12 as runs."""
+    runs: list[list[int]] = []
+    for m in sorted(months):
+        if runs and m == runs[-1][-1] + 1:
+            runs[-1].append(m)
+        else:
+            runs.append([m])
+    return ", ".join(MONTH_NAMES[r[0] - 1] + (f"-{MONTH_NAMES[r[-1] - 1]}" if len(r) > 1
+                                               else "") for r in runs)
+
+
+def _electricity(e: dict[str, Any], source) -> Line:
+    """The electricity line: a flat price and its source, or the tariff (what it charges,
+    its seasons and weekend rates) with the tariff's own source."""
+    carbon = f"carbon intensity {_q(e['carbon_intensity'])}" if e.get("carbon_intensity") \
+        else ""
+    t = e.get("tariff")
+    if t is None:
+        return Line("Electricity", _join(electricity_text(e), carbon)
+                    + f", from {e.get('source') or 'no source given'}"
+                    f" ({e.get('date') or 'undated'}).", source("electricity.price"))
+    seasons = [s for s in t.get("seasons") or [] if s]
+    adjust = _join(f"rates x {display.format_number(t['scale'], '')}"
+                   if t.get("scale", 1) != 1 else "",
+                   f"{_q(t['shift'])} added to every rate"
+                   if (t.get("shift") or {}).get("value") else "")
+    text = _join(
+        electricity_text(e)[0].upper() + electricity_text(e)[1:],
+        ("rates differ by season (" + "; ".join(_months(m) for m in seasons) + ")")
+        if seasons else "",
+        "weekend days have their own rates" if t.get("weekend_rates") else "",
+        adjust, carbon,
+        "the tariff is undated" if not t.get("effective") else "")
+    where = source("electricity.tariff")
+    if t.get("source") and t["source"] not in where:
+        where = _join(where, t["source"])
+    return Line("Electricity", text + ".", where or "no source given")
 
 
 def disclosure_lines(result: Result) -> list[Line]:
@@ -75,12 +116,7 @@ def disclosure_lines(result: Result) -> list[Line]:
             f"speculative decoding {w['speculative_decoding']}"
             if w.get("speculative_decoding") else "") + ".",
              source("workload.model", "workload.isl", "workload.osl")),
-        Line("Electricity", _join(
-            electricity_text(e),
-            f"carbon intensity {_q(e['carbon_intensity'])}" if e.get("carbon_intensity")
-            else "") + f", from {e.get('source') or 'no source given'}"
-            f" ({e.get('date') or 'undated'}).",
-             source("electricity.price")),
+        _electricity(e, source),
         Line("Financing", (_join(
             f"owned over {_q(f['life'], 'life_years')}",
             f"cost of capital {_q(f['cost_of_capital'], 'financing_cost_of_capital')}",
@@ -93,7 +129,8 @@ def disclosure_lines(result: Result) -> list[Line]:
         Line("Use", f"Utilisation {display.format_percent(d['utilisation'])} of hours at the "
                     f"operating point{load_text(d['load'])}; idle draw "
                     f"{display.format_percent(d['idle_power'])} "
-                    f"of operating power.", source("utilisation", "idle_power")),
+                    f"of operating power.", source("utilisation", "load.hourly", "load.weekend",
+                                                      "idle_power")),
         Line("Pricing", f"Gross margin {display.format_percent(d['pricing']['gross_margin'])}"
                         f"; an output token is priced as "
                         f"{weight}"

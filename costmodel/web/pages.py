@@ -19,15 +19,19 @@ from flask import current_app, render_template, request
 
 from .. import app
 from ..errors import InputError, UnreachablePoint
+from ..evaluate import Evaluator
 from ..model import MODEL
+from ..profile import shape_of
+from ..report import flexible_line
 from ..resources import fixtures_dir
+from ..results import Result
 from ..store import repo
 from ..units import UnitInputError, parse_quantity
 from . import blueprint
-from .charts import COLOURS, Segment, Series, frontier_chart, stacked_bar
+from .charts import COLOURS, Segment, Series, frontier_chart, hourly_chart, stacked_bar
 from .disclosure import disclosure_lines
 from .downloads import curl_line, json_response, xlsx_response
-from .scenario_form import ScenarioForm, form_catalog, scenario_form
+from .scenario_form import ScenarioForm, form_catalog, hour_span, scenario_form
 from .session import need
 
 __all__ = ["HEADLINE", "BREAKDOWN", "EFFICIENCY", "COMPARE_ROWS", "fixture_scenarios",
@@ -71,18 +75,90 @@ def _price(form: ScenarioForm, ctx) -> app.Priced | None:
         return None
 
 
+def _flexible_share(form: ScenarioForm, args) -> float | None:
+    """The Price page's what-if ``flexible_share`` (a share of the load moved to the cheapest
+    hours; a bare number in percent), kept in ``form.values``; None when blank; an error
+    beside the field when it is not a share from 0 to 100%."""
+    text = str(args.get("flexible_share", "") or "").strip()[:200]
+    form.values["flexible_share"] = text
+    if not text:
+        return None
+    try:
+        float(text)
+        text = f"{text} %"
+    except ValueError:
+        pass
+    try:
+        share = parse_quantity(text, "dimensionless")
+    except UnitInputError as exc:
+        form.errors["flexible_share"] = str(exc)
+        return None
+    if not 0 <= share <= 1:
+        form.errors["flexible_share"] = f"a share from 0 to 100%, got {share:.4g} ({text})"
+        return None
+    return share
+
+
+def _what_if(priced: app.Priced, share: float, form: ScenarioForm) -> app.FlexibleShift | None:
+    try:
+        return app.shift_flexible(priced, share)
+    except InputError as exc:
+        for path, message in exc.errors:
+            form.errors.setdefault(path if path == "flexible_share" else "", message)
+        return None
+
+
+def profile_view(result: Result) -> dict[str, Any] | None:
+    """The chart and table of the energy rate (the year's average of each hour) and the load
+    (fraction of the hour serving) by hour, from the declared calculation's profile steps;
+    None when the scenario has neither a tariff nor a load shape.
+
+    ``rows``: per hour of the day, ``(hour text, [(rate, load) per day type])`` [USD/kWh,
+    fraction]; ``days``: the day types (weekdays and weekend days when the tariff or the
+    load tells them apart)."""
+    shape = shape_of(result.scenario)
+    if shape is None:
+        return None
+    hours = shape[1]
+    got = Evaluator(MODEL, outputs=["tariff_rate_by_hour", "load_by_hour"])(
+        result.scenario.to_inputs())
+    raw_rate = np.asarray(got["tariff_rate_by_hour"], dtype=float)
+    rate = None if np.isnan(raw_rate).all() else \
+        np.broadcast_to(raw_rate, (1, hours))[0].tolist()
+    load = np.broadcast_to(np.asarray(got["load_by_hour"], dtype=float), (1, hours))[0].tolist()
+    flat = None
+    if rate is None:
+        flat = (result.disclosure()["electricity"].get("price") or {}).get("value")
+    shown_rate = rate if rate is not None else ([flat] * hours if flat is not None else None)
+    days = ["Weekdays", "Weekend days"] if hours == 48 else ["Every day"]
+    rows = []
+    for h in range(24):
+        rows.append((hour_span(h), [(shown_rate[h + 24 * d] if shown_rate else None,
+                                     load[h + 24 * d]) for d in range(len(days))]))
+    return {"chart": hourly_chart(rate, load, flat), "rows": rows, "days": days,
+            "tariff": rate is not None, "shaped": result.scenario.load is not None}
+
+
 @blueprint.get("/")
 def price_page():
     need("read")
     form = scenario_form(request.args)
+    share = _flexible_share(form, request.args)
     with _services().sessions(write=False) as session:
         ctx = _services().context(session)
         catalog = form_catalog(ctx)
+        form.check_tariff(catalog)
         priced = _price(form, ctx)
+        shift = _what_if(priced, share, form) if priced is not None and share is not None \
+            else None
+    if share is not None and shift is None:
+        priced = None  # a what-if that cannot be answered: nothing is shown as priced
     view = None
     if priced is not None:
         r = priced.result
         view = {
+            "profile": profile_view(r),
+            "what_if": flexible_line(shift) if shift is not None else None,
             "result": r,
             "breakdown": stacked_bar([Segment(text, r.value(n) or 0.0, COLOURS[i])
                                       for i, (n, text) in enumerate(BREAKDOWN)],

@@ -232,6 +232,19 @@ def price_query(mapping: Mapping[str, Any]) -> tuple[str, list[str]]:
         used.add("electricity")
     elif isinstance(elect, Mapping) and "catalog" in elect and "price" not in elect:
         values["electricity"] = str(take("electricity.catalog"))
+    elif isinstance(elect, Mapping) and isinstance(elect.get("tariff"), str):
+        values["electricity_kind"] = "tariff"
+        values["tariff"] = str(take("electricity.tariff"))
+    load = mapping.get("load")
+    if isinstance(load, Mapping):
+        for key in ("hourly", "weekend"):
+            row = load.get(key)
+            if isinstance(row, list) and all(isinstance(x, int | float) and
+                                             not isinstance(x, bool) for x in row):
+                values[f"load_{key}"] = ", ".join(f"{x:.12g}" for x in row)
+                take(f"load.{key}")
+        if values["load_hourly"]:
+            values["load"] = "custom"
     for key, field in _TYPED_FIELDS.items():
         if key in flat:
             values[field] = _quantity_text(take(key)) or ""

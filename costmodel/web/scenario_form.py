@@ -187,6 +187,17 @@ class ScenarioForm:
                 message = f"hour {hour_span(int(hour.group(1)))}: {message}"
             self.errors.setdefault(field_of(path), message)
 
+    def check_tariff(self, catalog: FormCatalog) -> None:
+        """A tariff key the catalog's tariffs do not hold, said beside the tariff field with
+        the tariffs there are (the engine's message lists every electricity entry)."""
+        key = self.values["tariff"]
+        known = [k for k, _ in catalog.tariffs]
+        if self.values["electricity_kind"] == "tariff" and key and key not in known:
+            what = ("is a flat price, not a tariff (pay by a flat price to use it)"
+                    if key in dict(catalog.electricity) else "is not a tariff in the catalog")
+            self.errors.setdefault("tariff", f"{key!r} {what}: choose one of "
+                                             f"{', '.join(known) or '(none)'}")
+
     def price_request(self) -> dict[str, Any]:
         """The body of the equivalent ``POST /api/v1/price``."""
         return {"scenario": self.mapping}
