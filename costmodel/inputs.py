@@ -17,7 +17,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from functools import lru_cache
 from operator import attrgetter
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_origin
 
 from pydantic import (
     BaseModel,
@@ -745,9 +745,11 @@ _DOTTED = {n: {k: f"{n}.{k}" for k, _ in _FIELDS.get(m, ())} for n, m in _SECTIO
 
 
 def _quantity_meta(info) -> QuantityField | None:
+    """The unit and bounds of a quantity field (not of a list of them: see _item_meta)."""
     found = list(info.metadata)
-    for arg in getattr(info.annotation, "__args__", ()) or ():  # Optional[Annotated[...]]
-        found.extend(getattr(arg, "__metadata__", ()))
+    if get_origin(info.annotation) is not list:
+        for arg in getattr(info.annotation, "__args__", ()) or ():  # Optional[Annotated[...]]
+            found.extend(getattr(arg, "__metadata__", ()))
     return next((m for m in found if isinstance(m, QuantityField)), None)
 
 
@@ -761,7 +763,7 @@ def _item_meta(info) -> QuantityField | None:
         return next((f for a in getattr(t, "__args__", ()) or ()
                      if (f := find(a, depth - 1)) is not None), None)
     # list[item] or Optional[Annotated[list[item], ...]]: the item is at most 3 levels down
-    return None if _quantity_meta(info) else next(
+    return next(
         (f for a in getattr(info.annotation, "__args__", ()) or ()
          if (f := find(a, 2)) is not None), None)
 

@@ -188,22 +188,24 @@ def flexible_line(shift: Any) -> str:
             f" -> {format_number(after[energy], 'USD/Mtok', energy)}")
 
 
-def electricity_text(e: dict) -> str:
+def electricity_text(e: dict, q: Any = None) -> str:
     """The electricity priced, in words: the flat price, or the tariff with the energy price
-    per kWh drawn that resulted and the bill per kWh with its demand and fixed charges."""
+    per kWh drawn that resulted and the bill per kWh with its demand and fixed charges.
+    ``q`` writes a quantity (the face's own rule; words by default)."""
+    show = q or _q
     t = e.get("tariff")
     if t is None:
-        return _q(e["price"])
+        return show(e["price"])
     who = ", ".join(x for x in (t["utility"], f"effective {t['effective']}"
                                 if t["effective"] else None) if x)
-    charges = [f"demand charge {_q(t['demand_charge'])}" if t["demand_charge"]["value"]
-               else "", f"fixed {_q(t['fixed_charge'])} per site of "
+    charges = [f"demand charge {show(t['demand_charge'])}" if t["demand_charge"]["value"]
+               else "", f"fixed {show(t['fixed_charge'])} per site of "
                         f"{round(t['site_accelerators'])} accelerators"
                if t["fixed_charge"]["value"] else ""]
     return (f"tariff {t['name']}" + (f" ({who})" if who else "") + ": energy at "
-            f"{_q(e['effective_price'])} on average at this load"
+            f"{show(e['effective_price'])} on average at this load"
             + "".join(f", {c}" for c in charges if c)
-            + f"; the whole bill {_q(e['price_all_in'])} counted at the boundary")
+            + f"; the whole bill {show(e['price_all_in'])} counted at the power boundary")
 
 
 def money_text(money: dict) -> str:

@@ -11,6 +11,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, WithJsonSchem
 from ..curves import PERCENTILES
 from ..demand import Demand
 from ..inputs import (
+    MAX_CURRENCIES,
     MAX_TEXT,
     Accelerator,
     Electricity,
@@ -23,7 +24,7 @@ from ..inputs import (
 )
 from ..model import MODEL
 from ..quotes import CAPACITY_ONLY, FORMS, PER_MTOK_ONLY, Quote
-from ..rates import FULL_REF_PATTERN, KEY_PATTERN, REF_PATTERN
+from ..rates import DATE_PATTERN, FULL_REF_PATTERN, KEY_PATTERN, REF_PATTERN
 from ..sensitivity.inputs import VARS
 from ..sources.curve_point import CURVE_GIVES, SELECTIONS
 from ..store.models import MAX_ID
@@ -255,6 +256,13 @@ def _scenario_parts(provenance: bool = True) -> tuple[dict[str, Any], dict[str, 
     scenario = _section_props(Scenario, provenance)
     props = scenario["properties"]
     tables = {name: props[name] for name in _SECTIONS}
+    electricity = tables["electricity"]["properties"]
+    electricity["tariff"] = {"anyOf": [{**_KEY, "description": "a catalog tariff's key"},
+                                       *electricity["tariff"]["anyOf"]],
+                             "examples": ["illustrative-tou-peak-16-21"],
+                             "description": "a tariff (replaces the flat price): its table, or "
+                                            "the key of a catalog tariff"}
+    props["money"] = _money_schema()
     props["system"] = {"anyOf": [_KEY, {"type": "null"}], "examples": ["gb300-nvl72"],
                        "description": "a system preset from the catalog (node and rack)"}
     for name in _CATALOG_SECTIONS:
@@ -265,6 +273,36 @@ def _scenario_parts(provenance: bool = True) -> tuple[dict[str, Any], dict[str, 
                             ("node", "the system preset's"), ("rack", "the system preset's")):
         props[name] = {"anyOf": [tables[name], {**_NULL, "description": f"null: {filled_by}"}]}
     return props, tables
+
+
+def _money_schema() -> dict[str, Any]:
+    """``money``: the currency results are shown in, and exchange rates against USD."""
+    code = {"type": "string", "pattern": "^[A-Z]{3}$"}
+    rate = {"oneOf": [
+        {"type": "string", "pattern": r"^\s*[0-9.]+(?:[eE][-+]?[0-9]+)?\s*[A-Z]{3}\s*/\s*USD"
+                                      r"\s*$"},
+        {"type": "object", "required": ["value", "unit"], "additionalProperties": False,
+         "properties": {"value": {"type": "number", "exclusiveMinimum": 0},
+                        "unit": {"type": "string", "pattern": "^[A-Z]{3}/USD$"}}}],
+        "examples": ["0.92 EUR/USD"],
+        "description": "units of the currency per USD, in its unit: <CODE>/USD"}
+    fx = {"type": "object", "additionalProperties": False,
+          "required": ["rate", "date", "source"],
+          "properties": {"rate": rate,
+                         "date": {"type": "string", "pattern": f"^{DATE_PATTERN}$"},
+                         "source": {**TEXT, "minLength": 1}},
+          "description": "an exchange rate, dated and sourced"}
+    return {"type": "object", "additionalProperties": False,
+            "description": "the currency results are shown in (ISO 4217), and the exchange "
+                           "rates that convert amounts given in other currencies: none is "
+                           "applied unless stated here",
+            "properties": {"currency": {**code, "examples": ["EUR"]},
+                           "fx": {"type": "object", "maxProperties": MAX_CURRENCIES,
+                                  "additionalProperties": False,
+                                  "patternProperties": {"^[A-Z]{3}$": fx}}},
+            "examples": [{"currency": "EUR", "fx": {"EUR": {
+                "rate": "0.92 EUR/USD", "date": "2026-11-30",
+                "source": "illustrative assumption"}}}]}
 
 
 def scenario_input_schema() -> dict[str, Any]:

@@ -33,6 +33,10 @@ def _q(q: dict[str, Any] | None, name: str | None = None) -> str:
     return display.format_quantity(q["value"], q["unit"], name)
 
 
+def _capital(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
 def _join(*parts: str) -> str:
     return "; ".join(p for p in parts if p)
 
@@ -56,7 +60,7 @@ def _electricity(e: dict[str, Any], source) -> Line:
         else ""
     t = e.get("tariff")
     if t is None:
-        return Line("Electricity", _join(electricity_text(e), carbon)
+        return Line("Electricity", _join(electricity_text(e, _q), carbon)
                     + f", from {e.get('source') or 'no source given'}"
                     f" ({e.get('date') or 'undated'}).", source("electricity.price"))
     seasons = [s for s in t.get("seasons") or [] if s]
@@ -65,7 +69,7 @@ def _electricity(e: dict[str, Any], source) -> Line:
                    f"{_q(t['shift'])} added to every rate"
                    if (t.get("shift") or {}).get("value") else "")
     text = _join(
-        electricity_text(e)[0].upper() + electricity_text(e)[1:],
+        _capital(electricity_text(e, _q)),
         ("rates differ by season (" + "; ".join(_months(m) for m in seasons) + ")")
         if seasons else "",
         "weekend days have their own rates" if t.get("weekend_rates") else "",
