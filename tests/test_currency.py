@@ -95,3 +95,27 @@ def test_no_rate_is_applied_silently():
     r = price(validate_scenario(usd()))
     assert r.to_json()["disclosure"]["money"] == {"currency": "USD", "calculated_in": "USD"}
     assert r.to_json()["cost_per_mtok"]["total"]["unit"] == "USD/Mtok"
+
+
+def test_the_workbook_carries_the_rate_live_and_reads_an_edited_one_back(tmp_path):
+    from openpyxl import load_workbook
+
+    from costmodel import app
+    from costmodel.app.pricing import price_loaded, render_workbook
+    from costmodel.sources.scenario_file import build_scenario
+    from costmodel.workbook.names import named_cells
+    priced = price_loaded(build_scenario(usd(money={"currency": "EUR", "fx": FX})))
+    path = tmp_path / "eur.xlsx"
+    path.write_bytes(render_workbook([priced]).content)
+    wb = load_workbook(path)
+    (rate,) = named_cells(wb, "money_rate")
+    assert rate.value == EUR_PER_USD
+    (total,) = named_cells(wb, "cost_per_mtok_total_shown")
+    assert total.value == "=cost_per_mtok_total*money_rate"
+    rate.value = 0.5
+    wb.save(path)
+    read = app.reprice(path)
+    (result,) = read.results
+    assert result.shown("cost_per_mtok_total") == (
+        pytest.approx(priced.result.values["cost_per_mtok_total"] * 0.5, rel=1e-12), "EUR/Mtok")
+    assert "edited in the workbook" in result.disclosure()["money"]["rate"]["source"]

@@ -719,6 +719,9 @@ def _apply(original: dict, cells: dict[str, tuple[str, str, Any]],
                 raise _fail(f"expected one of {', '.join(enum.levels)}, got {got}", at)
             continue
         value = _number(raw, name, at)
+        if name == "money_rate":  # the rate of the currency results are shown in
+            _put_rate(data, _as_exported(value, exported[name]), at)
+            continue
         if value is not None and name not in COUNT_INPUTS:  # counts are plain integers
             value = {"value": _as_exported(value, exported[name]), "unit":
                      MODEL.inputs[name].unit}
@@ -817,6 +820,21 @@ def _put(data: dict, key: str, value: Any) -> None:
         node.pop(parts[-1], None)
     else:
         node[parts[-1]] = value
+
+
+def _put_rate(data: dict, rate: float, where: str) -> None:
+    """An edited ``money_rate``: the exchange rate of the currency results are shown in."""
+    money = data.get("money") or {}
+    currency = money.get("currency", "USD")
+    if currency == "USD":
+        if rate != 1:
+            raise _fail("results are shown in USD (1 USD per USD): to show another currency, "
+                        "name it and its dated, sourced rate in the scenario's [money] table",
+                        where)
+        return
+    fx = money["fx"][currency]
+    if rate != fx["rate"]:  # its citation described the rate replaced
+        fx.update(rate=rate, source=f"edited in the workbook, {where}")
 
 
 # categorical inputs that say whether a table is there: (enum, its level without the table,

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..display import display_unit, excel_format, label
-from ..model import MODEL
+from ..model import MODEL, SHOWN, shown
 from ..results import HEADLINE
 from .layout import FIRST_COL, HEADER_ROW, WorkbookSystem, suffixed, system_header, system_width
 from .sheet import NA, Sheet
@@ -58,6 +58,30 @@ def cost_stack_chart(ws: Sheet, rows: dict[str, int], n: int, header_row: int,
     return chart
 
 
+def _in_currency(ws: Sheet, systems: Sequence[WorkbookSystem], last: int) -> int:
+    """Where a system's results are shown in another currency: the money figures in it (each
+    the USD figure times money_rate on Inputs, live); returns the last row written."""
+    currencies = [s.result.currency for s in systems]
+    if all(c == "USD" for c in currencies):
+        return last
+    top = last + 2
+    ws.text(top, 1, "In each system's currency (the USD figure x money_rate on Inputs)",
+            "section")
+    ws.header(top + 1, system_header(systems, ["figure", "", "unit"]))
+    ws.text(top + 2, 1, "currency")
+    for i, code in enumerate(currencies):
+        ws.text(top + 2, FIRST_COL + i, code)
+    one = currencies[0] if len(set(currencies)) == 1 else "currency"
+    for k, name in enumerate(SHOWN, top + 3):
+        unit = MODEL.steps[name].unit
+        ws.text(k, 1, shown(name))
+        ws.text(k, 3, display_unit(name, unit).replace("USD", one))
+        for i, s in enumerate(systems):
+            ws.figure(k, FIRST_COL + i, s.result.values[shown(name)], name, unit, "result",
+                      formula=f"={shown(name)}")
+    return top + 2 + len(SHOWN)
+
+
 def write_results(ws: Sheet, systems: Sequence[WorkbookSystem]) -> None:
     n = len(systems)
     ws.text(1, 1, "Results: cost and price per million tokens", "title")
@@ -89,6 +113,7 @@ def write_results(ws: Sheet, systems: Sequence[WorkbookSystem]) -> None:
                 ws.formula(row, FIRST_COL + i, f"={name}/{suffixed(name, 1)}",
                            ratio(s.result.values[name], first), "calc", fmt)
         last = top + 1 + len(RESULT_ROWS)
+    last = _in_currency(ws, systems, last)
     chart = cost_stack_chart(ws, rows, n, HEADER_ROW, width=640, height=320)
     ws.ws.insert_chart(last + 2, 0, chart, {"x_offset": 4, "y_offset": 4})
     if n > 1:  # under the ratios, the chart starts a printed page: never cut in two
