@@ -15,13 +15,18 @@ from click.testing import CliRunner
 
 from costmodel.cli import main
 from costmodel.inputs import validate_scenario
-from costmodel.sources.catalog import default_catalog, fixtures_dir
+from costmodel.sources.catalog import default_catalog
 from costmodel.units import parse_quantity
 
 CATALOG = default_catalog()
-KEYS = CATALOG.keys("electricity")
+# the average prices (the tariffs, electricity entries with a tariff table, are checked below)
+KEYS = [k for k in CATALOG.keys("electricity")
+        if "tariff" not in CATALOG.get("electricity", k, "electricity").data]
+TARIFFS = [k for k in CATALOG.keys("electricity") if k not in KEYS]
+EUR_RATE = {"fx": {"EUR": {"rate": "0.92 EUR/USD", "date": "2026-11-30",
+                           "source": "illustrative assumption for the test"}}}
 BASE = {"accelerator": {"rated_power": "700 W", "price": "30000 USD"},
-        "operating_point": {"throughput": "1000 token/s"}}
+        "operating_point": {"throughput": "1000 token/s"}, "money": EUR_RATE}
 # The entry the published scenarios use predates region/sector/period; setting them changes
 # the electricity provenance those scenarios disclose (tests/test_disclosure_sources.py pins
 # it), and a `--set electricity.price` would keep them although they describe the replaced
@@ -58,8 +63,8 @@ def test_every_entry_is_cited(key):
     assert re.fullmatch(r"\d{4}-\d{2}(-\d{2})?", e.data["date"]), e.data["date"]
     if key not in UNDESCRIBED:
         assert re.fullmatch(r"[A-Z]{2}(-[A-Z0-9]{1,3})?", e.data["region"]), e.data["region"]
-    # an entry's price is in USD or cents: another currency waits for currency support
-    assert e.data["price"]["unit"] in ("USD/kWh", "cent/kWh"), e.data["price"]
+    # an entry's price is in its published currency: USD, cents or EUR (read at a stated rate)
+    assert e.data["price"]["unit"] in ("USD/kWh", "cent/kWh", "EUR/kWh"), e.data["price"]
 
 
 @pytest.mark.parametrize("key", KEYS)
@@ -114,14 +119,29 @@ def test_lb_per_mwh_to_g_per_kwh_is_times_0_453592():
     assert g_per_kwh / 0.453592 == pytest.approx(lb_per_mwh)
 
 
-def test_a_price_in_another_currency_is_not_read_as_usd():
-    """Until currency support lands, EUR figures stay in the file's pending block."""
+def test_a_price_in_another_currency_is_read_only_at_a_stated_rate():
+    """Eurostat's 0.276 EUR/kWh for Cyprus: refused without a rate, naming the field; at a
+    stated 0.92 EUR/USD it is 0.276 / 0.92 = 0.3 USD/kWh."""
+    from costmodel.inputs import InputError
     from costmodel.units import UnitInputError
     with pytest.raises(UnitInputError):
         parse_quantity("0.276 EUR/kWh", "USD/kWh", per=("[energy]",))
-    text = (fixtures_dir() / "catalog" / "electricity.toml").read_text(encoding="utf-8")
-    assert "pending currency support" in text
-    assert not re.search(r'^\s*price\s*=.*unit\s*=\s*"(EUR|GBP|JPY)', text, re.M)
+    cyprus = entry("eurostat-2023s2-cy-non-household").data
+    with pytest.raises(InputError) as info:
+        validate_scenario({**BASE, "money": {}, "electricity": cyprus})
+    assert [p for p, _ in info.value.errors] == ["electricity.price"]
+    e = validate_scenario({**BASE, "electricity": cyprus}).electricity
+    assert e.price == pytest.approx(0.276 / 0.92) == pytest.approx(0.3)
+    assert e.carbon_intensity == pytest.approx(512.24)
+
+
+@pytest.mark.parametrize("key", TARIFFS)
+def test_every_tariff_is_cited_and_validates(key):
+    tariff = entry(key).data["tariff"]
+    assert str(tariff.get("source") or "").strip(), f"{key}: no source"
+    assert tariff.get("effective") or "illustrative assumption" in tariff["source"], key
+    e = validate_scenario({**BASE, "electricity": entry(key).data}).electricity
+    assert e.pricing == "tariff" and e.price is None
 
 
 # ---- a scenario file names an entry --------------------------------------------------------------
