@@ -65,7 +65,8 @@ INPUTS = [
     _i("financing.cost_of_capital", "dimensionless", "annual cost of capital"),
     _i("financing.salvage", "dimensionless", "salvage value at end of life, fraction of capex"),
     _i("financing.maintenance", "dimensionless", "maintenance per year, fraction of capex"),
-    _i("electricity.price", "USD/kWh", "electricity price (flat)"),
+    _i("electricity.price", "USD/kWh", "electricity price (flat; none with a tariff)",
+       optional=True),
     _i("electricity.tariff.fixed_charge", "USD/month", "the tariff's fixed charges per site "
        "and month", optional=True),
     _i("electricity.tariff.scale", "dimensionless", "factor on every energy rate of the "
