@@ -650,7 +650,9 @@ def default_source(key: str) -> str:
 _POINT_LABELS = ("operating_point.chosen", "operating_point.label", "operating_point.source",
                  "operating_point.curve", "operating_point.read_status")
 CITED_BY: dict[str, tuple[str, ...]] = {
-    "electricity.price": ("electricity.source", "electricity.date"),
+    # the sector and period describe a published average, not a price set by hand
+    "electricity.price": ("electricity.source", "electricity.date", "electricity.sector",
+                          "electricity.period"),
     "operating_point.throughput": _POINT_LABELS,
     "operating_point.throughput_per_kw": _POINT_LABELS,
 }

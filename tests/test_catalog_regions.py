@@ -168,3 +168,17 @@ def test_a_scenario_file_can_name_an_entry(tmp_path, key):
     shown_price = re.search(r"Electricity ([0-9.]+)" + re.escape(cited), flat)
     assert shown_price, flat
     assert float(shown_price.group(1)) == pytest.approx(e.data["price"]["value"] / 100)
+
+
+def test_a_price_set_by_hand_drops_the_averages_sector_and_period(tmp_path):
+    path = tmp_path / "regional.toml"
+    path.write_text('accelerator = "h100"\nelectricity = "eia-2023-us-tx-industrial"\n'
+                    '[operating_point]\nthroughput = "1000 token/s"\n', encoding="utf-8")
+    r = CliRunner().invoke(main, ["price", "--json", str(path), "--set",
+                                  "electricity.price=0.05 USD/kWh"])
+    assert r.exit_code == 0, r.output
+    shown = json.loads(r.stdout)["disclosure"]["electricity"]
+    assert shown["price"]["value"] == pytest.approx(0.05)
+    assert shown["region"] == "US-TX"  # still where it applies
+    assert "sector" not in shown and "period" not in shown
+    assert shown["source"] == "--set electricity.price=0.05 USD/kWh"
