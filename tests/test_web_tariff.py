@@ -162,7 +162,7 @@ def test_the_tariffs_disclosure_reads_well(web):
     assert line, page
     said, source = line.groups()
     assert said.startswith("Tariff Illustrative TOU, weekday peak 16:00-21:00: energy at ")
-    assert "demand charge 15.000 USD per kW per month" in said
+    assert "demand charge 15.000 USD/kW/month" in said  # the page's own unit style
     assert "rates differ by season (Jun-Sep); weekend days have their own rates" in said
     assert "the tariff is undated" in said
     assert source.startswith(f"catalog tariff '{TOU}': illustrative assumption")
