@@ -297,3 +297,36 @@ def test_the_what_if_needs_a_tariff():
     priced = price_loaded(build_scenario(base()))
     with pytest.raises(InputError, match="needs a tariff"):
         app.shift_flexible(priced, 0.3)
+
+
+def test_a_batch_on_a_tariff_equals_the_rows_priced_one_by_one():
+    # numeric rows in the fast path (the tariff's scale and shift, idle power), a row that
+    # changes the load shape (a group of its own), and two that fail
+    from costmodel.app import price as price_one
+    from costmodel.app.batch import price_batch
+    from costmodel.app.context import LocalContext
+    from costmodel.app.specs import InlineScenario, ScenarioSpec, overrides_from_mapping
+    data = base(electricity={"tariff": {**eight_dear_sixteen_cheap(),
+                                        "demand_charge": "10 USD/kW/month"}},
+                load={"hourly": [0] * 8 + [1] * 16})
+    rows = [{"electricity.tariff.scale": 2}, {"electricity.tariff.shift": "1 cent/kWh"},
+            {"idle_power": 0.2}, {"load.hourly": [0.5] * 24},
+            {"electricity.tariff.scale": -1}, {}, {"electricity.price": "0.1 USD/kWh"}]
+    ctx = LocalContext()
+    batch = price_batch(ctx, ScenarioSpec(InlineScenario(data)), rows,
+                        ["cost_per_mtok_energy", "cost_per_mtok_total"])
+    got = batch.to_json()["columns"]
+    assert [e.row for e in batch.errors] == [4, 6]
+    for i, row in enumerate(rows):
+        if i in (4, 6):
+            assert math.isnan(got["cost_per_mtok_total"]["values"][i])  # null in JSON
+            continue
+        one = price_one(ctx, ScenarioSpec(InlineScenario(data), overrides_from_mapping(row)))
+        for name in ("cost_per_mtok_energy", "cost_per_mtok_total"):
+            assert got[name]["values"][i] == pytest.approx(one.result.values[name],
+                                                           rel=1e-12), (i, name)
+    # by hand, row 0: twice the cheap rate, plus the demand charge of 1 kW x 10 x 12 / 8,760 h
+    # at full power (no idle power), over 16/24 of 3.6 Mtok an hour
+    demand = 10 * 12 / HOURS_A_YEAR
+    assert got["cost_per_mtok_energy"]["values"][0] == pytest.approx(
+        (2 * 0.08 * 16 / 24 + demand) / (16 / 24 * MTOK_PER_HOUR), rel=1e-12)
