@@ -325,8 +325,10 @@ def test_a_batch_on_a_tariff_equals_the_rows_priced_one_by_one():
         for name in ("cost_per_mtok_energy", "cost_per_mtok_total"):
             assert got[name]["values"][i] == pytest.approx(one.result.values[name],
                                                            rel=1e-12), (i, name)
-    # by hand, row 0: twice the cheap rate, plus the demand charge of 1 kW x 10 x 12 / 8,760 h
-    # at full power (no idle power), over 16/24 of 3.6 Mtok an hour
-    demand = 10 * 12 / HOURS_A_YEAR
+    # by hand, row 0: twice the cheap rate, plus the demand charge on the facility power at
+    # full load (the default node and rack: ((4 x (8 x 1000 + 2400) / 0.94 + 1500 + 500)
+    # / 0.97 / 32 W) x PUE 1.3) x 10 USD/kW-month x 12 / 8,760 h, over 16/24 of 3.6 Mtok an hour
+    facility_kw = (4 * (8 * 1000 + 2400) / 0.94 + 1500 + 500) / 0.97 / 32 * 1.3 / 1000
+    demand = facility_kw * 10 * 12 / HOURS_A_YEAR
     assert got["cost_per_mtok_energy"]["values"][0] == pytest.approx(
         (2 * 0.08 * 16 / 24 + demand) / (16 / 24 * MTOK_PER_HOUR), rel=1e-12)
