@@ -67,6 +67,59 @@ def test_choose_branches_must_share_a_scale():
                 enums=[e])
 
 
+# ---- profiles: vectors along the month and hour axes, and their reductions -------------------
+
+HOURLY = Input("rates", "USD/kWh", "", "rates", True, ("hour",))
+WEIGHT = Input("weight", "dimensionless", "", "weight", True, ("hour",))
+MONTHLY = Input("monthly", "USD/kWh", "", "monthly", True, ("month", "hour"))
+MONTH_WEIGHT = Input("month_weight", "dimensionless", "", "month_weight", True, ("month",))
+
+
+def declare_profiles(*steps):
+    return Declaration([POWER, PRICE, RATE, HOURLY, WEIGHT, MONTHLY, MONTH_WEIGHT], [],
+                       [KW, SPH], list(steps))
+
+
+def test_a_sum_over_the_hours_is_a_weighted_price():
+    d = declare_profiles(
+        Step("paid", "USD/kWh", "sum_hour(weight * rates)", ""),
+        Step("cost", "USD/h", "power * paid / watts_per_kilowatt", ""))
+    assert d.steps["paid"].axes == ()
+    rates = np.array([[0.20] * 8 + [0.08] * 16])
+    got = Evaluator(d)({"power": 1000.0, "price": 0.0, "rate": 1.0, "rates": rates,
+                        "weight": np.full((1, 24), 1 / 24), "monthly": np.nan,
+                        "month_weight": np.nan})
+    assert got["paid"] == pytest.approx(0.12) and got["cost"] == pytest.approx(0.12)
+
+
+def test_a_hidden_factor_inside_a_reduction_is_caught():
+    with pytest.raises(DeclarationError, match=r"hidden factor 0\.001"):
+        declare_profiles(Step("cost", "USD/h", "sum_hour(weight * rates) * power", ""))
+
+
+def test_a_reduction_of_the_wrong_shape_is_refused():
+    with pytest.raises(DeclarationError, match="without the hour axis"):
+        declare_profiles(Step("x", "USD/kWh", "max_hour(price)", ""))
+    with pytest.raises(DeclarationError, match="still runs by month"):
+        declare_profiles(Step("x", "USD/kWh", "sum_hour(monthly)", ""))
+    with pytest.raises(DeclarationError, match="a product of names"):
+        declare_profiles(Step("x", "USD/kWh", "sum_hour(weight * rates + rates)", ""))
+    with pytest.raises(DeclarationError, match="one name"):
+        declare_profiles(Step("x", "USD/kWh", "max_hour(weight * rates)", ""))
+    # a month reduction keeps the hours: a profile by hour, which is not a result
+    d = declare_profiles(Step("x", "USD/kWh", "sum_month(month_weight * monthly)", ""))
+    assert d.steps["x"].axes == ("hour",) and d.scalar_steps == []
+
+
+def test_a_batch_shares_its_profile():
+    d = declare_profiles(Step("paid", "USD/kWh", "sum_hour(weight * rates) + price", ""))
+    rates = np.array([[0.20] * 8 + [0.08] * 16])
+    got = Evaluator(d)({"power": 1.0, "price": np.array([0.0, 0.01, 0.02]), "rate": 1.0,
+                        "rates": rates, "weight": np.full((1, 24), 1 / 24),
+                        "monthly": np.nan, "month_weight": np.nan})["paid"]
+    assert got == pytest.approx([0.12, 0.13, 0.14])
+
+
 @pytest.mark.parametrize("step,unit", [
     ("power_per_accelerator", "W"), ("throughput_per_kw", "token/s/kW"),
     ("tokens_per_kwh", "token/kWh"), ("joules_per_token", "J/token"),
