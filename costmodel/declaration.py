@@ -307,7 +307,7 @@ def factors(node: Node) -> list[str] | None:
     return None
 
 
-class _Axes(Algebra[frozenset]):
+class _Axes(Collect):
     """The profile axes an expression's value runs along (empty: a scalar), refusing a
     reduction whose operand has not the shape it needs."""
 
@@ -317,26 +317,10 @@ class _Axes(Algebra[frozenset]):
     def name(self, id: str) -> frozenset:
         return self.axes_of.get(id, frozenset())
 
-    def num(self, value: int) -> frozenset:
-        return frozenset()
-
-    def neg(self, x: frozenset) -> frozenset:
-        return x
-
-    def binop(self, op: str, a: frozenset, b: frozenset) -> frozenset:
-        return a | b
-
     def compare(self, op: str, a: frozenset, b: frozenset) -> frozenset:
         if a or b:
             raise DeclarationError("a comparison of profiles (where() decides per scenario)")
         return a
-
-    def where(self, condition: frozenset, if_true: frozenset,
-              if_false: frozenset) -> frozenset:
-        return if_true | if_false
-
-    def choose(self, selector: str, options: tuple[frozenset, ...]) -> frozenset:
-        return frozenset().union(*options)
 
     def reduce(self, op: str, axis: str, x: frozenset) -> frozenset:
         if axis not in x:

@@ -440,25 +440,24 @@ class _Reader:
         return [_num(x) for x in monthly] if ok else None
 
     # ---- fixed ---------------------------------------------------------------------------
+    def _charge(self, raw: Any, field: str) -> float:
+        """A fixed charge's number [its units]; 0 where absent or refused (then failed)."""
+        v = self.number(raw, field)
+        if v is None:
+            return 0.0
+        if v < 0:
+            self.fail(field, f"{v:g}: negative charges are not supported")
+            return 0.0
+        return v
+
     def fixed(self) -> float:
         rec = self.rec
         first, old = rec.get("fixedchargefirstmeter"), rec.get("fixedmonthlycharge")
         if first is None and old is None:
             return 0.0
         if first is None:
-            v = self.number(old, "fixedmonthlycharge")
-            if v is None:
-                return 0.0
-            if v < 0:
-                self.fail("fixedmonthlycharge", f"{v:g}: negative charges are not supported")
-                return 0.0
-            return _num(v)
-        v = self.number(first, "fixedchargefirstmeter")
-        if v is None:
-            return 0.0
-        if v < 0:
-            self.fail("fixedchargefirstmeter", f"{v:g}: negative charges are not supported")
-            return 0.0
+            return _num(self._charge(old, "fixedmonthlycharge"))
+        v = self._charge(first, "fixedchargefirstmeter")
         if v == 0:
             return 0.0
         units = rec.get("fixedchargeunits")
