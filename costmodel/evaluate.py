@@ -37,18 +37,18 @@ def _sum_month(x):
     """Sum along the month axis: of a profile by month and hour, keeping the month axis
     (length 1) so the hours stay where they are; of one by month alone (its hour axis has
     length 1, never an hour profile's 24 or 48), a scalar."""
-    if np.ndim(x) < 2:
+    if type(x) is float or np.ndim(x) < 2:  # (a float: the scalar path, cheaply)
         return x
     return x.sum(axis=(0, 1)) if x.shape[1] == 1 else x.sum(axis=0, keepdims=True)
 
 
 def _sum_hour(x):
     """Sum of a profile without months (shape (1, hours[, n])) over its slots."""
-    return x.sum(axis=(0, 1)) if np.ndim(x) >= 2 else x
+    return x if type(x) is float or np.ndim(x) < 2 else x.sum(axis=(0, 1))
 
 
 def _max_hour(x):
-    return x.max(axis=(0, 1)) if np.ndim(x) >= 2 else x
+    return x if type(x) is float or np.ndim(x) < 2 else x.max(axis=(0, 1))
 
 
 REDUCE: dict[tuple[str, str], Callable] = {("sum", "month"): _sum_month,
