@@ -22,7 +22,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from .declaration import Algebra, Declaration, Node, fold
+from .declaration import Algebra, Collect, Declaration, Node, fold
 
 __all__ = ["compile_node", "Evaluator", "NUMPY", "SCALAR"]
 
@@ -122,6 +122,7 @@ class _ScalarOps(_Ops):
 
 NUMPY, SCALAR = _NumpyOps(), _ScalarOps()
 _FLOATS = frozenset({float, int})
+_MAX_SPECIALISED = 256  # combinations of categorical levels compiled per evaluator
 
 
 class _SourceOps(Algebra[str]):
@@ -130,8 +131,9 @@ class _SourceOps(Algebra[str]):
     closures (so the same IEEE results), and only the branch taken of a where/choose
     computed. ``local`` names the variable of an input, constant or step."""
 
-    def __init__(self, local: Mapping[str, str]):
+    def __init__(self, local: Mapping[str, str], levels: Mapping[str, int] | None = None):
         self.local = local
+        self.levels = levels  # each categorical input's level, when known at compile time
         self.chosen = 0  # choose()s so far: each names its level variable
 
     def name(self, id: str) -> str:
@@ -156,6 +158,8 @@ class _SourceOps(Algebra[str]):
         return f"_{op}_{axis}({x})"
 
     def choose(self, selector: str, options: tuple[str, ...]) -> str:
+        if self.levels is not None:  # the level is known: its option alone
+            return options[self.levels[selector]]
         # option k of the selector's level k, indexed as _ScalarOps indexes its options
         # (from the end when negative; IndexError beyond); no closure, so every variable of
         # the function stays a fast local
@@ -172,12 +176,41 @@ def _out_of_range() -> float:
     raise IndexError("tuple index out of range")  # as options[k] says
 
 
+class _Chosen(Collect):
+    """The names an expression reads with its categorical inputs at known levels: a
+    ``choose`` follows only its selected option."""
+
+    def __init__(self, levels: Mapping[str, int]):
+        self.levels = levels
+
+    def name(self, id: str) -> frozenset:
+        return frozenset((id,))
+
+    def choose(self, selector: str, options: tuple[frozenset, ...]) -> frozenset:
+        return options[self.levels[selector]]
+
+
 def _compile_scalar(decl: Declaration, names: list[str], inputs: Iterable[str],
-                    answers: Iterable[str]) -> Callable[[Mapping[str, object]], dict]:
+                    answers: Iterable[str], levels: Mapping[str, int] | None = None
+                    ) -> Callable[[Mapping[str, object]], dict]:
     """One Python function computing every step of ``names`` (declaration order: a step
-    reads only earlier ones) from a mapping of ``inputs``, answering ``answers`` by name."""
+    reads only earlier ones) from a mapping of ``inputs``, answering ``answers`` by name.
+    ``levels``: every categorical input's level, fixed: each ``choose`` is its option, and
+    only the steps and inputs the answers then read are computed and read."""
+    answers = list(answers)
     local = {n: f"v{i}" for i, n in enumerate([*inputs, *decl.constants, *names])}
-    ops = _SourceOps(local)
+    ops = _SourceOps(local, levels)
+    if levels is not None:  # what the answers read at these levels, and nothing else
+        needed, stack = set(), list(answers)
+        while stack:
+            n = stack.pop()
+            if n in needed:
+                continue
+            needed.add(n)
+            if n in decl.steps:
+                stack.extend(fold(decl.steps[n].tree, _Chosen(levels)))
+        names = [n for n in names if n in needed]
+        inputs = [n for n in inputs if n in needed]
     lines = ["def run(env):"]
     lines += [f"    {local[n]} = env[{n!r}]" for n in inputs]
     lines += [f"    {local[n]} = {c.value!r}" for n, c in decl.constants.items()]
@@ -236,6 +269,29 @@ class Evaluator:
         self._scalar = _compile_scalar(decl, names, self.required, self.outputs) \
             if outputs is None \
             and all(type(c.value) in (int, float) for c in decl.constants.values()) else None
+        # the scalar function for each combination of categorical levels met so far: only
+        # the options chosen and the steps they read (a flat price computes no profile)
+        self._names = names
+        self._enum_levels = [(e.name, len(e.levels)) for e in decl.enums.values()
+                             if e.name in self._required]
+        self._by_levels: dict[tuple[int, ...], Callable] = {}
+        self._level_key = operator.itemgetter(*(n for n, _ in self._enum_levels)) \
+            if len(self._enum_levels) > 1 else lambda env: ()
+
+    def _at_levels(self, inputs: Mapping[str, object]) -> Callable:
+        """The scalar function specialised to the inputs' categorical levels (compiled the
+        first time a combination is met; the general one for a level out of range)."""
+        key = self._level_key(inputs)
+        run = self._by_levels.get(key)
+        if run is None:
+            if len(self._by_levels) >= _MAX_SPECIALISED or not all(
+                    type(k) is int and 0 <= k < n
+                    for k, (_, n) in zip(key, self._enum_levels, strict=True)):
+                return self._scalar
+            levels = dict(zip((name for name, _ in self._enum_levels), key, strict=True))
+            run = self._by_levels[key] = _compile_scalar(
+                self.decl, self._names, self.required, self.outputs, levels)
+        return run
 
     def __call__(self, inputs: Mapping[str, object]) -> dict[str, np.ndarray]:
         """Run the steps. ``inputs`` maps input names to magnitudes [declared units].
@@ -250,7 +306,7 @@ class Evaluator:
         if self._scalar is not None and _FLOATS.issuperset(map(type, inputs.values())) \
                 and self._inputs.issuperset(inputs):  # one scenario, plain numbers
             try:
-                return self._scalar(inputs)
+                return self._at_levels(inputs)(inputs)
             except (ZeroDivisionError, OverflowError):
                 pass  # numpy's inf/NaN semantics below
         elif all(isinstance(v, (float, int, np.number)) for v in inputs.values()):  # one
