@@ -24,7 +24,8 @@ from .errors import Problem
 from .limits import GRID, HEAVY, current_limits
 from .schemas import CATALOG_KEY, INPUT_SCHEMAS, MAX_CURVE_ID, ProblemOut
 
-__all__ = ["route", "ROUTES", "build_spec", "ListQuery", "read_body", "too_large"]
+__all__ = ["route", "ROUTES", "build_spec", "ListQuery", "read_body", "body_bytes", "too_large",
+           "etag_of"]
 
 
 @dataclass
@@ -114,6 +115,11 @@ def read_body(limit: int | None = None) -> bytes:
             raise too_large(limit)
         environ["costmodel.body"] = raw
     return environ["costmodel.body"]
+
+
+def body_bytes() -> bytes | None:
+    """The body :func:`read_body` read for this request (None if it read none)."""
+    return request.environ.get("costmodel.body")
 
 
 def too_large(limit: int) -> Problem:
