@@ -105,8 +105,9 @@ def price(body: PriceRequest, query: AnswerQuery, principal) -> Response:
     if query.fields is not None:  # its own ETag, of the fields sent
         text = orjson.dumps(select(orjson.loads(text), query.fields))
         return Response(text, mimetype="application/json")
-    # the answer's ETag as the route would hash it, kept with the answer in the cache
-    return Response(text, mimetype="application/json", headers={"ETag": etag})
+    answer = Response(text, mimetype="application/json")
+    answer.headers["ETag"] = etag  # as the route would hash it, kept with it in the cache
+    return answer
 
 
 @route(pricing, "/price/batch", "POST", summary="Price one scenario with up to 10,000 rows "

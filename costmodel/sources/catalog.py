@@ -43,7 +43,9 @@ def split_sources(tree: Any, prefix: str = "") -> tuple[Any, dict[str, str]]:
                 if "source" in node:
                     provenance[path] = str(node["source"])
                 return {k: v for k, v in node.items() if k not in _PROVENANCE_KEYS}
-            return {k: walk(v, f"{path}.{k}" if path else k) for k, v in node.items()}
+            # (a leaf is kept as it is: no path to build for it)
+            return {k: walk(v, f"{path}.{k}" if path else k) if isinstance(v, dict) else v
+                    for k, v in node.items()}
         return node
 
     return walk(tree, prefix), provenance

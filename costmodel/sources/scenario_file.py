@@ -83,8 +83,13 @@ def read_scenario_file(path: str | Path) -> dict[str, Any]:
 
 
 def _expand_refs(data: dict[str, Any], catalog: Catalog,
-                 provenance: dict[str, str]) -> dict[str, Any]:
-    data = _copy_tree(data)
+                 provenance: dict[str, str], *, owned: bool = False) -> dict[str, Any]:
+    """``data`` with its catalog references expanded, as a tree of its own (``owned``: data
+    is already the caller's own copy, changed in place). A section taken from a catalog
+    entry is a table of its own whose quantity tables are the entry's: nothing changes a
+    table inside a section in place (:func:`apply_overrides` works on a copy)."""
+    if not owned:
+        data = _copy_tree(data)
     rate = None  # (the reference, the accelerator's catalog key, the file's own keys)
     accelerator = data.get("accelerator")
     if isinstance(accelerator, dict) and "rate" in accelerator and "catalog" not in accelerator:
@@ -103,7 +108,7 @@ def _expand_refs(data: dict[str, Any], catalog: Catalog,
         else:
             continue
         entry = catalog.get(section, ref, section)
-        merged = _copy_tree(entry.data)
+        merged = dict(entry.data)  # its tables shared with the entry, never changed
         extra_workload = merged.pop("workload", None) if section == "operating_point" else None
         for k, top, outside, key, cited in _entry_rows(entry, section, ref):
             # tables a catalog entry fills outside its own section (a point's workload, a
@@ -353,9 +358,10 @@ def _expand_with_overrides(plain: dict[str, Any], overrides: list[tuple[str, Any
     # expand like the file's own; overrides of keys inside a section apply after expansion.
     whole = [(k, v) for k, v in overrides if k in SCENARIO_KINDS]
     inner = [(k, v) for k, v in overrides if k not in SCENARIO_KINDS]
-    if whole:  # (_expand_refs works on its own copy)
+    if whole:  # (a copy)
         plain = apply_overrides(plain, whole, provenance, label)
-    expanded = _expand_refs(plain, catalog, provenance)  # a tree of its own
+    # a tree of its own: split_sources (and apply_overrides) made plain for this call
+    expanded = _expand_refs(plain, catalog, provenance, owned=True)
     return apply_overrides(expanded, inner, provenance, label) if inner else expanded
 
 
