@@ -176,15 +176,13 @@ class Result:
         disclosure without its per-input sources, no steps."""
         out: dict[str, Any] = {"scenario": self.name,
                                "engine": {"name": "costmodel", "version": __version__}}
-        values = self.values
-        for name, group, member, unit in _HEADLINE_LAYOUT:  # as headline_json nests them
-            v = values[name]
-            q = {"value": float(v) if v is not None and math.isfinite(v) else None,
-                 "unit": unit}
-            if group:
-                out.setdefault(group, {})[member] = q
-            else:
-                out[name] = q
+        values, finite = self.values, math.isfinite
+        for group, figures in _HEADLINE_GROUPS:  # as headline_json nests them
+            table = out if group is None else out.setdefault(group, {})
+            for name, key, unit in figures:
+                v = values[name]
+                table[key] = {"value": float(v) if v is not None and finite(v) else None,
+                              "unit": unit}
         disclosure = self.disclosure(sources=view != "summary")
         if view != "summary":
             out["steps"] = {name: {**self.quantity(name), **_STEP_TEXT[name]}
@@ -195,6 +193,22 @@ class Result:
 
 _HEADLINE_LAYOUT = [(n, MODEL.steps[n].group, MODEL.steps[n].member, MODEL.steps[n].unit)
                     for n in HEADLINE]
+
+
+def _headline_groups() -> list[tuple[str | None, list[tuple[str, str, str]]]]:
+    """The headline figures in runs of one group (None: at the top level), in HEADLINE's
+    order: (group, [(step name, key in the group, unit)])."""
+    runs: list[tuple[str | None, list[tuple[str, str, str]]]] = []
+    for name, group, member, unit in _HEADLINE_LAYOUT:
+        key = (group or None, [(name, member if group else name, unit)])
+        if runs and runs[-1][0] == key[0]:
+            runs[-1][1].extend(key[1])
+        else:
+            runs.append(key)
+    return runs
+
+
+_HEADLINE_GROUPS = _headline_groups()
 
 
 def headline_json(figure: Any) -> dict[str, Any]:
