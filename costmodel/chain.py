@@ -19,7 +19,7 @@ def price(scenario: Scenario, provenance: dict[str, str] | None = None, *,
     """Price one scenario: every declared step, and what it was divided by. ``sources=False``:
     the provenance is not completed with the defaults' sources (for an answer without the
     per-input sources)."""
-    values = _FULL(scenario.to_inputs())
+    values = _FULL(scenario.to_inputs(), plain=True)  # every input, each a number
     if not _FLOAT.issuperset(map(type, values.values())):  # numpy's, after a fallback
         values = {name: float(v) for name, v in values.items()}
     defaults = scenario.defaults_used()
