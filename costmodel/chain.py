@@ -19,7 +19,9 @@ def price(scenario: Scenario, provenance: dict[str, str] | None = None, *,
     """Price one scenario: every declared step, and what it was divided by. ``sources=False``:
     the provenance is not completed with the defaults' sources (for an answer without the
     per-input sources)."""
-    values = _FULL(scenario.to_inputs())
+    # every input a number, unless a tariff or a load shape brings profiles (arrays)
+    plain = scenario.electricity.tariff is None and scenario.load is None
+    values = _FULL(scenario.to_inputs(), plain=plain)
     if not _FLOAT.issuperset(map(type, values.values())):  # numpy's, after a fallback
         values = {name: float(v) for name, v in values.items()}
     defaults = scenario.defaults_used()

@@ -293,13 +293,21 @@ class Evaluator:
                 self.decl, self._names, self.required, self.outputs, levels)
         return run
 
-    def __call__(self, inputs: Mapping[str, object]) -> dict[str, np.ndarray]:
+    def __call__(self, inputs: Mapping[str, object], *,
+                 plain: bool = False) -> dict[str, np.ndarray]:
         """Run the steps. ``inputs`` maps input names to magnitudes [declared units].
 
         Enum inputs are level indices: a scalar (one level for the batch) or an integer array.
         Division by zero and overflow give inf/NaN rather than exceptions; inputs are
         validated before they get here, and unused branches of where/choose may divide by 0.
+        ``plain=True``: ``inputs`` are what :meth:`Scenario.to_inputs` answers (every
+        declared input, each a float or an int, nothing else), not checked again.
         """
+        if plain and self._scalar is not None:  # one scenario, plain numbers
+            try:
+                return self._at_levels(inputs)(inputs)
+            except (ZeroDivisionError, OverflowError):
+                return self._numpy(inputs)  # numpy's inf/NaN semantics
         if not self._required.issubset(inputs.keys()):
             missing = [n for n in self.required if n not in inputs]
             raise KeyError(f"missing inputs: {', '.join(missing)}")
@@ -316,6 +324,9 @@ class Evaluator:
                 return {name: env[name] for name in self.outputs}
             except (ZeroDivisionError, OverflowError):
                 pass  # numpy's inf/NaN semantics below
+        return self._numpy(inputs)
+
+    def _numpy(self, inputs: Mapping[str, object]) -> dict[str, np.ndarray]:
         env = _LazyEnv(self.steps, self.constants)
         env.update(inputs)
         if any(np.ndim(inputs[n]) for n in self._required - self._profiles):

@@ -10,8 +10,8 @@ lists every default a scenario relied on, and the disclosure repeats it.
 """
 from __future__ import annotations
 
+import marshal
 import math
-import pickle
 import re
 from collections.abc import Collection
 from dataclasses import dataclass
@@ -617,12 +617,7 @@ class Scenario(Section):
             if name not in given and name in _LEFT_OUT:  # left out: its defaults, always
                 used.extend(_LEFT_OUT[name])  # the same names
                 continue
-            # a section has no sections inside (checked below, where _FIELDS is made)
-            inside = () if name not in given else model.model_fields_set
-            dotted = _DOTTED[name]
-            for field, _ in _FIELDS[type(model)]:
-                if field not in inside and getattr(model, field) is not None:
-                    used.append(dotted.get(field) or f"{name}.{field}")
+            used.extend(_section_defaults(name, model, name in given))
         return used
 
 
@@ -746,6 +741,29 @@ _LEFT_OUT = {n: [f"{n}.{k}" for k, _ in _FIELDS[f.default_factory]
 _DOTTED = {n: {k: f"{n}.{k}" for k, _ in _FIELDS.get(m, ())} for n, m in _SECTIONS.items()}
 
 
+# a section's defaulted fields, by the section (validated sections are shared and never
+# changed: see _SECTION_CACHE); the model is held with them, so its id is not reused
+_SECTION_DEFAULTS: dict[tuple[int, str, bool], tuple[BaseModel, tuple[str, ...]]] = {}
+
+
+def _section_defaults(name: str, model: BaseModel, given: bool) -> tuple[str, ...]:
+    """The dotted keys of section ``name`` (``model``) that hold a default: every field not
+    set (all of them when the scenario did not give the section) whose value is not None."""
+    key = (id(model), name, given)
+    hit = _SECTION_DEFAULTS.get(key)
+    if hit is not None and hit[0] is model:
+        return hit[1]
+    # a section has no sections inside (checked above, where _FIELDS is made)
+    inside = model.model_fields_set if given else ()
+    dotted = _DOTTED[name]
+    used = tuple(dotted.get(field) or f"{name}.{field}" for field, _ in _FIELDS[type(model)]
+                 if field not in inside and getattr(model, field) is not None)
+    if len(_SECTION_DEFAULTS) >= 4096:
+        _SECTION_DEFAULTS.clear()
+    _SECTION_DEFAULTS[key] = (model, used)
+    return used
+
+
 def _quantity_meta(info) -> QuantityField | None:
     """The unit and bounds of a quantity field (not of a list of them: see _item_meta)."""
     found = list(info.metadata)
@@ -845,9 +863,11 @@ def _cross_checks(s: Scenario) -> list[tuple[str, str]]:
 # Validated sections by their content: a section is validated on its own content alone, so
 # equal tables (a catalog entry's, the same in every request that names it) validate to equal
 # models, and one model serves them all (nothing changes a validated scenario). A table is
-# keyed by its pickle, which tells apart what equality would not (1, 1.0 and True; a tuple
-# and a list; NaN); a table that fails is never stored, so errors always come from
-# validating the whole scenario.
+# keyed by its marshal (format 2: no references, so equal tables give equal bytes), which
+# tells apart what equality would not (1, 1.0 and True; a tuple and a list; NaN) and takes
+# plain data only (exact dicts, lists, text, numbers...; anything else, a TOML date or a
+# subclass, is validated every time); a table that fails is never stored, so errors always
+# come from validating the whole scenario.
 _SECTION_CACHE: dict[tuple[str, bytes], BaseModel] = {}
 _SECTION_CACHE_SIZE = 2048
 _SECTION_KEY_BYTES = 4096  # larger tables are validated every time
@@ -864,8 +884,8 @@ def _section_key(name: str, table: Any) -> tuple[str, bytes] | None:
     if type(table) is not dict:
         return None
     try:
-        key = pickle.dumps(table, 5)
-    except Exception:  # not plain data: validated every time
+        key = marshal.dumps(table, 2)  # (about a third cheaper than a pickle)
+    except Exception:  # not plain data (or too deep): validated every time
         return None
     return (name, key) if len(key) <= _SECTION_KEY_BYTES else None
 

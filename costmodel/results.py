@@ -246,16 +246,14 @@ class Result:
         disclosure without its per-input sources, no steps."""
         out: dict[str, Any] = {"scenario": self.name,
                                "engine": {"name": "costmodel", "version": __version__}}
-        values, code = self.values, self.currency
-        layout = _HEADLINE_LAYOUT if code == "USD" else _SHOWN_LAYOUT
-        for name, group, member, unit in layout:  # as headline_json nests them
-            v = values[name]
-            q = {"value": float(v) if v is not None and math.isfinite(v) else None,
-                 "unit": unit if code == "USD" else unit.replace(SHOWN_CURRENCY, code)}
-            if group:
-                out.setdefault(group, {})[member] = q
-            else:
-                out[name] = q
+        values, finite, code = self.values, math.isfinite, self.currency
+        usd = code == "USD"
+        for group, figures in _HEADLINE_GROUPS if usd else _SHOWN_GROUPS:  # as headline_json
+            table = out if group is None else out.setdefault(group, {})  # nests them
+            for name, key, unit in figures:
+                v = values[name]
+                table[key] = {"value": float(v) if v is not None and finite(v) else None,
+                              "unit": unit if usd else unit.replace(SHOWN_CURRENCY, code)}
         disclosure = self.disclosure(sources=view != "summary")
         if view != "summary":
             out["steps"] = {name: {**self.quantity(name), **_STEP_TEXT[name]}
@@ -270,6 +268,24 @@ _SHOWN = frozenset(SHOWN)
 # in another currency: each money figure read from its shown(...) step, in shown_currency
 _SHOWN_LAYOUT = [(shown(n), g, m, MODEL.steps[shown(n)].unit) if n in _SHOWN else (n, g, m, u)
                  for n, g, m, u in _HEADLINE_LAYOUT]
+
+
+def _headline_groups(layout: list[tuple[str, str | None, str | None, str]]
+                     ) -> list[tuple[str | None, list[tuple[str, str, str]]]]:
+    """The headline figures in runs of one group (None: at the top level), in HEADLINE's
+    order: (group, [(step name, key in the group, unit)])."""
+    runs: list[tuple[str | None, list[tuple[str, str, str]]]] = []
+    for name, group, member, unit in layout:
+        key = (group or None, [(name, member if group else name, unit)])
+        if runs and runs[-1][0] == key[0]:
+            runs[-1][1].extend(key[1])
+        else:
+            runs.append(key)
+    return runs
+
+
+_HEADLINE_GROUPS = _headline_groups(_HEADLINE_LAYOUT)
+_SHOWN_GROUPS = _headline_groups(_SHOWN_LAYOUT)
 
 
 def headline_json(figure: Any) -> dict[str, Any]:

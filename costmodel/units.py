@@ -321,9 +321,9 @@ def parse_quantity(raw: Any, canonical: str, *, allow_negative: bool = False,
             if not _foreign_money(split[1]):
                 raise
             conversion = None  # an amount in another currency: converted below
+    q = None
     if conversion is not None:
         value = split[0] * conversion[0]
-        display = f"{split[0]:g} {conversion[1]}".rstrip()
     else:  # anything else goes through pint in full
         q = _to_quantity(raw, canonical if bare_number_ok else None)
         if _is_money(canonical):
@@ -331,15 +331,15 @@ def parse_quantity(raw: Any, canonical: str, *, allow_negative: bool = False,
         _check_dimension(q, canonical)
         _check_per(q, per, canonical)
         value = float(q.to(ureg.Unit(canonical)).magnitude)
-        display = _fmt(q)
     if math.isnan(value):
         raise UnitInputError("must be a number, got NaN")
     if math.isinf(value):
         raise UnitInputError("must be finite, got infinity")
-    if value < 0 and not allow_negative:
-        raise UnitInputError(f"must not be negative, got {display}")
-    if value == 0 and not allow_zero:
-        raise UnitInputError(f"must be greater than zero, got {display}")
+    if (value < 0 and not allow_negative) or (value == 0 and not allow_zero):
+        # the value as given, written only for the error
+        display = _fmt(q) if q is not None else f"{split[0]:g} {conversion[1]}".rstrip()
+        raise UnitInputError(f"must not be negative, got {display}" if value < 0 else
+                             f"must be greater than zero, got {display}")
     return value
 
 

@@ -607,3 +607,35 @@ def test_the_fixture_scenario_prices_a_published_point_at_the_rate():
     assert r.values["cost_per_mtok_total"] == pytest.approx(
         5.0 / (11781 * 1.4 * 3600 / 1e6), rel=1e-12)
     assert r.disclosure()["reference_rate"]["departures"] == []
+
+
+def test_expanding_scenarios_never_changes_the_catalog():
+    """A section taken from a catalog entry shares the entry's quantity tables (a shallow
+    copy): overriding, extending and pricing from a reference rate leave every entry as it
+    was, and the same scenario expands alike again."""
+    import copy
+
+    from costmodel.sources.scenario_file import build_scenario
+
+    catalog = default_catalog()
+    kinds = ("accelerator", "operating_point", "system", "electricity", "rate")
+    before = {(k, key): copy.deepcopy(catalog.get(k, key, k).data)
+              for k in kinds for key in catalog.keys(k)}
+    point = "deepseek-r1/gb300/peak"
+    cases = [
+        ({"accelerator": "gb300", "operating_point": point},
+         [("accelerator.price", "1 USD"), ("accelerator.rated_power", "900 W"),
+          ("operating_point.throughput_per_kw", "5 token/s/kW"), ("workload.isl", 100),
+          ("electricity.price", "0.2 USD/kWh")]),
+        ({"accelerator": {"catalog": "gb300", "rate": "rental", "all_in_power": "2 kW"},
+          "operating_point": {"catalog": point, "note": "mine"}}, []),
+        ({"accelerator": "gb300", "operating_point": point, "system": "gb300-nvl72",
+          "node": {"accelerators": 4}, "workload": {"osl": 2048},
+          "electricity": {"catalog": "eia-2026-05-us-industrial", "price": "0.3 USD/kWh"}},
+         [("accelerator", "b200"), ("rack.nodes", 2)]),
+    ]
+    for data, overrides in cases:
+        first = build_scenario(copy.deepcopy(data), overrides, catalog)
+        again = build_scenario(copy.deepcopy(data), overrides, catalog)
+        assert first.scenario == again.scenario and first.provenance == again.provenance
+    assert {(k, key): catalog.get(k, key, k).data for k, key in before} == before

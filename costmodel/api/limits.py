@@ -49,6 +49,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from flask import Flask, Response, current_app, g, request
+from werkzeug.datastructures import Headers
 
 from ..errors import InputError
 from ..sensitivity.ranges import DEFAULT_POINTS, parse_axis
@@ -392,10 +393,22 @@ def install(app: Flask) -> Limits:
     def _ratelimit_headers(response: Response) -> Response:
         headers = g.get("costmodel_ratelimit")
         if headers:  # on every answer of a counted request, a 429 or an error too
-            response.headers.extend(headers)
+            _append_headers(response, headers)
         return response
 
     return limits
+
+
+def _append_headers(response: Response, headers: list[tuple[str, str]]) -> None:
+    """``response.headers.extend(headers)`` for headers this module wrote (fixed names, text
+    made of digits and the rate's own words: no newline to refuse). Werkzeug's ``extend``
+    checks each value (about 2 us a header, five a request); its list is appended directly
+    where it has one."""
+    items = getattr(response.headers, "_list", None)
+    if type(response.headers) is Headers and type(items) is list:
+        items.extend(headers)
+    else:  # another headers class: its own way
+        response.headers.extend(headers)
 
 
 def current_limits() -> Limits:

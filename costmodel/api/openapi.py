@@ -14,6 +14,7 @@ import orjson
 from flask import Blueprint, Response, current_app, json, request
 from pydantic import BaseModel, Field, ValidationError
 from pydantic.json_schema import models_json_schema
+from werkzeug.wsgi import get_content_length
 
 from .. import __version__
 from ..app.hints import UNKNOWN, hint, model_fields_at
@@ -24,7 +25,8 @@ from .errors import Problem
 from .limits import GRID, HEAVY, current_limits
 from .schemas import CATALOG_KEY, INPUT_SCHEMAS, MAX_CURVE_ID, ProblemOut
 
-__all__ = ["route", "ROUTES", "build_spec", "ListQuery", "read_body", "too_large"]
+__all__ = ["route", "ROUTES", "build_spec", "ListQuery", "read_body", "body_bytes", "too_large",
+           "etag_of"]
 
 
 @dataclass
@@ -102,10 +104,10 @@ def read_body(limit: int | None = None) -> bytes:
     """The request body, read up to ``limit`` bytes (default: the app's MAX_CONTENT_LENGTH);
     a longer body, declared or chunked, is a 413 that states the limit."""
     limit = limit or current_app.config["MAX_CONTENT_LENGTH"]
-    declared = request.content_length
+    environ = request.environ
+    declared = get_content_length(environ)  # request.content_length, without its headers
     if declared is not None and declared > limit:
         raise too_large(limit)
-    environ = request.environ
     if environ.get("costmodel.body") is None:
         # read the raw stream ourselves: a chunked body has no declared length to check
         stream = environ["wsgi.input"]
@@ -114,6 +116,11 @@ def read_body(limit: int | None = None) -> bytes:
             raise too_large(limit)
         environ["costmodel.body"] = raw
     return environ["costmodel.body"]
+
+
+def body_bytes() -> bytes | None:
+    """The body :func:`read_body` read for this request (None if it read none)."""
+    return request.environ.get("costmodel.body")
 
 
 def too_large(limit: int) -> Problem:
@@ -150,9 +157,9 @@ _QUERY_BYTES = 200  # longer queries are parsed every time
 
 
 def _query(model: type[BaseModel]) -> BaseModel:
-    if not request.query_string and model in _DEFAULTS:  # every parameter at its default
-        return _DEFAULTS[model]
     text = request.query_string
+    if not text and model in _DEFAULTS:  # every parameter at its default
+        return _DEFAULTS[model]
     known = _QUERIES.get((model, text)) if len(text) <= _QUERY_BYTES else None
     if known is not None:
         return known

@@ -23,7 +23,7 @@ from ..units import UnitInputError, parse_quantity
 from .auth import forget_keys
 from .errors import Problem
 from .limits import current_limits
-from .openapi import MAX_FILTER, ListQuery, read_body, route
+from .openapi import MAX_FILTER, ListQuery, body_bytes, read_body, route
 from .requests import demand_of, quote_of, reading_of, spec_of, specs_of
 from .schemas import (
     CATALOG_CREATE,
@@ -101,10 +101,13 @@ def services():
 @route(pricing, "/price", "POST", summary="Price a scenario (inline, or saved plus overrides)",
        access="read", body=PriceRequest, response=ResultOut, errors=(404,), query=AnswerQuery)
 def price(body: PriceRequest, query: AnswerQuery, principal) -> Response:
-    text = services().price_json(body, query.view)
-    if query.fields is not None:
-        text = orjson.dumps(select(orjson.loads(text), query.fields)).decode()
-    return Response(text, mimetype="application/json")
+    text, etag = services().price_answer(body, query.view, body_bytes())
+    if query.fields is not None:  # its own ETag, of the fields sent
+        text = orjson.dumps(select(orjson.loads(text), query.fields))
+        return Response(text, mimetype="application/json")
+    answer = Response(text, mimetype="application/json")
+    answer.headers["ETag"] = etag  # as the route would hash it, kept with it in the cache
+    return answer
 
 
 @route(pricing, "/price/batch", "POST", summary="Price one scenario with up to 10,000 rows "

@@ -4,6 +4,7 @@ tells each worker when its copy is stale; a price is a pure function of the scen
 overrides and that catalog (as of its marker), so equal requests share one answer."""
 from __future__ import annotations
 
+import hashlib
 import threading
 import time
 from collections import OrderedDict
@@ -22,6 +23,7 @@ from ..sources.curve_point import CurveLibrary
 from ..store import repo
 from ..store.db import make_engine, make_sessions
 from ..store.models import CatalogEntry, CurveRecord
+from .openapi import etag_of
 from .requests import spec_of
 from .schemas import PriceRequest
 
@@ -39,7 +41,7 @@ class Services:
         self._lock = threading.Lock()
         self._catalog: tuple[Any, Catalog, float] | None = None  # marker, copy, trusted until
         self._curves: tuple[Any, CurveLibrary, float] | None = None
-        self._results: OrderedDict[str, bytes] = OrderedDict()
+        self._results: OrderedDict[str, tuple[bytes, str]] = OrderedDict()
         self._cache_size = cache_size
 
     @contextmanager
@@ -113,7 +115,13 @@ class Services:
 
     # -- pricing, answered from a cache ---------------------------------------------------
     def price_json(self, req: PriceRequest, view: str = "full") -> bytes:
-        """The result of a price request as JSON (UTF-8 bytes, as the answer sends them).
+        """The result of a price request as JSON (UTF-8 bytes, as the answer sends them)."""
+        return self.price_answer(req, view)[0]
+
+    def price_answer(self, req: PriceRequest, view: str = "full",
+                     body: bytes | None = None) -> tuple[bytes, str]:
+        """The result of a price request as JSON (UTF-8 bytes, as the answer sends them) and
+        its ETag.
 
         Catalog entries and curves are only ever added, never changed, so a scenario prices
         the same while the catalog holds the same entries: inline requests are answered from
@@ -121,14 +129,20 @@ class Services:
         database while the marker is trusted; a saved scenario costs one query for its
         revision. (The marker is in the key because an added entry can change an answer: a
         reference rate named without a date is the latest version, and a date names the
-        latest on or before it.) A summary leaves out the per-input sources, so it is priced
-        without completing them.
+        latest on or before it.) ``body``, the request's bytes when the caller has them,
+        is the inline request's content in the key (hashed as sent: no second serialisation
+        of the parsed request; the same request sent with other spacing is priced again).
+        A summary leaves out the per-input sources, so it is priced without completing them.
         """
         spec = spec_of(req)
         if req.scenario is not None:  # inline: the database only if the catalog is stale
             marker = list(self.catalog(None)[0])
-            key = repo.content_hash({"scenario": req.scenario, "overrides": req.overrides,
-                                     "catalog": marker, "view": view})
+            if body is not None:
+                key = (f"body:{marker[0]}:{marker[1]}:{view}:"
+                       + hashlib.blake2b(body, digest_size=20).hexdigest())
+            else:
+                key = repo.content_hash({"scenario": req.scenario, "overrides": req.overrides,
+                                         "catalog": marker, "view": view})
             return self._cached(key, lambda: app.price(self.context(None), spec,
                                                        sources=view != "summary").result, view)
         with self.sessions(write=False) as session:
@@ -141,18 +155,21 @@ class Services:
             return self._cached(key, lambda: app.price(ctx, inline,
                                                        sources=view != "summary").result, view)
 
-    def _cached(self, key: str, compute: Callable[[], Any], view: str = "full") -> bytes:
+    def _cached(self, key: str, compute: Callable[[], Any],
+                view: str = "full") -> tuple[bytes, str]:
+        """(JSON, ETag) of ``key``'s answer, computed once while it stays in the cache."""
         with self._lock:
             hit = self._results.get(key)
             if hit is not None:
                 self._results.move_to_end(key)
                 return hit
         out = orjson.dumps(compute().to_json(view))
+        answer = (out, etag_of(out))
         with self._lock:
-            self._results[key] = out
+            self._results[key] = answer
             if len(self._results) > self._cache_size:
                 self._results.popitem(last=False)
-        return out
+        return answer
 
 
 def _curves_since(session: Session, marker: Any, library: CurveLibrary | None) -> CurveLibrary:

@@ -46,9 +46,12 @@ def split_sources(tree: Any, prefix: str = "") -> tuple[Any, dict[str, str]]:
                 if "source" in node:
                     provenance[path] = str(node["source"])
                 return {k: v for k, v in node.items() if k not in _PROVENANCE_KEYS}
-            return {k: walk(v, f"{path}.{k}" if path else k) for k, v in node.items()}
+            # (a leaf is kept as it is: no path to build for it)
+            return {k: walk(v, f"{path}.{k}" if path else k) if isinstance(v, (dict, list))
+                    else v for k, v in node.items()}
         if isinstance(node, list):  # a tariff's seasons, hourly quantities
-            return [walk(v, f"{path}[{i}]") for i, v in enumerate(node)]
+            return [walk(v, f"{path}[{i}]") if isinstance(v, (dict, list)) else v
+                    for i, v in enumerate(node)]
         return node
 
     return walk(tree, prefix), provenance

@@ -83,8 +83,13 @@ def read_scenario_file(path: str | Path) -> dict[str, Any]:
 
 
 def _expand_refs(data: dict[str, Any], catalog: Catalog,
-                 provenance: dict[str, str]) -> dict[str, Any]:
-    data = _copy_tree(data)
+                 provenance: dict[str, str], *, owned: bool = False) -> dict[str, Any]:
+    """``data`` with its catalog references expanded, as a tree of its own (``owned``: data
+    is already the caller's own copy, changed in place). A section taken from a catalog
+    entry is a table of its own whose quantity tables are the entry's: nothing changes a
+    table inside a section in place (:func:`apply_overrides` works on a copy)."""
+    if not owned:
+        data = _copy_tree(data)
     rate = None  # (the reference, the accelerator's catalog key, the file's own keys)
     accelerator = data.get("accelerator")
     if isinstance(accelerator, dict) and "rate" in accelerator and "catalog" not in accelerator:
@@ -104,20 +109,24 @@ def _expand_refs(data: dict[str, Any], catalog: Catalog,
         else:
             continue
         entry = catalog.get(section, ref, section)
-        merged = _copy_tree(entry.data)
+        merged = dict(entry.data)  # its tables shared with the entry, never changed
         extra_workload = merged.pop("workload", None) if section == "operating_point" else None
-        for k, top, outside, key, cited in _entry_rows(entry, section, ref):
-            # tables a catalog entry fills outside its own section (a point's workload, a
-            # system's node and rack) keep the scenario's own keys
-            table = data.get(top) if outside else None
-            if top in own or (outside and isinstance(table, dict)
-                              and k.split(".")[1] in table):
-                continue
-            provenance[key] = cited
+        rows, cites, outside_tops = _entry_rows(entry, section, ref)
+        if not own and not any(isinstance(data.get(t), dict) for t in outside_tops):
+            provenance.update(cites)  # every row applies (as the loop below would find)
+        else:
+            for k, top, outside, key, cited in rows:
+                # tables a catalog entry fills outside its own section (a point's workload,
+                # a system's node and rack) keep the scenario's own keys
+                table = data.get(top) if outside else None
+                if top in own or (outside and isinstance(table, dict)
+                                  and k.split(".")[1] in table):
+                    continue
+                provenance[key] = cited
         # a value of the file's own (``[electricity] catalog = ..., price = ...``) is not
         # the entry's: the entry's citation of it (source, date, label) does not apply
         mine = [t for v, tied in CITED_BY.items() if v.partition(".")[0] == section
-                and v.partition(".")[2] in own for t in tied]
+                and v.partition(".")[2] in own for t in tied] if own else []
         for t in mine:
             if t.partition(".")[2] not in own:
                 merged.pop(t.partition(".")[2], None)
@@ -376,9 +385,10 @@ def _expand_with_overrides(plain: dict[str, Any], overrides: list[tuple[str, Any
     # expand like the file's own; overrides of keys inside a section apply after expansion.
     whole = [(k, v) for k, v in overrides if k in SCENARIO_KINDS]
     inner = [(k, v) for k, v in overrides if k not in SCENARIO_KINDS]
-    if whole:  # (_expand_refs works on its own copy)
+    if whole:  # (a copy)
         plain = apply_overrides(plain, whole, provenance, label)
-    expanded = _expand_refs(plain, catalog, provenance)  # a tree of its own
+    # a tree of its own: split_sources (and apply_overrides) made plain for this call
+    expanded = _expand_refs(plain, catalog, provenance, owned=True)
     return apply_overrides(expanded, inner, provenance, label) if inner else expanded
 
 
@@ -398,13 +408,16 @@ def _entry_leaf_keys(data: dict[str, Any]) -> list[str]:
     return keys
 
 
-_ENTRY_ROWS: dict[tuple[int, str, str], tuple[Any, list[tuple[str, str, bool, str, str]]]] = {}
+_Rows = tuple[list[tuple[str, str, bool, str, str]], dict[str, str], tuple[str, ...]]
+_ENTRY_ROWS: dict[tuple[int, str, str], tuple[Any, _Rows]] = {}
 
 
-def _entry_rows(entry: Any, section: str, ref: str) -> list[tuple[str, str, bool, str, str]]:
+def _entry_rows(entry: Any, section: str, ref: str) -> _Rows:
     """What each leaf of a catalog entry named by ``ref`` in ``section`` says in the
     provenance: (leaf key, its table, whether that table is outside the section, the
-    provenance key, its text); once per entry (the entry is held with them)."""
+    provenance key, its text); the same as one mapping (provenance key -> text, in the
+    rows' order) and the tables outside the section that the rows name; once per entry
+    (the entry is held with them)."""
     hit = _ENTRY_ROWS.get((id(entry), section, ref))
     if hit is not None and hit[0] is entry:
         return hit[1]
@@ -416,10 +429,12 @@ def _entry_rows(entry: Any, section: str, ref: str) -> list[tuple[str, str, bool
         src = entry.provenance.get(k)
         rows.append((k, top, outside, k if outside else f"{section}.{k}",
                      f"{label}: {src}" if src else label))
+    out = (rows, {key: cited for _, _, _, key, cited in rows},
+           tuple(dict.fromkeys(top for _, top, outside, _, _ in rows if outside)))
     if len(_ENTRY_ROWS) >= 4096:
         _ENTRY_ROWS.clear()
-    _ENTRY_ROWS[(id(entry), section, ref)] = (entry, rows)
-    return rows
+    _ENTRY_ROWS[(id(entry), section, ref)] = (entry, out)
+    return out
 
 
 def _cite_leaves(tree: Mapping[str, Any], provenance: dict[str, str], origin: str,
