@@ -688,7 +688,9 @@ def replace_citations(data: dict[str, Any], key: str, where: str,
 
 # Descriptive fields whose defaults are labels, not assumptions about cost.
 _NOT_INPUTS = {"name", "description", "chosen", "label", "vendor", "note", "curve",
-               "read_status", "system", "reference_rate", "money"}
+               "read_status", "system", "reference_rate", "money",
+               # labels of a price, and tables without a default (never a default used)
+               "carbon_source", "region", "sector", "period", "tariff", "site_accelerators"}
 
 
 _SECTIONS = {n: f.annotation for n, f in Scenario.model_fields.items()
@@ -701,6 +703,13 @@ _DEFAULT_NORMALISING_POWER = attrgetter(NORMALISED_BY_DEFAULT)
 _ENUM_GETTERS = [(e.name, attrgetter(e.key), e.levels) for e in MODEL.enums.values()]
 
 
+# categorical inputs whose level says whether a table is given: key -> (the table, the level
+# without it); the properties that name the level (Electricity.pricing...) say the same
+_BY_PRESENCE = {"electricity.pricing": ("electricity.tariff", "flat"),
+                "load_basis": ("load", "utilisation"),
+                "electricity.site_basis": ("electricity.site_accelerators", "rack")}
+
+
 def _compile_to_inputs() -> Any:
     """Scenario.to_inputs as one function: each input read by its attribute path (a None is
     NaN, a number a float), then each enum's level index, in the declaration's order."""
@@ -708,9 +717,17 @@ def _compile_to_inputs() -> Any:
     for name, get in _INPUT_GETTERS:
         path = "s.normalising_power" if name == _NORMALISED_BY else f"s.{get.__reduce__()[1][0]}"
         assert all(p.isidentifier() for p in path.split("."))
+        if name == "money_rate":  # 1 for USD without the property's lookups
+            path = "(1.0 if s.money.currency == 'USD' else s.money.rate)"
         lines += [f"    x = {path}", f"    out[{name!r}] = nan if x is None else float(x)"]
-    for i, (name, get, _) in enumerate(_ENUM_GETTERS):
-        path = f"s.{get.__reduce__()[1][0]}"
+    for i, (name, get, levels) in enumerate(_ENUM_GETTERS):
+        key = get.__reduce__()[1][0]
+        if key in _BY_PRESENCE:  # the level of a table's presence, read directly
+            table, absent = _BY_PRESENCE[key]
+            assert levels[0] == absent and len(levels) == 2
+            lines.append(f"    out[{name!r}] = 0 if s.{table} is None else 1")
+            continue
+        path = f"s.{key}"
         assert all(p.isidentifier() for p in path.split("."))
         lines.append(f"    out[{name!r}] = levels{i}.index({path})")
     lines.append("    return out")

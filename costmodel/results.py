@@ -46,6 +46,7 @@ CONVENTIONS = [
     "cost per million tokens counts tokens of the operating point's token kind",
 ]
 
+_IN_USD = {"currency": "USD", "calculated_in": "USD"}  # money without exchange rates
 CALENDAR = ("hours are local time; weekdays weigh 5/7 of the year and weekend days 2/7; a "
             "month weighs its days in a 365-day year; a demand charge bills each month's "
             "busiest hour of power at the facility boundary")
@@ -150,7 +151,7 @@ class Result:
                         "output_weight": s.pricing.output_weight,
                         "allocation": ALLOCATION_RULE},
             "reference_rate": self.rate_disclosure(),
-            "money": self.money_disclosure(),
+            "money": self.money_disclosure() if s.money.fx else dict(_IN_USD),
             "conventions": CONVENTIONS,
             "defaults_used": self.defaults_used,
             **({"sources": dict(sorted(self.provenance.items()))} if sources else {}),
@@ -179,13 +180,16 @@ class Result:
         e = self.scenario.electricity
         t = e.tariff
         out: dict[str, Any] = {
-            "pricing": e.pricing, "price": quantity_json(e.price, "USD/kWh"),
+            "pricing": "flat" if t is None else "tariff",
+            "price": quantity_json(e.price, "USD/kWh"),
             "source": e.source if t is None else t.source,
             "date": e.date if t is None else t.effective,
             "carbon_intensity": _optional(e.carbon_intensity, "gCO2e/kWh")}
-        for name in ("carbon_source", "region", "sector", "period"):
-            if getattr(e, name) is not None:
-                out[name] = getattr(e, name)
+        if e.carbon_source is not None or e.region is not None or e.sector is not None \
+                or e.period is not None:  # (none, mostly: one test instead of four)
+            for name in ("carbon_source", "region", "sector", "period"):
+                if getattr(e, name) is not None:
+                    out[name] = getattr(e, name)
         if t is not None:
             out["tariff"] = {
                 "name": t.name, "utility": t.utility, "effective": t.effective,
