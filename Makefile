@@ -14,11 +14,14 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test]'
 	touch $(STAMP)
 
-# The main job: price the sample TCO scenario and the published DeepSeek R1 comparisons,
+# The main job: price the sample TCO scenario, a time-of-use tariff sample (with its what-if,
+# in EUR) and the published DeepSeek R1 comparisons,
 # write sample workbooks (live formulas) to out/, then serve the web pages and the pricing API
 # on http://127.0.0.1:8000 (SQLite file costmodel.db, migrated and seeded from fixtures/).
 run: $(STAMP)
 	$(BIN)/costmodel price fixtures/scenarios/sample-tco.toml
+	@echo
+	$(BIN)/costmodel price fixtures/scenarios/sample-tou.toml --flexible-share 0.3
 	@echo
 	$(BIN)/costmodel compare $(PUBLISHED)/deepseek-r1_gb300_peak.toml \
 	    $(PUBLISHED)/deepseek-r1_jalapeno_peak.toml \
@@ -26,6 +29,7 @@ run: $(STAMP)
 	    $(PUBLISHED)/deepseek-r1_jalapeno_matched.toml
 	@mkdir -p out
 	$(BIN)/costmodel workbook fixtures/scenarios/sample-tco.toml -o out/sample-tco.xlsx
+	$(BIN)/costmodel workbook fixtures/scenarios/sample-tou.toml -o out/sample-tou.xlsx
 	$(BIN)/costmodel workbook --matched fixtures/scenarios/curve-gpt-oss-120b-h100.toml \
 	    fixtures/scenarios/curve-gpt-oss-120b-b200.toml \
 	    fixtures/scenarios/curve-gpt-oss-120b-mi300x.toml -o out/matched-comparison.xlsx

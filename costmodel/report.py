@@ -178,14 +178,15 @@ DEFAULTS = "Defaults used"
 
 def flexible_line(shift: Any) -> str:
     """One line: the cost if the flexible share of the load moved to the cheapest hours."""
-    before, after = shift.before.values, shift.after.values
     total, energy = "cost_per_mtok_total", "cost_per_mtok_energy"
-    change = (after[total] - before[total]) / before[total]
+    (b_total, _), (a_total, _) = shift.before.shown(total), shift.after.shown(total)
+    (b_energy, _), (a_energy, _) = shift.before.shown(energy), shift.after.shown(energy)
+    change = (a_total - b_total) / b_total
     return (f"What if {format_percent(shift.share)} of the load moved to the cheapest hours: "
-            f"cost {format_number(before[total], 'USD/Mtok', total)} -> "
-            f"{format_number(after[total], 'USD/Mtok', total)} USD per million tokens "
-            f"({change:+.1%}), electricity {format_number(before[energy], 'USD/Mtok', energy)}"
-            f" -> {format_number(after[energy], 'USD/Mtok', energy)}")
+            f"cost {format_number(b_total, 'USD/Mtok', total)} -> "
+            f"{format_number(a_total, 'USD/Mtok', total)} {shift.after.currency} per million "
+            f"tokens ({change:+.1%}), electricity {format_number(b_energy, 'USD/Mtok', energy)}"
+            f" -> {format_number(a_energy, 'USD/Mtok', energy)}")
 
 
 def electricity_text(e: dict, q: Any = None) -> str:

@@ -119,3 +119,20 @@ def test_the_workbook_carries_the_rate_live_and_reads_an_edited_one_back(tmp_pat
     assert result.shown("cost_per_mtok_total") == (
         pytest.approx(priced.result.values["cost_per_mtok_total"] * 0.5, rel=1e-12), "EUR/Mtok")
     assert "edited in the workbook" in result.disclosure()["money"]["rate"]["source"]
+
+
+def test_the_what_if_answers_in_the_result_currency():
+    from costmodel import app
+    from costmodel.app.pricing import price_loaded
+    from costmodel.sources.scenario_file import build_scenario
+    tariff = {"tariff": {"hourly": ["0.20 USD/kWh"] * 8 + ["0.08 USD/kWh"] * 16}}
+    load = {"hourly": [0.5] * 24}
+    dollars = app.shift_flexible(price_loaded(build_scenario(
+        usd(electricity=tariff, load=load))), 0.5).to_json()
+    euros = app.shift_flexible(price_loaded(build_scenario(
+        usd(electricity=tariff, load=load, money={"currency": "EUR", "fx": FX}))), 0.5).to_json()
+    assert euros["change"]["unit"] == "EUR/Mtok" and dollars["change"]["unit"] == "USD/Mtok"
+    assert euros["change"]["value"] == pytest.approx(dollars["change"]["value"] * EUR_PER_USD,
+                                                     rel=1e-9)
+    assert euros["cost_per_mtok"]["total"]["value"] == pytest.approx(
+        dollars["cost_per_mtok"]["total"]["value"] * EUR_PER_USD, rel=1e-12)

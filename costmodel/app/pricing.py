@@ -93,16 +93,20 @@ class FlexibleShift:
     after: Result
 
     def to_json(self) -> dict[str, Any]:
-        b, a = self.before.values, self.after.values
+        """The what-if's answer; money in the result currency, as the result shows it."""
+        def q(result: Result, name: str) -> dict[str, Any]:
+            value, unit = result.shown(name)
+            return {"value": value, "unit": unit}
         total = "cost_per_mtok_total"
+        after, before = q(self.after, total), q(self.before, total)
         return {"flexible_share": self.share,
                 "load": {"hourly": self.after.scenario.load.hourly,
                          "weekend": self.after.scenario.load.weekend},
-                "cost_per_mtok": {"total": self.after.quantity(total),
-                                  "energy": self.after.quantity("cost_per_mtok_energy")},
+                "cost_per_mtok": {"total": after,
+                                  "energy": q(self.after, "cost_per_mtok_energy")},
                 "electricity_effective_price": self.after.quantity(
                     "electricity_effective_price"),
-                "change": {"value": a[total] - b[total], "unit": "USD/Mtok"},
+                "change": {"value": after["value"] - before["value"], "unit": after["unit"]},
                 "rule": "each day keeps its serving hours; the flexible share of every hour "
                         "moves to the same day's cheapest hours (the year's average rate), "
                         "each filled up to a whole hour"}
