@@ -332,3 +332,13 @@ def test_a_batch_on_a_tariff_equals_the_rows_priced_one_by_one():
     demand = facility_kw * 10 * 12 / HOURS_A_YEAR
     assert got["cost_per_mtok_energy"]["values"][0] == pytest.approx(
         (2 * 0.08 * 16 / 24 + demand) / (16 / 24 * MTOK_PER_HOUR), rel=1e-12)
+
+
+def test_an_overflow_with_a_tariff_names_its_input():
+    from costmodel.errors import NonFiniteResult
+    from costmodel.results import check_finite
+    r = price(validate_scenario(base(operating_point={"throughput": "1e-308 token/s"},
+                                     electricity={"tariff": eight_dear_sixteen_cheap()})))
+    with pytest.raises(NonFiniteResult) as info:
+        check_finite(r)
+    assert [p for p, _ in info.value.errors] == ["operating_point.throughput"]
