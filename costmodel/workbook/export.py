@@ -108,7 +108,8 @@ def build_workbook(systems: Sequence[WorkbookSystem], *, title: str | None = Non
                 title_rows=(HEADER_ROW, HEADER_ROW), title_cols=3)
     if profiles:
         write_tariff(sheets[TARIFF_SHEET], systems, profiles, names)
-        print_setup(sheets[TARIFF_SHEET], title_rows=(1, 2), title_cols=4)
+        # too wide for one page: the names repeat on the left of each page of hours
+        print_setup(sheets[TARIFF_SHEET], title_rows=(1, 4), title_cols=1)  # hours on top
     write_results(sheets["Results"], systems)
     print_setup(sheets["Results"], last_col=last_system, title_rows=(HEADER_ROW, HEADER_ROW),
                 title_cols=3)

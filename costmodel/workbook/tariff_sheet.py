@@ -36,7 +36,7 @@ PROFILE_STEPS = [n for n, s in MODEL.steps.items() if s.axes]
 _ITEMS = [*MODEL.profile_inputs, *PROFILE_STEPS]
 _AXES = {**{n: MODEL.inputs[n].axes for n in MODEL.profile_inputs},
          **{n: MODEL.steps[n].axes for n in PROFILE_STEPS}}
-_FIRST = 5  # column E: hour 00 (column D labels the month)
+_FIRST = 2  # column B: hour 00 (column A names the block, then labels its months)
 # calendar weights are conventions, not choices: shown as constants
 _CALENDAR = {"tariff_month_weight", "tariff_months_billed", "hour_weight"}
 
@@ -98,9 +98,10 @@ class ProfileLayout:
                 if not np.all(np.isfinite(value)):
                     continue  # a profile this system does not have
                 label = name if self.n == 1 else suffixed(name, i + 1)
-                self.blocks[i, name] = _Block(row + 1, full[0], full[1], label)
+                # a line naming the block, then its rows
+                self.blocks[i, name] = _Block(row + 2, full[0], full[1], label)
                 self.values[i, name] = value
-                row += full[0] + 1
+                row += full[0] + 2
             row += 2
         self.last_row = row
 
@@ -143,10 +144,10 @@ def write_tariff(ws: Sheet, systems: Sequence[WorkbookSystem], layout: ProfileLa
     ws.text(1, 1, "Tariff and load by hour: change the blue cells and every figure "
                   "recomputes", "title")
     widest = max(hours for _, hours in layout.shapes.values())
-    ws.set_widths({1: 30, 2: 44, 3: 13, 4: 8, **{_FIRST + h: 7.5 for h in range(widest)}})
+    ws.set_widths({1: 12, **{_FIRST + h: 6.5 for h in range(widest)}})
     ws.paragraph(2, "Hours are local time (00 = 00:00-01:00); 'we' columns are weekend "
                     "days. Weekdays weigh 5/7 of the year and weekend days 2/7; a month "
-                    "weighs its days in a 365-day year.", 4 + 24)
+                    "weighs its days in a 365-day year.", 1 + 24)
     for i, (months, hours) in layout.shapes.items():
         s = systems[i]
         scenario = s.result.scenario
@@ -157,15 +158,14 @@ def write_tariff(ws: Sheet, systems: Sequence[WorkbookSystem], layout: ProfileLa
         load = "load shape by hour" if scenario.load is not None else "utilisation in " \
                                                                       "every hour"
         ws.text(title, 1, f"{s.result.name}: {what}; {load}", "section")
-        ws.header(title + 1, ["name", "description", "unit", "month",
-                              *slot_labels(hours)])
+        ws.header(title + 1, ["hour", *slot_labels(hours)])
         for (system, name), block in layout.blocks.items():
             if system != i:
                 continue
             _write_block(ws, block, name, layout, i, months)
             names.add(block.name, TARIFF_SHEET,
                       block.ref(None, None).split("!", 1)[1])
-    ws.ws.freeze_panes(0, 4)
+    ws.ws.freeze_panes(0, 1)
 
 
 def _write_block(ws: Sheet, block: _Block, name: str, layout: ProfileLayout, system: int,
@@ -173,14 +173,13 @@ def _write_block(ws: Sheet, block: _Block, name: str, layout: ProfileLayout, sys
     is_input = name in MODEL.inputs
     item = MODEL.inputs[name] if is_input else MODEL.steps[name]
     value = layout.values[system, name]
-    ws.text(block.row, 1, name)
-    ws.text(block.row, 2, item.description, "wrap")
-    ws.text(block.row, 3, item.unit)
+    # one line above the block: its name, what it is, its unit (text running to the right)
+    ws.text(block.row - 1, 1, f"{name}: {item.description} [{item.unit}]", "label")
     fmt = excel_format(name, item.unit)
     style = "constant" if name in _CALENDAR else "input" if is_input else "calc"
     for r in range(block.rows):
         if "month" in _AXES[name]:
-            ws.text(block.row + r, 4, MONTH_NAMES[r] if months == 12 else "all year")
+            ws.text(block.row + r, 1, MONTH_NAMES[r] if months == 12 else "all year")
         for c in range(block.cols):
             v = _cell_value(value[r, c])
             if is_input:
