@@ -926,8 +926,17 @@ def validate_scenario(data: Any) -> Scenario:
     """
     if not isinstance(data, dict):
         raise InputError([("", "a scenario must be a table/object")])
-    if "money" in data:  # amounts in other currencies, at the scenario's own rates
-        return _validate_with_rates(data)
+    # amounts in other currencies, at the scenario's own rates
+    scenario = _validate_with_rates(data) if "money" in data else _validate_shared(data)
+    errors = _cross_checks(scenario)
+    if errors:
+        raise InputError(errors)
+    return scenario
+
+
+def _validate_shared(data: dict) -> Scenario:
+    """A scenario whose sections are validated once for all scenarios that give the same
+    table (see _SECTION_CACHE)."""
     given, missed, taken = dict(data), [], False
     for name in _SECTIONS.keys() & data.keys():
         key = _section_key(name, data[name])
@@ -943,23 +952,19 @@ def validate_scenario(data: Any) -> Scenario:
     try:
         scenario = Scenario.model_validate(given)
     except ValidationError as exc:
-        errors = exc.errors()
-        if taken:  # the errors of the scenario as given, with every path
-            try:
-                Scenario.model_validate(data)
-            except ValidationError as full:
-                errors = full.errors()
-        raise InputError([(error_path(e["loc"]), error_message(e))
-                          for e in errors]) from None
+        if not taken:
+            raise _invalid(exc) from None
+        try:  # the errors of the scenario as given, with every path
+            Scenario.model_validate(data)
+        except ValidationError as full:
+            raise _invalid(full) from None
+        raise _invalid(exc) from None
     scenario.model_fields_set.difference_update(left_out)  # ... and not given, as before
     if missed:
         if len(_SECTION_CACHE) + len(missed) > _SECTION_CACHE_SIZE:
             _SECTION_CACHE.clear()
         for key in missed:
             _SECTION_CACHE[key] = getattr(scenario, key[0])
-    errors = _cross_checks(scenario)
-    if errors:
-        raise InputError(errors)
     return scenario
 
 
@@ -970,19 +975,20 @@ def _validate_with_rates(data: dict) -> Scenario:
     try:
         money = Money.model_validate(data["money"])
     except ValidationError as exc:
-        raise InputError([(error_path(("money", *e["loc"])), error_message(e))
-                          for e in exc.errors()]) from None
+        raise _invalid(exc, ("money",)) from None
     with exchange_rates(money.rates) as used:
         try:
             scenario = Scenario.model_validate(data)
         except ValidationError as exc:
-            raise InputError([(error_path(e["loc"]), error_message(e))
-                              for e in exc.errors()]) from None
+            raise _invalid(exc) from None
     scenario.money._converted = sorted(used)
-    errors = _cross_checks(scenario)
-    if errors:
-        raise InputError(errors)
     return scenario
+
+
+def _invalid(exc: ValidationError, prefix: tuple = ()) -> InputError:
+    """pydantic's errors as an InputError, each at its field path (under ``prefix``)."""
+    return InputError([(error_path((*prefix, *e["loc"])), error_message(e))
+                       for e in exc.errors()])
 
 
 def error_path(loc: tuple) -> str:
