@@ -37,13 +37,13 @@ import math
 import operator
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from .units import ureg
 
 __all__ = ["Input", "Enum", "Constant", "Step", "Declaration", "DeclarationError",
            "Name", "Num", "BinOp", "Neg", "Compare", "Where", "Choose", "Reduce", "Node",
-           "Algebra", "Collect", "fold", "names_in", "parse_expression", "AXES",
+           "Algebra", "Collect", "ChosenNames", "fold", "names_in", "parse_expression", "AXES",
            "REDUCTIONS", "factors"]
 
 
@@ -248,6 +248,21 @@ class _Names(Collect):
 
     def choose(self, selector: str, options: tuple[frozenset, ...]) -> frozenset:
         return frozenset((selector,)).union(*options)
+
+
+class ChosenNames(Collect):
+    """The names an expression reads with its categorical inputs at given levels (enum name
+    -> level index): a ``choose`` follows only its selected option (the others are never
+    computed); both sides of a ``where`` count."""
+
+    def __init__(self, levels: Mapping[str, Any]):
+        self.levels = levels
+
+    def name(self, id: str) -> frozenset:
+        return frozenset((id,))
+
+    def choose(self, selector: str, options: tuple[frozenset, ...]) -> frozenset:
+        return options[int(self.levels[selector])]
 
 
 class _Choices(Collect):

@@ -22,7 +22,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from .declaration import Algebra, Collect, Declaration, Node, fold
+from .declaration import Algebra, ChosenNames, Declaration, Node, fold
 
 __all__ = ["compile_node", "Evaluator", "NUMPY", "SCALAR"]
 
@@ -30,7 +30,6 @@ Env = Mapping[str, object]
 Closure = Callable[[Env], object]
 _CMP: dict[str, Callable] = {"==": operator.eq, "!=": operator.ne, "<": operator.lt,
                              "<=": operator.le, ">": operator.gt, ">=": operator.ge}
-_AXIS = {"month": 0, "hour": 1}  # where a profile holds each axis
 
 
 def _sum_month(x):
@@ -176,20 +175,6 @@ def _out_of_range() -> float:
     raise IndexError("tuple index out of range")  # as options[k] says
 
 
-class _Chosen(Collect):
-    """The names an expression reads with its categorical inputs at known levels: a
-    ``choose`` follows only its selected option."""
-
-    def __init__(self, levels: Mapping[str, int]):
-        self.levels = levels
-
-    def name(self, id: str) -> frozenset:
-        return frozenset((id,))
-
-    def choose(self, selector: str, options: tuple[frozenset, ...]) -> frozenset:
-        return options[self.levels[selector]]
-
-
 def _compile_scalar(decl: Declaration, names: list[str], inputs: Iterable[str],
                     answers: Iterable[str], levels: Mapping[str, int] | None = None
                     ) -> Callable[[Mapping[str, object]], dict]:
@@ -201,14 +186,14 @@ def _compile_scalar(decl: Declaration, names: list[str], inputs: Iterable[str],
     local = {n: f"v{i}" for i, n in enumerate([*inputs, *decl.constants, *names])}
     ops = _SourceOps(local, levels)
     if levels is not None:  # what the answers read at these levels, and nothing else
-        needed, stack = set(), list(answers)
+        needed, stack, chosen = set(), list(answers), ChosenNames(levels)
         while stack:
             n = stack.pop()
             if n in needed:
                 continue
             needed.add(n)
             if n in decl.steps:
-                stack.extend(fold(decl.steps[n].tree, _Chosen(levels)))
+                stack.extend(fold(decl.steps[n].tree, chosen))
         names = [n for n in names if n in needed]
         inputs = [n for n in inputs if n in needed]
     lines = ["def run(env):"]

@@ -160,16 +160,16 @@ class Result:
     def money_disclosure(self) -> dict[str, Any]:
         """The currency the figures are shown in and the stated exchange rates used."""
         m = self.scenario.money
+
+        def rate(code: str) -> dict[str, Any]:
+            fx = m.fx[code]
+            return {"value": fx.rate, "unit": f"{code}/USD", "date": fx.date,
+                    "source": fx.source}
         out: dict[str, Any] = {"currency": m.currency, "calculated_in": "USD"}
         if m.currency != "USD":
-            fx = m.fx[m.currency]
-            out["rate"] = {"value": fx.rate, "unit": f"{m.currency}/USD", "date": fx.date,
-                           "source": fx.source}
+            out["rate"] = rate(m.currency)
         if m.converted:
-            out["inputs_converted"] = {
-                code: {"value": m.fx[code].rate, "unit": f"{code}/USD",
-                       "date": m.fx[code].date, "source": m.fx[code].source}
-                for code in m.converted}
+            out["inputs_converted"] = {code: rate(code) for code in m.converted}
         return out
 
     def electricity_disclosure(self) -> dict[str, Any]:

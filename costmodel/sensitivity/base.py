@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from ..declaration import Collect, fold
+from ..declaration import ChosenNames, fold
 from ..evaluate import Evaluator
 from ..inputs import NORMALISED_BY_DEFAULT, Scenario
 from ..model import MODEL
@@ -47,14 +47,13 @@ def _evaluator(output: str) -> Evaluator:
     return Evaluator(MODEL, outputs=[output])
 
 
-class _Live(Collect):
-    """Inputs an expression reads given the scenario's categorical choices: a ``choose``
-    follows only its selected option (the others are never computed); both sides of a
-    ``where`` count (moving an input may change the side taken). A step read by name
-    contributes what its own expression reads, folded once."""
+class _Live(ChosenNames):
+    """Inputs an expression reads given the scenario's categorical choices (the options
+    chosen; both sides of a ``where``: moving an input may change the side taken). A step
+    read by name contributes what its own expression reads, folded once."""
 
     def __init__(self, levels: Mapping[str, Any]):
-        self.levels = levels  # enum name -> level index
+        super().__init__(levels)
         self.steps: dict[str, frozenset] = {}
 
     def name(self, id: str) -> frozenset:
@@ -65,9 +64,6 @@ class _Live(Collect):
                 self.steps[id] = fold(MODEL.steps[id].tree, self)
             return self.steps[id]
         return frozenset()  # a constant or an enum
-
-    def choose(self, selector: str, options: tuple[frozenset, ...]) -> frozenset:
-        return options[int(self.levels[selector])]
 
 
 def live_inputs(output: str, base: Mapping[str, Any]) -> set[str]:
