@@ -15,16 +15,17 @@ _FLOAT = frozenset({float})
 
 
 def price(scenario: Scenario, provenance: dict[str, str] | None = None, *,
-          sources: bool = True) -> Result:
+          sources: bool = True, defaults: list[str] | None = None) -> Result:
     """Price one scenario: every declared step, and what it was divided by. ``sources=False``:
     the provenance is not completed with the defaults' sources (for an answer without the
-    per-input sources)."""
+    per-input sources). ``defaults``: ``scenario.defaults_used()`` when the caller knows it
+    already (a scenario built from another with the same keys given)."""
     # every input a number, unless a tariff or a load shape brings profiles (arrays)
     plain = scenario.electricity.tariff is None and scenario.load is None
     values = _FULL(scenario.to_inputs(), plain=plain)
     if not _FLOAT.issuperset(map(type, values.values())):  # numpy's, after a fallback
         values = {name: float(v) for name, v in values.items()}
-    defaults = scenario.defaults_used()
+    defaults = scenario.defaults_used() if defaults is None else list(defaults)
     provenance = dict(provenance or {})
     if sources:
         for key in defaults:

@@ -51,7 +51,8 @@ from .units import (
 )
 
 __all__ = ["default_source", "CITED_BY", "replace_citations", "InputError", "QuantityField",
-           "Scenario", "validate_scenario", "quantity_field", "NORMALISED_BY_DEFAULT",
+           "Scenario", "validate_scenario", "cross_checks", "quantity_field",
+           "NORMALISED_BY_DEFAULT",
            "Accelerator", "Node", "Rack", "Facility", "Financing", "Electricity",
            "OperatingPoint", "Workload", "Power", "Pricing", "RateEntry", "ReferenceRate"]
 
@@ -821,7 +822,10 @@ def quantity_field(key: str) -> QuantityField | None:
     return _quantity_meta(info) if info is not None else None
 
 
-def _cross_checks(s: Scenario) -> list[tuple[str, str]]:
+def cross_checks(s: Scenario) -> list[tuple[str, str]]:
+    """The checks a scenario passes beyond its fields' own, each failure as (field path,
+    message); the checks read a validated scenario and set nothing but a utilisation given by
+    a load shape."""
     errors: list[tuple[str, str]] = []
     a, op, e = s.accelerator, s.operating_point, s.electricity
     if e.tariff is not None and e.price is not None:
@@ -928,7 +932,7 @@ def validate_scenario(data: Any) -> Scenario:
         raise InputError([("", "a scenario must be a table/object")])
     # amounts in other currencies, at the scenario's own rates
     scenario = _validate_with_rates(data) if "money" in data else _validate_shared(data)
-    errors = _cross_checks(scenario)
+    errors = cross_checks(scenario)
     if errors:
         raise InputError(errors)
     return scenario

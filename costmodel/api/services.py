@@ -18,6 +18,8 @@ from sqlalchemy.orm import Session
 
 from .. import app
 from ..app import InlineScenario, ScenarioSpec
+from ..app.variants import Variants
+from ..results import Result
 from ..sources.catalog import Catalog
 from ..sources.curve_point import CurveLibrary
 from ..store import repo
@@ -43,6 +45,7 @@ class Services:
         self._curves: tuple[Any, CurveLibrary, float] | None = None
         self._results: OrderedDict[str, tuple[bytes, str]] = OrderedDict()
         self._cache_size = cache_size
+        self.variants = Variants()  # scenarios met again with other numbers
 
     @contextmanager
     def sessions(self, *, write: bool = True) -> Iterator[Session]:
@@ -143,8 +146,7 @@ class Services:
             else:
                 key = repo.content_hash({"scenario": req.scenario, "overrides": req.overrides,
                                          "catalog": marker, "view": view})
-            return self._cached(key, lambda: app.price(self.context(None), spec,
-                                                       sources=view != "summary").result, view)
+            return self._cached(key, lambda: self._price_inline(req, spec, marker, view), view)
         with self.sessions(write=False) as session:
             ctx = self.context(session)
             data, label = ctx.revision(req.scenario_id, req.revision)
@@ -154,6 +156,19 @@ class Services:
             inline = ScenarioSpec(InlineScenario(data, label), spec.overrides, spec.subject)
             return self._cached(key, lambda: app.price(ctx, inline,
                                                        sources=view != "summary").result, view)
+
+    def _price_inline(self, req: PriceRequest, spec: ScenarioSpec, marker: list,
+                      view: str) -> Result:
+        """An inline scenario's result: built from a known scenario when it differs from one
+        only in numeric inputs (see :mod:`costmodel.app.variants`), else priced in full."""
+        sources = view != "summary"
+
+        def ordinary() -> app.Priced:
+            return app.price(self.context(None), spec, sources=sources)
+        if spec.overrides:
+            return ordinary().result
+        return self.variants.price(req.scenario, tuple(marker), ordinary, sources=sources,
+                                   answer=lambda p: p.result.to_json(view)).result
 
     def _cached(self, key: str, compute: Callable[[], Any],
                 view: str = "full") -> tuple[bytes, str]:

@@ -51,11 +51,13 @@ class WorkbookFile:
     filename: str
 
 
-def price_loaded(loaded: LoadedScenario, *, sources: bool = True) -> Priced:
+def price_loaded(loaded: LoadedScenario, *, sources: bool = True,
+                 defaults: list[str] | None = None) -> Priced:
     """A loaded scenario priced; costs that overflow are an error, never an answer.
     ``sources=False``: for an answer without the per-input sources (its provenance is not
-    completed)."""
-    result = price_result(loaded.scenario, loaded.provenance, sources=sources)
+    completed); ``defaults``: its defaults used, when known already."""
+    result = price_result(loaded.scenario, loaded.provenance, sources=sources,
+                          defaults=defaults)
     check_finite(result)
     return Priced(result, loaded.curve, loaded)
 
