@@ -81,7 +81,8 @@ def forget_keys() -> None:
 
 
 def _token() -> str | None:
-    environ = request.environ
+    # (the object behind the proxy: an attribute read through it costs 0.7 us more)
+    environ = request._get_current_object().environ
     if "HTTP_AUTHORIZATION" not in environ and "HTTP_X_API_KEY" not in environ:
         return None  # neither header sent (what the lookups below would find)
     auth = request.headers.get("Authorization", "")
@@ -96,8 +97,8 @@ def require(access: str) -> Principal | None:
         return None
     token = _token()
     if token is None:
-        if access == "read" and current_app.config.get("OPEN_READS"):
-            return ANONYMOUS
+        if access == "read" and current_app._get_current_object().config.get("OPEN_READS"):
+            return ANONYMOUS  # (the app behind the proxy, as in _token)
         raise Problem(401, "Unauthorized", f"an API key is required: send the header "
                                            f"'Authorization: Bearer <key>' (or 'X-API-Key: "
                                            f"<key>'); {HOW_TO_GET_A_KEY}",

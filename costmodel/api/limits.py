@@ -277,7 +277,9 @@ class Limits:
         if self.rate is None:
             return
         key_id = getattr(principal, "key_id", None)
-        who = f"key:{key_id}" if key_id is not None else f"addr:{request.remote_addr}"
+        # (the objects behind the proxies: an attribute through one costs 0.7 us more)
+        who = f"key:{key_id}" if key_id is not None else \
+            f"addr:{request._get_current_object().remote_addr}"
         n, seconds = self._hit(who)
         reset = max(1, min(math.ceil(self.rate.window), math.ceil(seconds)))
         remaining = max(0, self.rate.limit - n)
@@ -289,7 +291,7 @@ class Limits:
                    ("RateLimit", f'"{POLICY}";r={remaining};t={reset}'),
                    ("RateLimit-Limit", constant[2]), ("RateLimit-Remaining", str(remaining)),
                    ("RateLimit-Reset", str(reset))]
-        g.costmodel_ratelimit = headers
+        g._get_current_object().costmodel_ratelimit = headers
         if n > self.rate.limit:
             raise Problem(429, "Too many requests",
                           f"more than {self.rate.limit} requests in {self.rate.window} s "
@@ -391,7 +393,7 @@ def install(app: Flask) -> Limits:
 
     @app.after_request
     def _ratelimit_headers(response: Response) -> Response:
-        headers = g.get("costmodel_ratelimit")
+        headers = g._get_current_object().get("costmodel_ratelimit")  # (see count)
         if headers:  # on every answer of a counted request, a 429 or an error too
             _append_headers(response, headers)
         return response
@@ -413,4 +415,5 @@ def _append_headers(response: Response, headers: list[tuple[str, str]]) -> None:
 
 def current_limits() -> Limits:
     """The current app's limits."""
-    return current_app.extensions[EXTENSION]
+    # (the app behind the proxy: an attribute read through it costs 0.7 us more)
+    return current_app._get_current_object().extensions[EXTENSION]

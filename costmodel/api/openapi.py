@@ -14,6 +14,7 @@ import orjson
 from flask import Blueprint, Response, current_app, json, request
 from pydantic import BaseModel, Field, ValidationError
 from pydantic.json_schema import models_json_schema
+from werkzeug.datastructures import Headers
 from werkzeug.wsgi import get_content_length
 
 from .. import __version__
@@ -26,7 +27,7 @@ from .limits import GRID, HEAVY, current_limits
 from .schemas import CATALOG_KEY, INPUT_SCHEMAS, MAX_CURVE_ID, ProblemOut
 
 __all__ = ["route", "ROUTES", "build_spec", "ListQuery", "read_body", "body_bytes", "too_large",
-           "etag_of"]
+           "etag_of", "Answer"]
 
 
 @dataclass
@@ -66,12 +67,39 @@ class ListQuery(BaseModel):
     offset: Annotated[int, Field(ge=0, le=MAX_ID, description="items skipped")] = 0
 
 
+# the headers werkzeug rewrites on their way to the server (see Answer)
+_REWRITTEN = frozenset({"location", "content-location"})
+
+
+class Answer(Response):
+    """Flask's Response, handing its headers to the server without checking them again.
+
+    Werkzeug copies an answer's headers for the server through ``Headers.add``, checking
+    each value for a newline once more (each was checked when set, or written by
+    limits._append_headers): about 4 us for the nine headers of a price answer. An answer
+    werkzeug would not change (a 2xx with a body, its Content-Length, no Location) has its
+    list copied whole; any other goes werkzeug's own way."""
+
+    def get_wsgi_headers(self, environ: dict[str, Any]) -> Headers:
+        items = getattr(self.headers, "_list", None)
+        status = self.status_code
+        if type(self.headers) is Headers and type(items) is list \
+                and 200 <= status < 300 and status != 204:
+            names = {key.lower() for key, _ in items}
+            if "content-length" in names and not names & _REWRITTEN:
+                copy = Headers()
+                copy._list = items[:]
+                return copy
+        return super().get_wsgi_headers(environ)
+
+
 _RULE_PARAM = re.compile(r"<(?:(\w+)(?:\([^)]*\))?:)?(\w+)>")
 
 
 def _body(model: type[BaseModel], limit: int | None = None) -> BaseModel:
-    # (the common spelling compared as sent; anything else parsed)
-    if request.environ.get("CONTENT_TYPE") != "application/json" \
+    # (the common spelling compared as sent; anything else parsed. The request behind the
+    # proxy: an attribute read through it costs 0.7 us more)
+    if request._get_current_object().environ.get("CONTENT_TYPE") != "application/json" \
             and request.mimetype != "application/json":
         raise Problem(415, "Unsupported media type",
                       f"send application/json, not {request.mimetype or 'no content type'}")
@@ -103,8 +131,9 @@ def _message(model: type[BaseModel], err: dict) -> str:
 def read_body(limit: int | None = None) -> bytes:
     """The request body, read up to ``limit`` bytes (default: the app's MAX_CONTENT_LENGTH);
     a longer body, declared or chunked, is a 413 that states the limit."""
-    limit = limit or current_app.config["MAX_CONTENT_LENGTH"]
-    environ = request.environ
+    # (the objects behind the proxies: an attribute read through one costs 0.7 us more)
+    limit = limit or current_app._get_current_object().config["MAX_CONTENT_LENGTH"]
+    environ = request._get_current_object().environ
     declared = get_content_length(environ)  # request.content_length, without its headers
     if declared is not None and declared > limit:
         raise too_large(limit)
@@ -120,7 +149,7 @@ def read_body(limit: int | None = None) -> bytes:
 
 def body_bytes() -> bytes | None:
     """The body :func:`read_body` read for this request (None if it read none)."""
-    return request.environ.get("costmodel.body")
+    return request._get_current_object().environ.get("costmodel.body")  # (see read_body)
 
 
 def too_large(limit: int) -> Problem:
@@ -157,7 +186,7 @@ _QUERY_BYTES = 200  # longer queries are parsed every time
 
 
 def _query(model: type[BaseModel]) -> BaseModel:
-    text = request.query_string
+    text = request._get_current_object().query_string  # (see read_body)
     if not text and model in _DEFAULTS:  # every parameter at its default
         return _DEFAULTS[model]
     known = _QUERIES.get((model, text)) if len(text) <= _QUERY_BYTES else None
@@ -239,7 +268,7 @@ def route(bp: Blueprint, rule: str, method: str, *, summary: str, access: str,
                         out, code = out
                     if isinstance(out, BaseModel):
                         out = out.model_dump(mode="json")
-                    out = Response(json.dumps(out), status=code, mimetype="application/json")
+                    out = Answer(json.dumps(out), status=code, mimetype="application/json")
                 return _cached(out, cache)
         bp.add_url_rule(rule, endpoint=f"{view.__name__}", view_func=wrapper,
                         methods=[method])
@@ -259,8 +288,10 @@ CACHE_CONTROL = {"immutable": "max-age=31536000, immutable", "revalidate": "no-c
 
 
 def etag_of(content: bytes) -> str:
-    """A strong ETag: the hash of the answer's content."""
-    return '"' + hashlib.blake2b(content, digest_size=16).hexdigest() + '"'
+    """A strong ETag: the hash of the answer's content, SHA-256 cut to 128 bits (still a
+    cryptographic hash: saved scenarios of different users share the ETag space). OpenSSL's
+    SHA-256 (SHA-NI) hashes a 3.7 kB answer in about 2.6 us, BLAKE2b here in 4.5 us."""
+    return '"' + hashlib.sha256(content).hexdigest()[:32] + '"'
 
 
 def _cached(resp: Response, cache: str | None) -> Response:
