@@ -45,7 +45,8 @@ from .context import Context
 from .pricing import Priced, price
 from .specs import InlineScenario, Override, SavedRevision, ScenarioSpec, overrides_from_mapping
 
-__all__ = ["Batch", "RowError", "price_batch", "output_step", "MAX_ROWS", "ALONE_LIGHT"]
+__all__ = ["Batch", "RowError", "price_batch", "output_step", "read_value", "MAX_ROWS",
+           "ALONE_LIGHT"]
 
 MAX_ROWS = 10_000  # rows of one batch
 # rows (and groups) priced alone beyond which a batch is heavy work: the caller's ``heavy``
@@ -182,11 +183,11 @@ class _Group:
         return var if attrgetter(key)(self.scenario) is not None else None
 
 
-def _read(var: Var, raw: Any) -> float | None:
-    """``raw`` as the scenario's own field reads it [var.unit], or None (the row is priced
-    alone, which says why)."""
+def read_value(var: Var, raw: Any) -> float | int | None:
+    """``raw`` as the scenario's own field reads it [var.unit] (a count: the whole number),
+    or None (priced the ordinary way, which says why)."""
     if var.count:  # a strict integer field
-        return float(raw) if type(raw) is int and 1 <= raw <= MAX_COUNT else None
+        return raw if type(raw) is int and 1 <= raw <= MAX_COUNT else None
     meta = _field(var.key)
     try:
         return meta.parse(raw)
@@ -287,7 +288,7 @@ class _Run:
                 parsed = []
                 for k in names:
                     var = group.var(k)
-                    value = None if var is None else _read(var, row[k])
+                    value = None if var is None else read_value(var, row[k])
                     if value is None:
                         break
                     parsed.append(value)

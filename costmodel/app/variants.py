@@ -29,8 +29,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import InputError
-from ..inputs import cross_checks, quantity_field
+from ..inputs import cross_checks
+from ..sensitivity.inputs import VARS
 from ..sources.scenario_file import LoadedScenario
+from .batch import read_value
 from .pricing import Priced, price_loaded
 
 __all__ = ["Variants", "MOVABLE"]
@@ -47,7 +49,7 @@ MOVABLE = frozenset({
     "financing.cost_of_capital", "financing.salvage", "financing.maintenance",
     "electricity.price", "electricity.carbon_intensity", "pricing.gross_margin",
     "pricing.output_weight", "utilisation", "idle_power"})
-_COUNTS = frozenset({"node.accelerators", "rack.nodes"})  # strict whole numbers
+assert VARS.keys() >= MOVABLE  # each read as a batch reads it (the field's own parser)
 _NUMBER = (int, float, str)  # a leaf's value as JSON gives it (a bool is not one of them)
 _HOLE = ("movable",)  # stands for a movable value in a shape (JSON never gives a tuple)
 MAX_KNOWN = 512  # scenarios kept a worker
@@ -89,16 +91,6 @@ def shape_of(scenario: Mapping[str, Any]) -> tuple[bytes, dict[str, Any]] | None
     try:
         return marshal.dumps(shape, 2), values
     except ValueError:  # not plain data
-        return None
-
-
-def _read(key: str, raw: Any) -> float | int | None:
-    """``raw`` as the scenario's own field reads it, or None (priced the ordinary way)."""
-    if key in _COUNTS:  # a strict whole number, at least 1 (as the field's Count)
-        return raw if type(raw) is int and raw >= 1 else None
-    try:
-        return quantity_field(key).parse(raw)
-    except Exception:  # any refusal: the ordinary way gives the exact error
         return None
 
 
@@ -159,7 +151,7 @@ class Variants:
         sections: dict[str, dict[str, Any]] = {}
         top: dict[str, Any] = {}
         for key, raw in changed.items():
-            value = _read(key, raw)
+            value = read_value(VARS[key], raw)
             if value is None:
                 return None
             section, _, name = key.rpartition(".")
