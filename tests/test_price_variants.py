@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import random
 
-import orjson
 import pytest
 
 from costmodel.api import create_app
@@ -191,7 +190,29 @@ def test_what_is_not_built_from_another():
     assert shape_of({"accelerator": "gb300", "operating_point": "x"}) is None  # nothing moves
     catalog_table = {"electricity": {"catalog": "us-tx", "price": "0.05 USD/kWh"}}
     assert shape_of(catalog_table) is None
-    _, values = shape_of({"electricity": {"price": {"value": 0.1, "unit": "USD/kWh"}},
+    _, values = shape_of({"electricity": {"price": {"value": 0.1, "unit": "USD/kWh",
+                                                    "source": "a bill"}},
                           "utilisation": 0.5})
-    assert values == {"utilisation": 0.5}  # a {value, unit} table is part of the shape
-    assert orjson.loads(orjson.dumps(values)) == values
+    assert values == {"utilisation": 0.5}  # a cited table is part of the shape
+    _, values = shape_of({"electricity": {"price": {"value": 0.1, "unit": "USD/kWh"}}})
+    assert values == {"electricity.price": {"value": 0.1, "unit": "USD/kWh"}}
+
+
+@pytest.mark.parametrize("value", [
+    {"value": 0.09, "unit": "USD/kWh"}, {"value": 90, "unit": "USD/MWh"},
+    {"value": 1, "unit": "USD/kWh"}, {"value": 1.0, "unit": "USD/kWh"},
+    {"value": True, "unit": "USD/kWh"}, {"value": 0.1, "unit": "W"},
+    {"value": -0.1, "unit": "USD/kWh"}, {"value": 0.1, "unit": "USD/kWh", "note": "x"},
+    "0.09 USD/kWh", 0.09,
+])
+def test_a_value_unit_table_answers_as_priced_in_full(apps, value):
+    """The API's structured quantity moves too, type for type (1, 1.0 and True differ)."""
+    known = with_values({"electricity.price": {"value": 0.08, "unit": "USD/kWh"}})
+    both(apps, known)
+    both(apps, with_values({"electricity.price": {"value": 0.07, "unit": "USD/kWh"}}))
+    before = apps[2].built
+    a, b = both(apps, with_values({"electricity.price": value}))
+    assert a.status_code == b.status_code
+    assert a.data == b.data
+    cited = isinstance(value, dict) and "note" in value  # another shape: priced in full
+    assert apps[2].built == before + (a.status_code == 200 and not cited)

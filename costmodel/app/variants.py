@@ -5,7 +5,8 @@ again from its text.
 
 A request *resembles* a known one when it is the same inline scenario (same catalog, no
 overrides, no ``money`` table) except for the values of some numeric leaves, each written as
-a plain number or text (``"0.05 USD/kWh"``) at a key of :data:`MOVABLE`. Each changed value
+a plain number, text (``"0.05 USD/kWh"``) or a ``{value, unit}`` table at a key of
+:data:`MOVABLE`. Each changed value
 is read by the scenario's own field parser (the one validation would use, so the same
 number), set on a copy of its section, and the copy is checked as a scenario is (the cross
 checks: a utilisation against a load shape...). Anything else — a value that does not
@@ -51,6 +52,7 @@ MOVABLE = frozenset({
     "pricing.output_weight", "utilisation", "idle_power"})
 assert VARS.keys() >= MOVABLE  # each read as a batch reads it (the field's own parser)
 _NUMBER = (int, float, str)  # a leaf's value as JSON gives it (a bool is not one of them)
+_QUANTITY = frozenset({"value", "unit"})  # ... or a {value, unit} table, nothing else in it
 _HOLE = ("movable",)  # stands for a movable value in a shape (JSON never gives a tuple)
 MAX_KNOWN = 512  # scenarios kept a worker
 
@@ -73,13 +75,13 @@ def shape_of(scenario: Mapping[str, Any]) -> tuple[bytes, dict[str, Any]] | None
     values: dict[str, Any] = {}
     shape: dict[str, Any] = {}
     for name, table in scenario.items():
-        if name in MOVABLE and type(table) in _NUMBER:
+        if name in MOVABLE and _movable(table):
             values[name], shape[name] = table, _HOLE
         elif type(table) is dict and "catalog" not in table:
             inner = {}
             for key, value in table.items():
                 dotted = f"{name}.{key}"
-                if dotted in MOVABLE and type(value) in _NUMBER:
+                if dotted in MOVABLE and _movable(value):
                     values[dotted], inner[key] = value, _HOLE
                 else:
                     inner[key] = value
@@ -94,8 +96,21 @@ def shape_of(scenario: Mapping[str, Any]) -> tuple[bytes, dict[str, Any]] | None
         return None
 
 
+def _movable(value: Any) -> bool:
+    """A value as a movable key may give it: a number, text, or a ``{value, unit}`` table of
+    a number and text (a table with a source or a note is not: its source is cited)."""
+    if type(value) in _NUMBER:
+        return True
+    return type(value) is dict and value.keys() == _QUANTITY \
+        and type(value["value"]) in (int, float) and type(value["unit"]) is str
+
+
 def _same(a: Any, b: Any) -> bool:
-    return type(a) is type(b) and a == b
+    """The same value as given, type for type (1, 1.0 and True are three values)."""
+    if type(a) is not type(b):
+        return False
+    return a == b if type(a) is not dict else _same(a["value"], b["value"]) \
+        and a["unit"] == b["unit"]
 
 
 class Variants:
