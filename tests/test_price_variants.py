@@ -159,10 +159,6 @@ def test_a_cross_check_failed_is_the_ordinary_refusal(apps):
 
 def test_keys_whose_answers_differed_are_priced_in_full_ever_after():
     """The once-only comparison: an answer that differs marks its keys."""
-    class P:
-        def __init__(self, priced):
-            self.curve, self.loaded = None, priced.loaded
-            self.result = priced.result
     from costmodel import app
     from costmodel.app import InlineScenario, ScenarioSpec
     from costmodel.app.context import LocalContext
@@ -177,12 +173,17 @@ def test_keys_whose_answers_differed_are_priced_in_full_ever_after():
             return app.price(ctx, ScenarioSpec(InlineScenario(scenario)), sources=False)
         return ordinary
     count = iter(range(10**6))
+    rendered = []
+
+    def answer(priced):
+        rendered.append(1)
+        return next(count)  # never equal
     for price in ("0.08", "0.09", "0.10", "0.11"):
         scenario = with_values({"electricity.price": f"{price} USD/kWh"})
-        variants.price(scenario, "m", ordinary_of(scenario), sources=False,
-                       answer=lambda p: next(count))  # never equal
+        variants.price(scenario, "m", ordinary_of(scenario), sources=False, answer=answer)
     assert variants.built == 0
     assert len(calls) == 4  # every request priced the ordinary way
+    assert len(rendered) == 2  # compared once (the second request), never again
 
 
 def test_what_is_not_built_from_another():
