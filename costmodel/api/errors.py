@@ -17,9 +17,9 @@ log = logging.getLogger("costmodel.api")
 _BASE = "https://costmodel.dev/problems/"
 PROBLEM_TYPES = {
     400: "bad-request", 401: "unauthorized", 403: "forbidden", 404: "not-found",
-    405: "method-not-allowed", 409: "conflict", 413: "payload-too-large",
-    415: "unsupported-media-type", 422: "invalid-input", 429: "rate-limited",
-    500: "internal-error",
+    405: "method-not-allowed", 409: "conflict", 412: "precondition-failed",
+    413: "payload-too-large", 415: "unsupported-media-type", 422: "invalid-input",
+    429: "rate-limited", 500: "internal-error",
 }
 
 

@@ -49,6 +49,8 @@ class Route:
     cache: str | None = None  # GET: "immutable" (never changes) or "revalidate" (may change)
     body_limit: int | None = None  # bytes; None: the app's MAX_CONTENT_LENGTH
     also_content: tuple[str, ...] = ()  # other media types of the answer (by Accept)
+    etag: str | None = None  # what the ETag is, when not the hash of the answer's content
+    if_match: bool = False  # a write that honours If-Match (412 when it does not hold)
 
 
 ROUTES: list[Route] = []
@@ -235,14 +237,16 @@ def route(bp: Blueprint, rule: str, method: str, *, summary: str, access: str,
           errors: tuple[int, ...] = (), content_type: str = "application/json",
           request_content_type: str = "application/json",
           also: tuple[int, ...] = (), cache: str | None = None, body_limit: int | None = None,
-          also_content: tuple[str, ...] = ()) -> Callable:
+          also_content: tuple[str, ...] = (), etag: str | None = None,
+          if_match: bool = False) -> Callable:
     """Register a view and its contract. The view gets ``body``/``query`` models parsed and
     may return a pydantic model, a dict, or a Response.
 
     Answers carry an ``ETag`` (the hash of their content); a GET with ``cache`` answers a
     matching ``If-None-Match`` with 304 and says how long the answer holds: ``immutable``
     (catalog entries, revisions: never changed) or ``revalidate`` (lists, latest revisions:
-    ask again, with the ETag)."""
+    ask again, with the ETag). ``etag`` documents an ETag the view sets itself (a saved
+    scenario's version); ``if_match``: the view checks If-Match (412 when stale)."""
     def decorate(view: Callable) -> Callable:
         operation = (method, _openapi_path((bp.url_prefix or "") + rule)[0])
         heavy = operation in HEAVY
@@ -274,12 +278,21 @@ def route(bp: Blueprint, rule: str, method: str, *, summary: str, access: str,
                         methods=[method])
         ROUTES.append(Route(bp.name, (bp.url_prefix or "") + rule, method, summary, access,
                             body, response, status, query, [bp.name], errors, content_type,
-                            request_content_type, also, cache, body_limit, also_content))
+                            request_content_type, also, cache, body_limit, also_content,
+                            etag, if_match))
         return wrapper
     return decorate
 
 
 ETAG_HEADER = {"description": "the hash of this answer's content", "schema": {"type": "string"}}
+IF_MATCH = {"name": "If-Match", "in": "header", "required": False,
+            "description": "the ETag of the scenario the edit is based on (from GET "
+                           "/api/v1/scenarios/{scenario_id}, its latest revision, or the "
+                           "answer that saved it), or * for any existing scenario: when the "
+                           "scenario moved on since, the answer is 412 and nothing is written. "
+                           "Compared strongly (a weak W/ tag never matches), atomically with "
+                           "the write.",
+            "schema": {"type": "string"}}
 CACHE_NOTE = {"immutable": "this never changes (catalog entries and revisions are never "
                            "overwritten): keep it",
               "revalidate": "this may change: ask again with If-None-Match (304 if not)"}
@@ -462,7 +475,9 @@ def build_spec() -> dict[str, Any]:
         elif r.request_content_type != "application/json":
             op["requestBody"] = {"required": True, "content": {
                 r.request_content_type: {"schema": {"type": "string", "format": "binary"}}}}
-        ok: dict[str, Any] = {"description": "success", "headers": {"ETag": ETAG_HEADER}}
+        ok: dict[str, Any] = {"description": "success", "headers": {
+            "ETag": ETAG_HEADER if r.etag is None else {"description": r.etag,
+                                                        "schema": {"type": "string"}}}}
         if r.response is not None:
             ok["content"] = {r.content_type: {"schema": ref_of[r.response]}}
         elif r.content_type != "application/json":
@@ -508,6 +523,14 @@ def build_spec() -> dict[str, Any]:
                      "COSTMODEL_MAX_BODY bytes (default 2 MiB; 20 MiB for a workbook upload)")
             op["responses"]["413"] = {**problem, "description": f"the body is over the "
                                                                 f"limit: {limit}"}
+        if r.if_match:
+            op.setdefault("parameters", []).append(IF_MATCH)
+            op["responses"]["412"] = {
+                **problem, "description": "precondition failed: the If-Match given holds no "
+                                          "current ETag of the scenario (it moved on); "
+                                          "nothing was written",
+                "headers": {"ETag": {"description": "the scenario's current ETag",
+                                     "schema": {"type": "string"}}}}
         op["responses"].update(FRONT_RESPONSES)
         op["responses"] = dict(sorted(op["responses"].items()))
         if r.access in ("write", "admin"):

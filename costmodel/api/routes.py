@@ -7,7 +7,7 @@ from typing import Annotated
 from urllib.parse import quote
 
 import orjson
-from flask import Blueprint, Response, current_app, request
+from flask import Blueprint, Response, current_app, json, request
 from pydantic import BaseModel, Field, ValidationError
 
 from .. import __version__, app
@@ -23,7 +23,7 @@ from ..units import UnitInputError, parse_quantity
 from .auth import forget_keys
 from .errors import Problem
 from .limits import current_limits
-from .openapi import MAX_FILTER, Answer, ListQuery, body_bytes, read_body, route
+from .openapi import MAX_FILTER, Answer, ListQuery, body_bytes, etag_of, read_body, route
 from .requests import demand_of, quote_of, reading_of, spec_of, specs_of
 from .schemas import (
     CATALOG_CREATE,
@@ -454,8 +454,42 @@ def curves_create(body: CurveCreate, principal) -> dict:
 def _revision(rev) -> dict:
     return {"scenario_id": rev.scenario_id, "number": rev.number,
             "content_hash": rev.content_hash, "created_at": rev.created_at,
-            "created_by": rev.created_by, "engine_version": rev.engine_version,
-            "scenario": rev.data, "result": rev.result}
+            "created_by": rev.created_by, "created_by_key_id": rev.created_by_key_id,
+            "engine_version": rev.engine_version, "scenario": rev.data, "result": rev.result}
+
+
+def revision_etag(rev) -> str:
+    """A revision's ETag, which is its scenario's while it is the latest: the scenario, the
+    revision's number and its content hash (a revision never changes; a new one has another
+    number). Every answer of a revision carries it; If-Match is compared with it."""
+    return etag_of(f"scenario {rev.scenario_id} revision {rev.number} "
+                   f"{rev.content_hash}".encode())
+
+
+SCENARIO_ETAG = ("the saved scenario's version (its latest revision's number and content): "
+                 "send it back as If-Match when saving the next revision")
+
+
+def _revision_answer(rev, status: int = 200) -> Answer:
+    answer = Answer(json.dumps(_revision(rev)), status=status, mimetype="application/json")
+    answer.headers["ETag"] = revision_etag(rev)
+    return answer
+
+
+def _if_match():
+    """The If-Match of the request as a check of the latest revision, or None without one."""
+    if "If-Match" not in request.headers:
+        return None
+    tags = request.if_match  # strong comparison (RFC 9110 13.1.1); "*": any scenario
+    return lambda latest: tags.star_tag or tags.contains(revision_etag(latest).strip('"'))
+
+
+def _stale(scenario_id: int, latest) -> Problem:
+    return Problem(412, "Precondition failed",
+                   f"scenario {scenario_id} moved on to revision {latest.number} (by "
+                   f"{latest.created_by}) since the ETag given in If-Match: nothing was "
+                   f"written. Read it again (its ETag is in this answer), apply the edit to "
+                   f"it and send that ETag.", headers={"ETag": revision_etag(latest)})
 
 
 def _scenario(row) -> dict:
@@ -480,44 +514,59 @@ def scenarios_list(query: ListQuery, principal) -> dict:
 
 
 @route(scenarios, "/scenarios", "POST", summary="Save a scenario (priced, as revision 1)",
-       access="write", body=ScenarioCreate, response=RevisionOut, status=201)
-def scenarios_create(body: ScenarioCreate, principal) -> dict:
+       access="write", body=ScenarioCreate, response=RevisionOut, status=201,
+       etag=SCENARIO_ETAG)
+def scenarios_create(body: ScenarioCreate, principal) -> Answer:
     with services().sessions() as session:
         result = _priced(session, body.scenario)
         rev = repo.scenario_create(session, body.name, body.scenario, result,
-                                   engine_version=__version__, created_by=principal.name)
-        return _revision(rev)
+                                   engine_version=__version__, created_by=principal.name,
+                                   created_by_key_id=principal.key_id)
+        return _revision_answer(rev, 201)
 
 
 @route(scenarios, f"/scenarios/<{ID}:scenario_id>", "GET",
        summary="A saved scenario's latest revision, with its result as computed then",
-       access="read", response=RevisionOut, errors=(404,), cache="revalidate")
-def scenario_get(scenario_id: int, principal) -> dict:
+       access="read", response=RevisionOut, errors=(404,), cache="revalidate",
+       etag=SCENARIO_ETAG)
+def scenario_get(scenario_id: int, principal) -> Answer:
     with services().sessions(write=False) as session:
-        return _revision(repo.revision_get(session, scenario_id, None))
+        return _revision_answer(repo.revision_get(session, scenario_id, None))
 
 
 @route(scenarios, f"/scenarios/<{ID}:scenario_id>/revisions", "POST",
        summary="Save an edit as the next revision (201), or find it equal to the latest (200)",
        access="write", body=ScenarioRevise, response=RevisionOut, status=201, errors=(404,),
-       also=(200,))
-def scenario_revise(scenario_id: int, body: ScenarioRevise, principal) -> dict | tuple:
+       also=(200,), etag=SCENARIO_ETAG, if_match=True)
+def scenario_revise(scenario_id: int, body: ScenarioRevise, principal) -> Answer:
+    """The check of If-Match, the comparison with the latest revision and the new number
+    are one step, under the scenario's lock (:func:`repo.scenario_revise`)."""
+    expect = _if_match()
     with services().sessions() as session:
-        repo.scenario_get(session, scenario_id)  # 404 before pricing anything
+        latest = repo.revision_get(session, scenario_id, None)  # 404 before pricing anything
+        if expect is not None and not expect(latest):
+            raise _stale(scenario_id, latest)  # nor a stale edit (checked again below)
         result = _priced(session, body.scenario)
-        rev, created = repo.scenario_revise(session, scenario_id, body.scenario, result,
-                                            engine_version=__version__,
-                                            created_by=principal.name)
-        out = _revision(rev)
-    return out if created else (out, 200)  # equal to the latest: nothing new was written
+        try:
+            rev, created = repo.scenario_revise(session, scenario_id, body.scenario, result,
+                                                engine_version=__version__,
+                                                created_by=principal.name,
+                                                created_by_key_id=principal.key_id,
+                                                expect=expect)
+        except repo.Stale as exc:
+            raise _stale(scenario_id, exc.latest) from None
+        # 200: equal to the latest, nothing new was written
+        return _revision_answer(rev, 201 if created else 200)
 
 
 @route(scenarios, f"/scenarios/<{ID}:scenario_id>/revisions/<{ID}:number>", "GET",
        summary="What was priced at revision n, with its result as computed then",
-       access="read", response=RevisionOut, errors=(404,), cache="immutable")
-def revision_get(scenario_id: int, number: int, principal) -> dict:
+       access="read", response=RevisionOut, errors=(404,), cache="immutable",
+       etag=SCENARIO_ETAG.replace("the saved scenario's version", "the revision's version, "
+                                  "the scenario's while it is the latest"))
+def revision_get(scenario_id: int, number: int, principal) -> Answer:
     with services().sessions(write=False) as session:
-        return _revision(repo.revision_get(session, scenario_id, number))
+        return _revision_answer(repo.revision_get(session, scenario_id, number))
 
 
 class RevisionQuery(BaseModel):

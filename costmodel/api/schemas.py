@@ -922,7 +922,11 @@ class RevisionOut(BaseModel):
     number: int
     content_hash: str
     created_at: datetime
-    created_by: str
+    created_by: str = Field(description="the name of the key that saved it (names are not "
+                                        "unique: see created_by_key_id)")
+    created_by_key_id: int | None = Field(description="the id of the key that saved it; null "
+                                                      "for revisions saved before keys were "
+                                                      "recorded")
     engine_version: str
     scenario: dict[str, Any]
     result: ResultOut

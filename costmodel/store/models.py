@@ -88,7 +88,11 @@ class ScenarioRevision(Base):
     data: Mapped[dict[str, Any]]  # the scenario as given
     result: Mapped[dict[str, Any]]  # the full result with disclosure, as computed then
     engine_version: Mapped[str] = mapped_column(String(40))
-    created_by: Mapped[str] = mapped_column(String(100))
+    created_by: Mapped[str] = mapped_column(String(100))  # the key's name, for display
+    # the key that wrote it (names are not unique); NULL for revisions saved before 0002
+    created_by_key_id: Mapped[int | None] = mapped_column(
+        ForeignKey("api_keys.id", name="fk_scenario_revisions_created_by_key_id"),
+        nullable=True)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     scenario: Mapped[SavedScenario] = relationship(back_populates="revisions")
 
@@ -104,3 +108,6 @@ class ApiKey(Base):
     secret_hash: Mapped[str] = mapped_column(String(64))
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     revoked_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    # the pages' sessions of this key carry the generation they were signed in at; signing
+    # out moves it on, which ends every session of the key (costmodel.web.session)
+    session_generation: Mapped[int] = mapped_column(Integer, default=0, server_default="0")

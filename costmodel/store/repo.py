@@ -4,6 +4,8 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -24,11 +26,12 @@ from .models import (
     utcnow,
 )
 
-__all__ = ["NotFound", "Conflict", "ROLES", "content_hash", "catalog_list", "catalog_get",
-           "catalog_create", "catalog_snapshot", "curve_list", "curve_get", "curve_create",
-           "curve_library", "curve_record", "scenario_create", "scenario_revise", "scenario_get",
-           "scenario_list", "revision_get", "key_create", "key_verify", "key_list",
-           "key_revoke", "role_allows", "curve_of", "curves_after"]
+__all__ = ["NotFound", "Conflict", "Stale", "ROLES", "content_hash", "catalog_list",
+           "catalog_get", "catalog_create", "catalog_snapshot", "curve_list", "curve_get",
+           "curve_create", "curve_library", "curve_record", "scenario_create", "scenario_lock",
+           "scenario_revise", "scenario_get", "scenario_list", "revision_get", "key_create",
+           "key_verify", "key_list", "key_revoke", "key_end_sessions", "role_allows",
+           "curve_of", "curves_after"]
 
 ROLES = ("viewer", "editor", "admin")  # each includes the ones before it
 
@@ -157,25 +160,73 @@ def curves_after(session: Session, after_id: int) -> dict[str, tuple[Curve, str]
 # ---- scenarios ------------------------------------------------------------------------------
 
 def scenario_create(session: Session, name: str, data: dict, result: dict, *,
-                    engine_version: str, created_by: str) -> ScenarioRevision:
+                    engine_version: str, created_by: str,
+                    created_by_key_id: int | None = None) -> ScenarioRevision:
     scenario = SavedScenario(name=name, latest_revision=0)
     session.add(scenario)
     session.flush()
-    return _add_revision(session, scenario.id, data, result, engine_version, created_by)
+    return _add_revision(session, scenario.id, data, result, engine_version, created_by,
+                         created_by_key_id)
+
+
+@dataclass(frozen=True)
+class RevisionRef:
+    """What names a revision and its author, kept after its transaction ends."""
+    scenario_id: int
+    number: int
+    content_hash: str
+    created_by: str
+    created_by_key_id: int | None
+
+
+class Stale(Conflict):
+    """The scenario moved on from the revision the writer based its edit on: nothing was
+    written. ``latest`` is the scenario's latest revision now."""
+
+    def __init__(self, message: str, latest: ScenarioRevision | RevisionRef):
+        super().__init__(message)
+        self.latest = RevisionRef(latest.scenario_id, latest.number, latest.content_hash,
+                                  latest.created_by, latest.created_by_key_id)
+
+
+def scenario_lock(session: Session, scenario_id: int) -> SavedScenario:
+    """The scenario, locked until the transaction ends: concurrent writers of one scenario
+    take turns (``SELECT ... FOR UPDATE`` on PostgreSQL; on SQLite a write transaction holds
+    the database's write lock from its start). Read afresh, not from the session's map."""
+    row = session.scalar(select(SavedScenario).where(SavedScenario.id == scenario_id)
+                         .with_for_update()
+                         .execution_options(populate_existing=True))
+    if row is None:
+        raise NotFound(f"no scenario {scenario_id}")
+    return row
 
 
 def scenario_revise(session: Session, scenario_id: int, data: dict, result: dict, *,
-                    engine_version: str, created_by: str) -> tuple[ScenarioRevision, bool]:
+                    engine_version: str, created_by: str,
+                    created_by_key_id: int | None = None,
+                    expect: Callable[[ScenarioRevision], bool] | None = None,
+                    ) -> tuple[ScenarioRevision, bool]:
     """Save ``data`` as the next revision; (revision, created). Content equal to the latest
-    revision is not an edit: the latest is returned and nothing is written."""
-    latest = revision_get(session, scenario_id, None)
+    revision is not an edit: the latest is returned and nothing is written.
+
+    ``expect(latest)`` (If-Match, the page's revision it was based on) is asked about the
+    latest revision; False raises :class:`Stale` and nothing is written. The check, the
+    comparison with the latest and the increment are one step: the scenario's row is locked
+    first, so two writers of equal content at once make one revision, not two."""
+    scenario = scenario_lock(session, scenario_id)
+    latest = _revision_of(session, scenario, None)
+    if expect is not None and not expect(latest):
+        raise Stale(f"scenario {scenario_id} moved on to revision {latest.number} "
+                    f"(by {latest.created_by}); nothing was written", latest)
     if latest.content_hash == content_hash(data):
         return latest, False
-    return _add_revision(session, scenario_id, data, result, engine_version, created_by), True
+    return _add_revision(session, scenario_id, data, result, engine_version, created_by,
+                         created_by_key_id), True
 
 
 def _add_revision(session: Session, scenario_id: int, data: dict, result: dict,
-                  engine_version: str, created_by: str) -> ScenarioRevision:
+                  engine_version: str, created_by: str,
+                  created_by_key_id: int | None = None) -> ScenarioRevision:
     # One atomic increment hands out revision numbers: concurrent writers each get their
     # own n (the row lock on PostgreSQL, the write lock on SQLite), none is lost.
     number = session.execute(
@@ -186,7 +237,8 @@ def _add_revision(session: Session, scenario_id: int, data: dict, result: dict,
         raise NotFound(f"no scenario {scenario_id}")
     revision = ScenarioRevision(scenario_id=scenario_id, number=number,
                                 content_hash=content_hash(data), data=data, result=result,
-                                engine_version=engine_version, created_by=created_by)
+                                engine_version=engine_version, created_by=created_by,
+                                created_by_key_id=created_by_key_id)
     session.add(revision)
     session.flush()
     return revision
@@ -209,7 +261,12 @@ def scenario_list(session: Session, *, q: str | None = None, limit: int = 50,
 
 def revision_get(session: Session, scenario_id: int, number: int | None) -> ScenarioRevision:
     """Revision ``number`` of a scenario, or its latest when ``number`` is None."""
-    scenario = scenario_get(session, scenario_id)
+    return _revision_of(session, scenario_get(session, scenario_id), number)
+
+
+def _revision_of(session: Session, scenario: SavedScenario,
+                 number: int | None) -> ScenarioRevision:
+    scenario_id = scenario.id
     n = scenario.latest_revision if number is None else number
     row = session.scalar(select(ScenarioRevision).where(
         ScenarioRevision.scenario_id == scenario_id, ScenarioRevision.number == n))
@@ -261,6 +318,13 @@ def key_revoke(session: Session, key_id: int) -> ApiKey:
     if row.revoked_at is None:
         row.revoked_at = utcnow()
     return row
+
+
+def key_end_sessions(session: Session, key_id: int) -> None:
+    """End every session of the pages signed in with this key (sign-out): its generation
+    moves on, so no cookie signed in before matches it again, on any worker or host."""
+    session.execute(update(ApiKey).where(ApiKey.id == key_id)
+                    .values(session_generation=ApiKey.session_generation + 1))
 
 
 def role_allows(role: str, needed: str) -> bool:

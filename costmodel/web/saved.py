@@ -275,7 +275,8 @@ def _revision(scenario_id: int, number: int | None):
         return ({"id": scenario.id, "name": scenario.name,
                  "latest": scenario.latest_revision},
                 {"number": rev.number, "created_at": rev.created_at,
-                 "created_by": rev.created_by, "engine_version": rev.engine_version,
+                 "created_by": rev.created_by, "created_by_key_id": rev.created_by_key_id,
+                 "engine_version": rev.engine_version,
                  "content_hash": rev.content_hash, "scenario": rev.data,
                  "result": rev.result})
 
@@ -314,6 +315,7 @@ def saved_scenario(scenario_id: int):
             head = {f.name: f for f in figures(rev.result)}
             revisions.append({"number": rev.number, "created_at": rev.created_at,
                               "created_by": rev.created_by,
+                              "created_by_key_id": rev.created_by_key_id,
                               "engine_version": rev.engine_version,
                               "cost": head.get("cost_per_mtok_total"),
                               "price": head.get("price_per_mtok_total")})
@@ -339,7 +341,8 @@ def saved_revision_json(scenario_id: int, number: int):
     need("read")
     scenario, rev = _revision(_id(scenario_id), _id(number))
     body = {"scenario_id": scenario["id"], **{k: rev[k] for k in (
-        "number", "content_hash", "created_at", "created_by", "engine_version")},
+        "number", "content_hash", "created_at", "created_by", "created_by_key_id",
+        "engine_version")},
         "scenario": rev["scenario"], "result": rev["result"]}
     return Response(current_app.json.dumps(body), mimetype="application/json", headers={
         "Content-Disposition": f'attachment; filename="scenario-{scenario_id}-revision-'
@@ -380,8 +383,10 @@ def _scenario_choices() -> list[dict]:
 
 
 def _save_page(form, status: int = 200, *, errors: dict[str, str] | None = None,
-               result: dict | None = None, target: str = "new", saved_name: str = ""):
-    """The save page: the scenario's inputs and price, a name or a scenario to revise."""
+               result: dict | None = None, target: str = "new", saved_name: str = "",
+               moved: dict | None = None):
+    """The save page: the scenario's inputs and price, a name or a scenario to revise.
+    ``moved``: the scenario the save was refused for, having moved on since the page."""
     if result is None and form.valid:
         try:
             with _services().sessions(write=False) as s:
@@ -392,8 +397,19 @@ def _save_page(form, status: int = 200, *, errors: dict[str, str] | None = None,
                            result=result, figures=figures(result) if result else [],
                            lines=disclosure_of(result) if result else None,
                            inputs=flatten(form.mapping), shown=shown,
-                           choices=_scenario_choices(), target=target,
-                           saved_name=saved_name), status
+                           choices=(choices := _scenario_choices()), target=target,
+                           based_on=" ".join(f"{c['id']}:{c['latest']}" for c in choices),
+                           saved_name=saved_name, moved=moved), status
+
+
+def _based_on(text: str, scenario_id: int) -> int | None:
+    """The revision of ``scenario_id`` the page showed when it was opened (the hidden field
+    ``based_on``: "id:revision id:revision ..."); None when the page sent none."""
+    for pair in text.split():
+        sid, _, number = pair.partition(":")
+        if sid == str(scenario_id) and number.isdigit():
+            return int(number)
+    return None
 
 
 def api_errors(exc: InputError) -> InputError:
@@ -438,20 +454,32 @@ def saved_new_post():
             errors["saved_name"] = exc.errors()[0]["msg"]
     if errors or not form.valid:
         return _save_page(form, 422, errors=errors, target=target, saved_name=saved_name)
+    based_on = None if scenario_id is None else \
+        _based_on(request.form.get("based_on", ""), scenario_id)
+    expect = None if based_on is None else (lambda latest: latest.number == based_on)
     try:
         with _services().sessions() as s:
             if scenario_id is not None:
-                repo.scenario_get(s, scenario_id)  # 404 before pricing anything
+                latest = repo.revision_get(s, scenario_id, None)  # 404 before pricing
+                if expect is not None and not expect(latest):
+                    raise repo.Stale("moved on", latest)  # (checked again under the lock)
             result = _priced(s, form.mapping)
             if scenario_id is None:
                 rev = repo.scenario_create(s, saved_name, form.mapping, result,
-                                           engine_version=__version__, created_by=who.name)
+                                           engine_version=__version__, created_by=who.name,
+                                           created_by_key_id=who.key_id)
                 created = True
             else:
                 rev, created = repo.scenario_revise(s, scenario_id, form.mapping, result,
                                                     engine_version=__version__,
-                                                    created_by=who.name)
+                                                    created_by=who.name,
+                                                    created_by_key_id=who.key_id,
+                                                    expect=expect)
             where = (rev.scenario_id, rev.number)
+    except repo.Stale as exc:  # saved by someone else since this page was opened
+        moved = {"id": scenario_id, "based_on": based_on, "latest": exc.latest.number,
+                 "by": exc.latest.created_by, "by_key_id": exc.latest.created_by_key_id}
+        return _save_page(form, 409, target=target, saved_name=saved_name, moved=moved)
     except InputError as exc:
         form.add_errors(api_errors(exc), prefix="scenario.")
         return _save_page(form, 422, target=target, saved_name=saved_name)
@@ -472,7 +500,8 @@ def saved_restore(scenario_id: int, number: int):
             result = _priced(s, rev["scenario"])
             new, created = repo.scenario_revise(s, scenario_id, rev["scenario"], result,
                                                 engine_version=__version__,
-                                                created_by=who.name)
+                                                created_by=who.name,
+                                                created_by_key_id=who.key_id)
             where = new.number
     except InputError as exc:  # inputs that priced then but not with today's catalog: the
         # error page says why, in the API's words; nothing was saved

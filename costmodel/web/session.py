@@ -7,6 +7,16 @@ and its stored digest, never the key itself: a stolen cookie is not an API key, 
 request that needs the identity reads the key's row again (one primary-key query), so a key
 revoked through the API or the CLI stops working on its next page, on every worker.
 
+Sessions end. The cookie also holds the key's session generation when it signed in and the
+time it signed in; each page compares both with the key's row (read anyway):
+
+- signing out moves the key's generation on (``api_keys.session_generation``), which ends
+  every session of that key, in every browser and on every worker and host: a copy of the
+  cookie taken before sign-out is refused after it (401, in words);
+- a session older than its lifetime (``COSTMODEL_SESSION_HOURS``, default 12: absolute,
+  from sign-in, whatever the activity) is refused, and the cookie's signature expires with
+  it (``PERMANENT_SESSION_LIFETIME``).
+
 Access follows the API (:mod:`costmodel.api.auth`): reads are open when the operator opened
 them (``OPEN_READS``: ``costmodel serve`` on a loopback address), else they need a signed-in
 viewer or better; writes need an editor, always.
@@ -21,7 +31,9 @@ import ipaddress
 import logging
 import os
 import secrets
+import time
 from dataclasses import dataclass
+from datetime import timedelta
 from urllib.parse import urlsplit
 
 from flask import (
@@ -37,10 +49,11 @@ from flask.sessions import SecureCookieSessionInterface
 from markupsafe import Markup, escape
 
 from ..store.models import ApiKey
-from ..store.repo import key_verify, role_allows
+from ..store.repo import key_end_sessions, key_verify, role_allows
 from . import blueprint
 
-__all__ = ["Refused", "SignedIn", "signed_in", "need", "csrf_token", "SECRET_ENV"]
+__all__ = ["Refused", "SignedIn", "signed_in", "need", "csrf_token", "SECRET_ENV",
+           "SESSION_ENV", "session_seconds"]
 
 log = logging.getLogger("costmodel.web")
 SECRET_ENV = "COSTMODEL_SECRET_KEY"
@@ -48,6 +61,8 @@ SECRET_ENV = "COSTMODEL_SECRET_KEY"
 # process, and several workers would reject each other's cookies (README, Web pages).
 _PROCESS_SECRET = secrets.token_hex(32)
 CSRF_FIELD = "csrf_token"
+SESSION_ENV = "COSTMODEL_SESSION_HOURS"
+SESSION_HOURS = 12.0  # the default lifetime of a session, from sign-in
 _NEEDED = {"read": "viewer", "write": "editor"}
 
 
@@ -126,7 +141,26 @@ def _configure(state) -> None:
         app.config["SECRET_KEY"] = os.environ.get(SECRET_ENV) or _PROCESS_SECRET
     app.config["SESSION_COOKIE_HTTPONLY"] = True
     app.config["SESSION_COOKIE_SAMESITE"] = "Lax"
+    app.config.setdefault("SESSION_SECONDS", session_seconds(app))
+    # the cookie's signature is refused past the lifetime too (Flask reads it as max_age)
+    app.config["PERMANENT_SESSION_LIFETIME"] = timedelta(seconds=app.config["SESSION_SECONDS"])
     app.session_interface = _CookieSessions()
+
+
+def session_seconds(app) -> int:
+    """How long a session lasts from sign-in [s]: the app's ``SESSION_SECONDS``, else
+    ``COSTMODEL_SESSION_HOURS`` (default 12)."""
+    if app.config.get("SESSION_SECONDS"):
+        return int(app.config["SESSION_SECONDS"])
+    raw = os.environ.get(SESSION_ENV, "").strip()
+    try:
+        hours = float(raw) if raw else SESSION_HOURS
+    except ValueError:
+        raise ValueError(f"{SESSION_ENV} must be a number of hours, not {raw!r}") from None
+    if not 0 < hours <= 24 * 366:
+        raise ValueError(f"{SESSION_ENV} must be more than 0 and at most a year of hours, "
+                         f"not {raw!r}")
+    return int(hours * 3600)
 
 
 # ---- who is signed in -----------------------------------------------------------------------
@@ -135,23 +169,41 @@ def _services():
     return current_app.extensions["costmodel"]
 
 
+_IDENTITY = ("key_id", "key_digest", "generation", "issued_at")
+
+
+def _current(issued: object) -> bool:
+    """A session signed in at ``issued`` [Unix s] is still within its lifetime."""
+    if not isinstance(issued, int) or isinstance(issued, bool):
+        return False  # none: signed in before sessions had one, refused as ended
+    age = time.time() - issued
+    return -60 <= age < current_app.config["SESSION_SECONDS"]  # (a minute of clock skew)
+
+
 def signed_in() -> SignedIn | None:
     """The session's key, read again from the store (once per request); None when signed
-    out, or when the key was revoked since (the session forgets it)."""
+    out, when the key was revoked since, or when the session ended (signed out elsewhere,
+    or past its lifetime): the session forgets the key then."""
     if "signed_in" in g:
         return g.signed_in
-    who = None
+    who, why = None, None
     key_id, digest = session.get("key_id"), session.get("key_digest")
     if key_id is not None:
+        generation = session.get("generation")
         with _services().sessions(write=False) as s:
             row = s.get(ApiKey, key_id) if isinstance(key_id, int) else None
-            if row is not None and row.revoked_at is None and isinstance(digest, str) and \
-                    hmac.compare_digest(row.secret_hash, digest):
+            if row is None or row.revoked_at is not None or not isinstance(digest, str) or \
+                    not hmac.compare_digest(row.secret_hash, digest):
+                why = "key_lost"
+            elif generation != row.session_generation or isinstance(generation, bool) or \
+                    not _current(session.get("issued_at")):
+                why = "session_ended"  # signed out (here or elsewhere), or too old
+            else:
                 who = SignedIn(row.id, row.name, row.role)
         if who is None:
-            for k in ("key_id", "key_digest"):
+            for k in _IDENTITY:
                 session.pop(k, None)
-            session["key_lost"] = True  # said once, on the next refusal or sign-in page
+            session[why] = True  # said once, on the next refusal or sign-in page
     g.signed_in = who
     return who
 
@@ -164,6 +216,10 @@ def need(access: str) -> SignedIn:
             return ANONYMOUS
         lost = " Your key was revoked or removed since you signed in." if session.pop(
             "key_lost", False) else ""
+        if session.pop("session_ended", False):
+            lost += (f" Your session ended: signed out (signing out ends every session of "
+                     f"the key, in every browser), or signed in more than "
+                     f"{_hours()} ago.")
         doing = "see saved scenarios" if access == "read" else "save"
         raise Refused(401, f"Sign in with an API key to {doing}: reads are open only on the "
                            f"operator's say-so (a loopback address), and writing needs an "
@@ -246,8 +302,18 @@ def _next_target() -> str:
 
 @blueprint.get("/signin")
 def signin():
-    lost = signed_in() is None and session.pop("key_lost", False)
-    return render_template("web/signin.html", next=_next_target(), key_lost=lost)
+    out = signed_in() is None
+    lost = out and session.pop("key_lost", False)
+    ended = out and session.pop("session_ended", False)
+    return render_template("web/signin.html", next=_next_target(), key_lost=lost,
+                           session_ended=ended)
+
+
+@blueprint.app_template_global("session_lifetime")
+def _hours() -> str:
+    """A session's lifetime in words: "12 hours"."""
+    hours = current_app.config["SESSION_SECONDS"] / 3600
+    return f"{hours:g} hour" + ("" if hours == 1 else "s")
 
 
 @blueprint.post("/signin")
@@ -258,18 +324,25 @@ def signin_post():
                                error="Paste an API key (it starts with cm_)."), 400
     with _services().sessions(write=False) as s:
         row = key_verify(s, token)
-        who = None if row is None else (row.id, row.secret_hash)
+        who = None if row is None else (row.id, row.secret_hash, row.session_generation)
     if who is None:
         # the API's words for a bad bearer token
         return render_template("web/signin.html", next=_next_target(),
                                error="The API key is not valid or was revoked."), 401
     session.clear()  # a fresh session (and CSRF token) for the new identity
-    session["key_id"], session["key_digest"] = who
+    session["key_id"], session["key_digest"], session["generation"] = who
+    session["issued_at"] = int(time.time())
     csrf_token()
     return redirect(_next_target(), code=303)
 
 
 @blueprint.post("/signout")
 def signout():
+    """Sign out: every session of the key ends, here and in any other browser or worker
+    (a copy of the cookie is refused after this)."""
+    who = signed_in()
+    if who is not None and who.key_id is not None:
+        with _services().sessions() as s:
+            key_end_sessions(s, who.key_id)
     session.clear()
     return redirect(url_for("web.signin", signed_out=1), code=303)
