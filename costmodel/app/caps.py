@@ -31,5 +31,4 @@ def check_count(ctx: Any, count: int, cap: int, path: str, what: str) -> None:
     """An InputError at ``path`` when the service is asked for more than ``cap`` ``what``
     (a plural noun) at once; nothing on a local context."""
     if count > cap and limited(ctx):
-        raise InputError([(path, f"{count:,} {what}: this service takes at most {cap:,} "
-                                 f"{what} in one request")])
+        raise InputError([(path, f"at most {cap:,} {what} in one request, got {count:,}")])
