@@ -196,13 +196,16 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--seconds", type=float, default=30)
     ap.add_argument("--quotes", type=int, default=400)
+    ap.add_argument("--attacks", default="ab", help="which to run: a, b or ab")
     args = ap.parse_args()
     upload = quote_file(args.quotes)
     flood = unknown_keys_body()
     table: dict[str, list[tuple]] = {"a": [], "b": []}
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        env = {**os.environ, "DATABASE_URL": f"sqlite:///{folder / 'pressure.db'}"}
+        # one session secret for every worker, as deployed: a browser's session holds on each
+        env = {**os.environ, "DATABASE_URL": f"sqlite:///{folder / 'pressure.db'}",
+               "COSTMODEL_SECRET_KEY": uuid.uuid4().hex}
         env.pop("COSTMODEL_RATE_LIMIT", None)  # the default rule, as deployed
         for cmd in (["db", "upgrade"], ["db", "seed"]):
             subprocess.run([COSTMODEL, *cmd], env=env, check=True, capture_output=True)
@@ -226,6 +229,8 @@ def main() -> None:
                 return _call(f"{base}/api/v1/price", flood, attackers, ATTACK_TIMEOUT)[0]
             for run in range(args.runs):
                 for name, clients, send in (("a", 16, upload_once), ("b", 8, flood_once)):
+                    if name not in args.attacks:
+                        continue
                     probes, statuses = attack(base, args.seconds, clients, send)
                     load = os.getloadavg()[0]
                     row = (*summary(probes["healthz"]), *summary(probes["price"]), load,
@@ -242,6 +247,8 @@ def main() -> None:
     for name, what in (("a", f"16 x {args.quotes}-quote uploads to /quotes"),
                        ("b", "8 x 150,000 unknown keys to /api/v1/price")):
         rows = table[name]
+        if not rows:
+            continue
         med = [statistics.median(r[i] for r in rows) for i in range(8)]
         print(f"median of {len(rows)} ({what}): healthz p50 {med[0]:.3f} p95 {med[1]:.3f} "
               f"max {med[2]:.3f} s, failed {med[3]:g}; price p50 {med[4]:.3f} p95 "
