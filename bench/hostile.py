@@ -14,6 +14,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -27,6 +28,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from load import free_port, start
+from pressure import Browser, quote_file
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))  # the hostile archives are built as the tests build them
@@ -34,6 +36,7 @@ sys.path.insert(0, str(ROOT / "tests"))  # the hostile archives are built as the
 COSTMODEL = str(Path(sys.executable).with_name("costmodel"))
 XLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
 GB300 = {"accelerator": "gb300", "operating_point": "deepseek-r1/gb300/peak"}
+RATE = 120  # requests a minute a key or address: row 22 goes past it
 
 
 class Service:
@@ -132,6 +135,22 @@ def rows(svc: Service) -> list[tuple[str, str, Callable[[], tuple[int, str]], se
             t.join(120)
         return max(out)
 
+    def quotes_upload() -> tuple[int, str]:
+        browser = Browser(f"http://127.0.0.1:{svc.port}", svc.tokens["viewer"])
+        status, page = browser.upload(quote_file(400))
+        found = re.search(rb'class="field-error"[^>]*>([^<]*)<', page)
+        return status, found.group(1).decode() if found else ""
+
+    def sensitivity_past_the_rate() -> tuple[int, str]:
+        # anonymous reads (the service's open reads): counted per address, as the API's
+        browser, statuses = Browser(f"http://127.0.0.1:{svc.port}"), []
+        for _ in range(2 * RATE + 10):  # each of the 2 workers counts alone (no Redis)
+            statuses.append(browser.send("/sensitivity", timeout=30)[0])
+            if statuses[-1] == 429:
+                break
+        return statuses[-1], (f"{statuses.count(200)} pages, then {statuses[-1]}; "
+                              f"{len(statuses)} requests")
+
     def revoked_admin() -> tuple[int, str]:
         _, text = svc.call("POST", "/api/v1/keys", {"name": "victim", "role": "admin"},
                                 role="admin")
@@ -194,14 +213,18 @@ def rows(svc: Service) -> list[tuple[str, str, Callable[[], tuple[int, str]], se
             "name": "x", "scenario": {**GB300, "name": "x" * 2**20}}, role="editor"), {422}),
         ("15", "request line of 5,000 bytes", lambda: svc.call(
             "GET", "/api/v1/curves?q=" + "x" * 5000), {414}),
+        ("22", "400-quote upload to /quotes", quotes_upload, {422}),
+        ("22", f"/sensitivity past {RATE}/minute", sensitivity_past_the_rate, {429}),
     ]
 
 
 def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
+        # a rate every other row stays far below; reads open (anonymous pages, per address)
         env = {**os.environ, "DATABASE_URL": f"sqlite:///{folder / 'hostile.db'}",
-               "COSTMODEL_RATE_LIMIT": "off"}
+               "COSTMODEL_RATE_LIMIT": f"{RATE}/minute", "COSTMODEL_OPEN_READS": "1",
+               "COSTMODEL_SECRET_KEY": "hostile-bench"}  # every worker reads the sessions
         for args in (["db", "upgrade"], ["db", "seed"]):
             subprocess.run([COSTMODEL, *args], env=env, check=True, capture_output=True)
         tokens = {}

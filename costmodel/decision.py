@@ -112,6 +112,17 @@ def _scales() -> list[float]:
     return [math.exp(lo + (hi - lo) * k / (_GRID - 1)) for k in range(_GRID)]
 
 
+_SCALES = tuple(_scales())  # the grid, made once: every pair and the winner's range walk it
+
+
+def _on_grid(options: Sequence[Option], load: DemandLoad) -> list[list[float]]:
+    """Each option's monthly cost [USD/month] at each grid scale, priced once: the pairs'
+    break-evens read it instead of pricing both options again for every pair (which made a
+    decision quadratic in charges: 50 offers, 154,000 charges)."""
+    loads = [load.scaled(s) for s in _SCALES]
+    return [[o.charge(L).monthly for L in loads] for o in options]
+
+
 def _edge(f: Callable[[float], bool], inside: float, outside: float) -> float:
     """The scale between ``inside`` (f true) and ``outside`` (f false) where f changes."""
     for _ in range(_BISECT):
@@ -120,34 +131,37 @@ def _edge(f: Callable[[float], bool], inside: float, outside: float) -> float:
     return math.sqrt(inside * outside)
 
 
-def _holds(options: Sequence[Option], load: DemandLoad, best: int
-           ) -> tuple[float | None, float | None]:
+def _holds(options: Sequence[Option], load: DemandLoad, best: int,
+           costs: list[list[float]]) -> tuple[float | None, float | None]:
     """The demand scales around 1 over which option ``best`` stays the cheapest (None: it
-    still is at the end of :data:`SCALE_RANGE`)."""
+    still is at the end of :data:`SCALE_RANGE`); ``costs``: :func:`_on_grid`'s."""
     wins = lambda s: _winner(options, load.scaled(s)) == best  # noqa: E731
-    grid = _scales()
+    n = len(options)
 
-    def first_loss(scales: list[float]) -> float | None:  # walking away from 1
+    def wins_at(k: int) -> bool:  # at grid point k, from the costs priced once
+        return min(range(n), key=lambda i: (costs[i][k], i)) == best
+
+    def first_loss(points: list[int]) -> float | None:  # walking away from 1
         last = 1.0
-        for s in scales:
-            if not wins(s):
-                return _edge(wins, last, s)
-            last = s
+        for k in points:
+            if not wins_at(k):
+                return _edge(wins, last, _SCALES[k])
+            last = _SCALES[k]
         return None
-    return (first_loss([s for s in grid if s < 1.0][::-1]),
-            first_loss([s for s in grid if s > 1.0]))
+    return (first_loss([k for k, s in enumerate(_SCALES) if s < 1.0][::-1]),
+            first_loss([k for k, s in enumerate(_SCALES) if s > 1.0]))
 
 
-def _break_even(a: Option, b: Option, load: DemandLoad) -> float | None:
+def _break_even(a: Option, b: Option, load: DemandLoad, cost_a: list[float],
+                cost_b: list[float]) -> float | None:
     """The demand scale nearest 1 where a and b cost the same a month (None: no crossing in
-    :data:`SCALE_RANGE`)."""
+    :data:`SCALE_RANGE`); ``cost_a``, ``cost_b``: their costs on the grid (:func:`_on_grid`)."""
     cheaper = lambda s: a.charge(load.scaled(s)).monthly <= b.charge(  # noqa: E731
         load.scaled(s)).monthly
-    grid = _scales()
-    side = [cheaper(s) for s in grid]  # each grid point priced once
+    side = [x <= y for x, y in zip(cost_a, cost_b, strict=True)]
     found = []
-    for (s0, c0), (s1, c1) in itertools.pairwise(zip(grid, side, strict=True)):
-        if c0 != c1:
+    for (s0, c0), (s1, c1) in itertools.pairwise(zip(_SCALES, side, strict=True)):
+        if c0 != c1:  # a crossing: refined by pricing the pair between the grid points
             found.append(_edge(cheaper if c0 else lambda s: not cheaper(s), s0, s1))
     return min(found, key=lambda s: abs(math.log(s)), default=None)
 
@@ -184,11 +198,13 @@ def decide(options: Sequence[Option], load: DemandLoad, annual_rate: float, *,
         return Decision(load, [], unranked, [], (None, None), None, assumptions)
     order = [p.option for p in priced]
     best = 0  # sorted: the winner at the demand as stated
-    low, high = _holds(order, load, best) if len(order) > 1 else (None, None)
+    costs = _on_grid(order, load)
+    low, high = _holds(order, load, best, costs) if len(order) > 1 else (None, None)
     pairs = []
     for i, a in enumerate(order):
-        for b in order[i + 1:]:
-            s = _break_even(a, b, load)
+        for j in range(i + 1, len(order)):
+            b = order[j]
+            s = _break_even(a, b, load, costs[i], costs[j])
             pairs.append({"offers": [a.name, b.name],
                           "volume": None if s is None else {"value": s * load.volume,
                                                             "unit": "Mtok/month"},

@@ -13,12 +13,13 @@ The rules (the README's "Limits" says the same):
   so they hold across workers and hosts; without it each worker counts alone, which is exact
   for one ``costmodel serve`` worker and at most ``workers x limit`` otherwise.
 - **Heavy analyses** (``HEAVY``: the sensitivity analyses, workbooks, repricing an upload,
-  quote comparison) take a slot for as long as they run: at most ``HEAVY_PER_WORKER`` at once
-  in a worker (``COSTMODEL_HEAVY_PER_WORKER``, default 2) and, with Redis, at most
-  ``HEAVY_TOTAL`` at once across every worker and host (``COSTMODEL_HEAVY_TOTAL``, default 4;
-  ``0`` = no total). A request finding no free slot is answered 429 at once, with
-  ``Retry-After: 2``; it never waits. A slot in Redis is a lease that expires after
-  ``HEAVY_LEASE`` seconds (default 300) should its worker die without releasing it.
+  quote comparison and decision) take a slot for as long as they run: at most
+  ``HEAVY_PER_WORKER`` at once in a worker (``COSTMODEL_HEAVY_PER_WORKER``, default 2) and,
+  with Redis, at most ``HEAVY_TOTAL`` at once across every worker and host
+  (``COSTMODEL_HEAVY_TOTAL``, default 4; ``0`` = no total). A request finding no free slot
+  is answered 429 at once, with ``Retry-After: 2``; it never waits. A slot in Redis is a
+  lease that expires after ``HEAVY_LEASE`` seconds (default 300) should its worker die
+  without releasing it.
 - **Grid size**: the API answers a grid of at most ``GRID_MAX_CELLS`` cells
   (``COSTMODEL_GRID_MAX_CELLS``, default 1,000,000, about 100 MB and 1 s of one worker); a
   larger one is refused with 422 before it takes a slot. (The command line keeps the
@@ -31,6 +32,11 @@ The rules (the README's "Limits" says the same):
 Every answer of a limited operation carries ``RateLimit-Policy`` and ``RateLimit`` (IETF
 draft-ietf-httpapi-ratelimit-headers: ``"per-key";q=600;w=60`` and ``"per-key";r=599;t=60``)
 and the older ``RateLimit-Limit``, ``RateLimit-Remaining``, ``RateLimit-Reset``.
+
+The web pages that compute follow the same rule as their API twins (:meth:`Limits.work`,
+applied by :mod:`costmodel.web.guard`): the same count per key (or per address for an
+anonymous read), the same heavy slots; how much one request may ask for is stated once, in
+:mod:`costmodel.app.caps`.
 
 Everything lives in the app (``app.extensions["costmodel.limits"]``); nothing is global.
 """
@@ -74,6 +80,7 @@ HEAVY = frozenset({
     ("POST", "/api/v1/workbook/reprice"),
     ("GET", "/api/v1/scenarios/{scenario_id}/workbook"),
     ("POST", "/api/v1/quotes/compare"),
+    ("POST", "/api/v1/quotes/decide"),
 })
 GRID = ("POST", "/api/v1/sensitivity/grid")
 
@@ -310,6 +317,18 @@ class Limits:
             except redis.RedisError:
                 pass  # this worker's own count (logged once by failed())
         return self._memory.hit(who, self.rate.window)
+
+    # -- the one rule -------------------------------------------------------------------
+    @contextlib.contextmanager
+    def work(self, principal: Any, operation: tuple[str, str]) -> Iterator[None]:
+        """The rule for work asked through any face but the API's own routes (which take
+        the same two steps with the body parsed between them: ``openapi.route``): count the
+        request of ``principal`` against the rate, then, if ``operation`` (the API twin's
+        (method, OpenAPI path)) is in :data:`HEAVY`, hold a heavy slot while it runs. A
+        429 Problem, with Retry-After, when either refuses."""
+        self.count(principal)
+        with self.heavy() if operation in HEAVY else contextlib.nullcontext():
+            yield
 
     # -- heavy --------------------------------------------------------------------------
     @contextlib.contextmanager

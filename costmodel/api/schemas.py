@@ -8,6 +8,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, WithJsonSchema
 
+from ..app.caps import MAX_DRAWS, MAX_QUOTES, MAX_SCENARIOS
 from ..curves import PERCENTILES
 from ..demand import Demand
 from ..inputs import (
@@ -504,7 +505,7 @@ class CompareRequest(Strict):
     """Several scenarios side by side; ratios are against the first."""
     model_config = _examples({"scenarios": CURVE_EXAMPLES, "at_interactivity": "169 token/s/user"},
                              rules=[_MATCHED])
-    scenarios: Annotated[list[PriceRequest], Field(min_length=2, max_length=12,
+    scenarios: Annotated[list[PriceRequest], Field(min_length=2, max_length=MAX_SCENARIOS,
                                                    description=ITEMS)]
     at_interactivity: Quantity | None = None
     matched: bool = False
@@ -513,7 +514,7 @@ class CompareRequest(Strict):
 class WorkbookRequest(Strict):
     model_config = _examples({"scenarios": CURVE_EXAMPLES, "matched": True,
                               "title": "gpt-oss-120b, matched"}, rules=[_MATCHED])
-    scenarios: Annotated[list[PriceRequest], Field(min_length=1, max_length=12,
+    scenarios: Annotated[list[PriceRequest], Field(min_length=1, max_length=MAX_SCENARIOS,
                                                    description=ITEMS)]
     at_interactivity: Quantity | None = None
     matched: bool = False
@@ -565,8 +566,8 @@ class PlanRequest(Strict):
 class QuotesCompareRequest(Strict):
     """Vendor quotes (the quote file's [[quote]] tables as JSON) against our scenarios."""
     model_config = _examples({"quotes": [EXAMPLE_QUOTE], "scenarios": [PRICE_EXAMPLE]})
-    quotes: Annotated[list[QuoteBody], Field(min_length=1, max_length=50)]
-    scenarios: Annotated[list[PriceRequest], Field(min_length=1, max_length=12,
+    quotes: Annotated[list[QuoteBody], Field(min_length=1, max_length=MAX_QUOTES)]
+    scenarios: Annotated[list[PriceRequest], Field(min_length=1, max_length=MAX_SCENARIOS,
                                                    description=ITEMS)]
 
 
@@ -599,8 +600,8 @@ class QuotesDecideRequest(Strict):
                                   "operating_point": {"curve": "h100/gpt-oss-120b/vllm/fp8/"
                                                       "8192x1024/none/agg"}}}],
                               "demand": EXAMPLE_DEMAND, "improvement": 0.3})
-    quotes: Annotated[list[QuoteBody], Field(min_length=1, max_length=50)]
-    scenarios: Annotated[list[PriceRequest], Field(min_length=1, max_length=12,
+    quotes: Annotated[list[QuoteBody], Field(min_length=1, max_length=MAX_QUOTES)]
+    scenarios: Annotated[list[PriceRequest], Field(min_length=1, max_length=MAX_SCENARIOS,
                                                    description=ITEMS)]
     demand: DemandBody
     improvement: Annotated[float, Field(ge=0, lt=1)] | None = Field(
@@ -735,7 +736,7 @@ class MonteCarloRequest(Strict):
                                  "additionalProperties": {"type": "string", "maxLength": 200},
                                  "examples": [{"electricity.price":
                                                "uniform(0.05 USD/kWh, 0.15 USD/kWh)"}]})]
-    draws: Annotated[int, Field(ge=1, le=2_000_000)] = 100_000
+    draws: Annotated[int, Field(ge=1, le=MAX_DRAWS)] = 100_000
     seed: Annotated[int, Field(ge=0, le=2 ** 63 - 1)] | None = None
     bins: Annotated[int, Field(ge=1, le=500)] = 50
     truncate: bool = False

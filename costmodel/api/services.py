@@ -207,6 +207,7 @@ class ServiceContext:
     curves from the worker's snapshots, saved revisions, and no file a request names."""
     files_allowed = False
     override_label = "overrides"
+    limited = True  # a request's counts are bounded (costmodel.app.caps), on every face
 
     def __init__(self, services: Services, session: Session | None):
         self._services, self._session = services, session

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import sensitivity as core
+from .caps import MAX_DRAWS, check_count
 from .context import Context
 from .pricing import Priced, WorkbookFile, price, render_workbook
 from .specs import ScenarioSpec
@@ -57,6 +58,7 @@ def monte_carlo(ctx: Context, spec: ScenarioSpec, distributions: Mapping[str, An
                 progress: Callable[[int, int], None] | None = None) -> Analysis:
     """P10/P50/P90, mean and histogram of the output with inputs drawn from
     ``distributions``."""
+    check_count(ctx, draws, MAX_DRAWS, "draws", "draws")
     kwargs = {"progress": progress} if progress is not None else {}
     return _run(ctx, spec, lambda s: core.monte_carlo(
         s, dict(distributions), draws=draws, seed=seed, output=output, bins=bins,

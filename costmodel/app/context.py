@@ -20,6 +20,7 @@ __all__ = ["Context", "LocalContext"]
 class Context(Protocol):
     files_allowed: bool  # may a scenario name curve files and power traces?
     override_label: str  # how overrides are named in the disclosure ("--set", "overrides")
+    limited: bool  # the service's: a request's counts are bounded (costmodel.app.caps)
 
     def catalog(self, fresh: bool = False) -> Catalog: ...
 
@@ -34,6 +35,7 @@ class LocalContext:
     """The fixtures' catalog and curves; files allowed; no saved scenarios."""
     files_allowed = True
     override_label = "--set"
+    limited = False  # the command line's own machine: no request bounds
 
     def catalog(self, fresh: bool = False) -> Catalog:
         return default_catalog()

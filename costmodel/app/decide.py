@@ -35,6 +35,7 @@ from ..quotes import NO_POINT, Quote
 from ..results import Result
 from ..sources.curve_point import Target
 from ..sources.scenario_file import PreparedScenario
+from .caps import MAX_QUOTES, MAX_SCENARIOS, check_count
 from .context import Context
 from .load import prepare
 from .pricing import Priced, price_loaded
@@ -272,6 +273,8 @@ def quotes_decide(ctx: Context, req: DecisionRequest) -> QuotesDecision:
     """Every quote and own build priced for the demand, ranked, and a recommendation."""
     if not req.scenarios:
         raise InputError([("scenarios", "give at least one scenario (our own build)")])
+    check_count(ctx, len(req.quotes), MAX_QUOTES, "quotes", "quotes")
+    check_count(ctx, len(req.scenarios), MAX_SCENARIOS, "scenarios", "scenarios")
     quotes = with_rates(ctx, req.quotes)
     target = _service_target(req.demand)
     own: list[Priced] = []

@@ -13,6 +13,7 @@ from ..sources.scenario_file import (
     prepare_scenario,
     read_scenario_file,
 )
+from .caps import MAX_SCENARIOS, check_count
 from .context import Context
 from .specs import (
     AtInteractivity,
@@ -94,6 +95,7 @@ def target_of(prepared: Sequence[PreparedScenario], specs: Sequence[ScenarioSpec
 def load_all(ctx: Context, specs: Sequence[ScenarioSpec],
              reading: Reading) -> list[LoadedScenario]:
     """Scenarios for a comparison or workbook, every curve read where ``reading`` says."""
+    check_count(ctx, len(specs), MAX_SCENARIOS, "scenarios", "scenarios")
     prepared = [prepare(ctx, s) for s in specs]
     target = target_of(prepared, specs, reading)
     out = []

@@ -33,6 +33,7 @@ from ..rates import RateError, RateNotFound, resolve_rate
 from ..sources.curve_point import Target
 from ..sources.scenario_file import PreparedScenario
 from ..units import UnitInputError
+from .caps import MAX_QUOTES, MAX_SCENARIOS, check_count
 from .context import Context
 from .load import prepare
 from .pricing import Priced, WorkbookFile, price_loaded, render_workbook
@@ -108,6 +109,8 @@ class QuotesRanking:
 def quotes_compare(ctx: Context, quotes: Sequence[Quote],
                    specs: Sequence[ScenarioSpec]) -> QuotesRanking:
     """Every quote against every scenario, at the quote's operating point."""
+    check_count(ctx, len(quotes), MAX_QUOTES, "quotes", "quotes")
+    check_count(ctx, len(specs), MAX_SCENARIOS, "scenarios", "scenarios")
     quotes = with_rates(ctx, quotes)
     scenarios = [_AtQuotes(prepare(ctx, s), s) for s in specs]
     rows = [[compare_quote(q, s.for_quote(q).result) for s in scenarios] for q in quotes]

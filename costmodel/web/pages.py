@@ -31,6 +31,7 @@ from . import blueprint
 from .charts import COLOURS, Segment, Series, frontier_chart, hourly_chart, stacked_bar
 from .disclosure import disclosure_lines
 from .downloads import curl_line, json_response, xlsx_response
+from .guard import computes
 from .scenario_form import ScenarioForm, form_catalog, hour_span, scenario_form
 from .session import need
 
@@ -140,6 +141,7 @@ def profile_view(result: Result) -> dict[str, Any] | None:
 
 
 @blueprint.get("/")
+@computes("POST", "/api/v1/price")
 def price_page():
     need("read")
     form = scenario_form(request.args)
@@ -191,6 +193,7 @@ def _priced_or_page(form: ScenarioForm):
 
 
 @blueprint.get("/price.xlsx")
+@computes("POST", "/api/v1/workbook")
 def price_workbook():
     need("read")
     priced, page = _priced_or_page(scenario_form(request.args))
@@ -198,6 +201,7 @@ def price_workbook():
 
 
 @blueprint.get("/price.json")
+@computes("POST", "/api/v1/price")
 def price_json():
     need("read")
     priced, page = _priced_or_page(scenario_form(request.args))
@@ -365,6 +369,7 @@ def _compare(args: dict[str, Any]):
 
 
 @blueprint.get("/compare")
+@computes("POST", "/api/v1/compare")
 def compare_page():
     need("read")
     args = _compare_args()
@@ -404,6 +409,7 @@ def _compared_or_page():
 
 
 @blueprint.get("/compare.xlsx")
+@computes("POST", "/api/v1/workbook")
 def compare_workbook():
     need("read")
     out, page = _compared_or_page()
@@ -411,6 +417,7 @@ def compare_workbook():
 
 
 @blueprint.get("/compare.json")
+@computes("POST", "/api/v1/compare")
 def compare_json():
     need("read")
     out, page = _compared_or_page()

@@ -13,6 +13,7 @@ from ..errors import InputError
 from ..units import UnitInputError, parse_quantity
 from . import blueprint
 from .downloads import curl_line, json_response
+from .guard import computes
 from .scenario_form import ScenarioForm, form_catalog, scenario_form
 from .session import need
 
@@ -95,6 +96,7 @@ def _query(form: ScenarioForm, pa: PlanArgs) -> str:
 
 
 @blueprint.get("/plan")
+@computes("POST", "/api/v1/plan")
 def plan_page():
     need("read")
     form, pa = scenario_form(request.args), plan_args(request.args)
@@ -116,6 +118,7 @@ def _download(answer):
 
 
 @blueprint.get("/plan.pdf")
+@computes("POST", "/api/v1/plan")
 def plan_pdf():
     return _download(lambda planned: Response(
         app.plan_pdf(planned), mimetype="application/pdf",
@@ -123,5 +126,6 @@ def plan_pdf():
 
 
 @blueprint.get("/plan.json")
+@computes("POST", "/api/v1/plan")
 def plan_json():
     return _download(lambda planned: json_response(planned.to_json(), "plan.json"))

@@ -29,6 +29,7 @@ from ..resources import fixtures_dir
 from ..sources.quote_file import quotes_of, read_quotes_text
 from ..store import repo
 from . import blueprint
+from .guard import computes
 from .pages import fixture_scenarios  # the Compare page's list: one list of examples
 from .scenario_form import FIELDS, scenario_form
 from .session import need
@@ -280,6 +281,7 @@ def quotes():
 
 
 @blueprint.post("/quotes")
+@computes("POST", "/api/v1/quotes/compare")
 def quotes_post():
     need("read")
     form = _form_of(request.form)
@@ -290,6 +292,7 @@ def quotes_post():
 
 
 @blueprint.post("/quotes/summary.pdf")
+@computes("POST", "/api/v1/quotes/decide")
 def quotes_summary():
     """The one-page summary (PDF) of the offers ranked for the buyer's demand."""
     need("read")
@@ -302,6 +305,7 @@ def quotes_summary():
 
 
 @blueprint.post("/quotes/workbook")
+@computes("POST", "/api/v1/workbook")
 def quotes_workbook():
     """The quotes workbook: the scenario's sheets and a Quotes sheet with live margins."""
     need("read")

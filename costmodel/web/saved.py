@@ -27,6 +27,7 @@ from ..store import repo
 from ..store.models import MAX_ID
 from . import blueprint
 from .disclosure import Line, disclosure_lines
+from .guard import computes
 from .scenario_form import FIELDS, scenario_form
 from .session import need
 
@@ -337,6 +338,7 @@ def saved_revision(scenario_id: int, number: int):
 
 
 @blueprint.get("/saved/<int:scenario_id>/revisions/<int:number>.json")
+@computes("GET", "/api/v1/scenarios/{scenario_id}/revisions/{number}")
 def saved_revision_json(scenario_id: int, number: int):
     need("read")
     scenario, rev = _revision(_id(scenario_id), _id(number))
@@ -350,6 +352,7 @@ def saved_revision_json(scenario_id: int, number: int):
 
 
 @blueprint.get("/saved/<int:scenario_id>/revisions/<int:number>/workbook")
+@computes("GET", "/api/v1/scenarios/{scenario_id}/workbook")
 def saved_revision_workbook(scenario_id: int, number: int):
     need("read")
     spec = app.ScenarioSpec(app.SavedRevision(_id(scenario_id), _id(number)))
@@ -424,6 +427,7 @@ def _priced(session, data: dict) -> dict:
 
 
 @blueprint.get("/saved/new")
+@computes("POST", "/api/v1/price")
 def saved_new():
     """Save the scenario of a Price-page query (``/saved/new?<the Price page's query>``)."""
     need("read")
@@ -433,6 +437,7 @@ def saved_new():
 
 
 @blueprint.post("/saved/new")
+@computes("POST", "/api/v1/scenarios", access="write")
 def saved_new_post():
     """Save the posted scenario as a new saved scenario (``target=new``, ``saved_name``) or
     as the next revision of scenario ``target``; priced first, nothing written if invalid."""
@@ -491,6 +496,7 @@ def saved_new_post():
 
 
 @blueprint.post("/saved/<int:scenario_id>/revisions/<int:number>/restore")
+@computes("POST", "/api/v1/scenarios/{scenario_id}/revisions", access="write")
 def saved_restore(scenario_id: int, number: int):
     """Save revision ``number``'s inputs again as the latest revision (priced today)."""
     who = need("write")

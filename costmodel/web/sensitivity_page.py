@@ -20,6 +20,7 @@ from ..errors import InputError
 from . import blueprint
 from .charts import histogram, tornado_chart
 from .downloads import curl_line, json_response, xlsx_response
+from .guard import computes
 from .scenario_form import ScenarioForm, form_catalog, scenario_form
 from .session import need
 
@@ -125,6 +126,7 @@ def _bodies(form: ScenarioForm, sa: SensitivityArgs, dists: dict[str, str]):
 
 
 @blueprint.get("/sensitivity")
+@computes("POST", "/api/v1/sensitivity/montecarlo")
 def sensitivity_page():
     need("read")
     form, sa = scenario_form(request.args), sensitivity_args(request.args)
@@ -166,6 +168,7 @@ def _analyses_or_page():
 
 
 @blueprint.get("/sensitivity.xlsx")
+@computes("POST", "/api/v1/workbook")
 def sensitivity_workbook():
     need("read")
     out, page = _analyses_or_page()
@@ -177,6 +180,7 @@ def sensitivity_workbook():
 
 
 @blueprint.get("/sensitivity.json")
+@computes("POST", "/api/v1/sensitivity/montecarlo")
 def sensitivity_json():
     need("read")
     out, page = _analyses_or_page()

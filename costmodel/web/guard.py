@@ -1,0 +1,55 @@
+"""Pages that compute follow their API twin's limits: one rule for work, whatever face asks.
+
+``@computes("POST", "/api/v1/quotes/compare")`` on a page's view: the caller (the signed-in
+key, or the anonymous reader's address, :func:`costmodel.web.session.need`) is counted
+against the same rate as the API's requests, and the page holds a heavy slot when its twin
+is a heavy analysis (:data:`costmodel.api.limits.HEAVY`), through
+:meth:`costmodel.api.limits.Limits.work`. A refusal is a 429 page in words with
+``Retry-After``; every counted page carries the RateLimit headers. How much a request may
+ask for (quotes, scenarios, draws) is the use cases' bound (:mod:`costmodel.app.caps`), said
+beside the field that asked for more.
+
+A page that falls back to another guarded view (a download whose form has errors renders
+its page) is counted once and takes one slot.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import wraps
+from typing import Any
+
+from flask import g
+
+from ..api.errors import Problem
+from ..api.limits import current_limits
+from .errors import error_page
+from .session import need
+
+__all__ = ["computes"]
+
+_INSIDE = "costmodel_guarded"  # g: this request holds its count (and slot) already
+
+
+def computes(method: str, api_path: str, *, access: str = "read") -> Callable:
+    """Guard a page with the limits of its API twin ``method api_path`` (an OpenAPI path,
+    as :data:`~costmodel.api.limits.HEAVY` names it); ``access``: read | write."""
+    operation = (method, api_path)
+
+    def decorate(view: Callable) -> Callable:
+        @wraps(view)
+        def wrapper(*args: Any, **kwargs: Any):
+            if g.get(_INSIDE):
+                return view(*args, **kwargs)
+            who = need(access)  # refused (401/403) before it is counted, as the API's
+            setattr(g, _INSIDE, True)
+            try:
+                with current_limits().work(who, operation):
+                    return view(*args, **kwargs)
+            except Problem as exc:
+                if exc.status != 429:
+                    raise
+                page, status = error_page(429, exc.detail)
+                return page, status, {"Retry-After": exc.headers["Retry-After"]}
+        wrapper.api_twin = operation  # type: ignore[attr-defined]
+        return wrapper
+    return decorate
