@@ -115,7 +115,7 @@ class Quote(Supply):
     term: Qty("month", positive=True) = 12.0
     commitment: Qty("USD") | None = Field(None, description="minimum spend over the term")
     volume: Qty("Mtok/month", positive=True) | None = None
-    tiers: list[Tier] | None = Field(None, max_length=100)
+    tiers: list[Tier] | None = Field(None, min_length=1, max_length=100)
     committed_volume: Qty("Mtok/month", positive=True) | None = Field(
         None, description="take-or-pay volume a month (mixed tokens)")
     overage_input: Qty("USD/Mtok") | None = None

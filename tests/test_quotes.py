@@ -277,3 +277,13 @@ def test_months_until_a_date_or_a_duration():
         months_until("2026-01", date(2026, 11, 20))
     with pytest.raises(UnitInputError, match="not a date"):
         months_until("2026-13", date(2026, 11, 20))
+
+
+def test_an_empty_tier_list_is_refused_at_its_path():
+    # [] is neither tiers (none to price with) nor their absence: the schema and the reader
+    # agree (schemathesis found the gap: the document took it, the reader asked for prices)
+    bare = {k: v for k, v in TOKENS_QUOTE.items() if k not in ("price_input", "price_output")}
+    with pytest.raises(InputError) as exc:
+        validate_quote({**bare, "tiers": []})
+    assert [p for p, _ in exc.value.errors] == ["quote.tiers"]
+    assert "at least 1" in exc.value.errors[0][1]
