@@ -54,7 +54,8 @@ from .units import (
 
 __all__ = ["default_source", "CITED_BY", "replace_citations", "InputError", "QuantityField",
            "Scenario", "validate_scenario", "cross_checks", "quantity_field",
-           "NORMALISED_BY_DEFAULT",
+           "NORMALISED_BY_DEFAULT", "MIN_UTILISATION", "MIN_THROUGHPUT", "MIN_THROUGHPUT_PER_KW",
+           "MAX_LIFE", "TYPICAL", "trim_unknown", "fewer_errors",
            "Accelerator", "Node", "Rack", "Facility", "Financing", "Electricity",
            "OperatingPoint", "Workload", "Power", "Pricing", "RateEntry", "ReferenceRate"]
 
@@ -103,6 +104,7 @@ _EXAMPLE = {"W": 700, "TB/s": 8, "GB": 192, "USD": 30000, "USD/h": 2.5, "USD/kWh
             "USD/kW/month": 150, "gCO2e/kWh": 380, "year": 5, "month": 12, "ms": 5.9, "s": 2,
             "token": 1024, "token/s": 5000, "token/s/kW": 4000, "token/s/user": 169,
             "USD/Mtok": 2, "USD/month": 1500, "Mtok/month": 500, "dimensionless": 0.5}
+TYPICAL = _EXAMPLE  # (read by results.check_finite: which input drove a figure out of bounds)
 
 
 def _quantity_schema(meta: QuantityField, description: str) -> dict[str, Any]:
@@ -138,11 +140,21 @@ def Qty(unit: str, *, positive: bool = False, minimum: float | None = None,
     return Annotated[float, BeforeValidator(meta.parse), meta, WithJsonSchema(schema)]
 
 
-def Fraction(*, positive: bool = False, maximum: float = 1.0, below_maximum: bool = False,
-             description: str = ""):
+def Fraction(*, positive: bool = False, minimum: float | None = None, maximum: float = 1.0,
+             below_maximum: bool = False, description: str = ""):
     """A dimensionless fraction: a number or a string such as ``"94 %"``."""
-    return Qty("dimensionless", positive=positive, maximum=maximum,
+    return Qty("dimensionless", positive=positive, minimum=minimum, maximum=maximum,
                below_maximum=below_maximum, description=description)
+
+
+# Plausible bounds, where physics or finance gives one: past them is no operating point, and
+# the costs priced from it (1e-300 utilisation: 4e298 USD/Mtok) would be answered and saved.
+# Each is part of its field's definition (so every face, the batch rows and the workbook
+# refuse it with the field's path); results are bounded too (results.MAX_COST_PER_MTOK).
+MIN_UTILISATION = 1e-6  # of the hours serving (about 30 s a year)
+MIN_THROUGHPUT = 1e-6  # token/s per accelerator (one token in 11.6 days)
+MIN_THROUGHPUT_PER_KW = 1e-6  # token/s/kW
+MAX_LIFE = 50.0  # years of depreciation: no accelerator is financed over longer
 
 
 Count = Annotated[StrictInt, Field(ge=1)]
@@ -226,7 +238,7 @@ class Facility(Section):
 
 
 class Financing(Section):
-    life: Qty("year", positive=True) = 5.0
+    life: Qty("year", positive=True, maximum=MAX_LIFE) = 5.0
     cost_of_capital: Fraction() = 0.10
     salvage: Fraction() = 0.10
     maintenance: Fraction() = 0.03
@@ -426,8 +438,10 @@ class Electricity(Section):
 
 
 class OperatingPoint(Section):
-    throughput: Qty("token/s", positive=True, description="per accelerator") | None = None
-    throughput_per_kw: Qty("token/s/kW", positive=True) | None = None
+    throughput: Qty("token/s", positive=True, minimum=MIN_THROUGHPUT,
+                    description="per accelerator") | None = None
+    throughput_per_kw: Qty("token/s/kW", positive=True,
+                           minimum=MIN_THROUGHPUT_PER_KW) | None = None
     normalised_by: Qty("W", positive=True) | None = None
     interactivity: Qty("token/s/user", positive=True) | None = None
     tbt: Qty("ms", positive=True, description="time between tokens") | None = None
@@ -536,7 +550,7 @@ class Scenario(Section):
     facility: Facility = Field(default_factory=Facility)
     financing: Financing = Field(default_factory=Financing)
     electricity: Electricity = Field(default_factory=Electricity)
-    utilisation: Fraction(positive=True) = 1.0
+    utilisation: Fraction(positive=True, minimum=MIN_UTILISATION) = 1.0
     idle_power: Fraction() = 0.3
     operating_point: OperatingPoint
     workload: Workload = Field(default_factory=Workload)
@@ -853,6 +867,9 @@ def cross_checks(s: Scenario) -> list[tuple[str, str]]:
         if mean <= 0:
             errors.append(("load.hourly", "serves in no hour: the load shape's mean "
                                           "(the utilisation) must be above 0"))
+        elif mean < MIN_UTILISATION:
+            errors.append(("load.hourly", f"the load shape's mean (the utilisation, "
+                                          f"{mean:.3g}) must be at least {MIN_UTILISATION:g}"))
         elif "utilisation" in s.model_fields_set:
             if not math.isclose(mean, s.utilisation, rel_tol=1e-6, abs_tol=1e-9):
                 errors.append(("utilisation", f"{s.utilisation:g} differs from the mean of "
