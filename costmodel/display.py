@@ -152,7 +152,13 @@ def format_input(value: Any) -> str:
     if isinstance(value, float):
         return f"{value:g}"
     if isinstance(value, int) and not isinstance(value, bool):
-        return str(value) if abs(value) < 10**_PLAIN_DIGITS else f"{value:.6g}"
+        if abs(value) < 10**_PLAIN_DIGITS:
+            return str(value)
+        digits = str(abs(value)) if value.bit_length() < 10_000 else None
+        if digits is None:  # (beyond what str() writes)
+            return "a number too long to show"
+        mantissa = f"{digits[0]}.{digits[1:6]}".rstrip("0").rstrip(".")
+        return f"{'-' if value < 0 else ''}{mantissa}e+{len(digits) - 1}"
     text = str(value)
     m = _NUMBER_TEXT.match(text)
     if m is None or len(m.group(1)) <= _PLAIN_DIGITS:
