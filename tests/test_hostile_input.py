@@ -334,3 +334,33 @@ def _store(repo, session, data, result):
                                 created_by="test")
     session.commit()
     return made.scenario_id, made.number
+
+
+def test_the_price_page_marks_the_field(web):
+    import html
+    import re
+    from urllib.parse import urlencode
+    resp = web.get("/?" + urlencode({"utilisation": "1e-298"}))  # a percentage: 1e-300
+    text = html.unescape(re.sub(r"<[^>]+>", " ", resp.get_data(as_text=True)))
+    assert resp.status_code in (200, 422)
+    assert "at least 1e-06" in text and "e+29" not in text
+
+
+def test_a_workbook_repriced_names_the_cell(tmp_path):
+    from conftest import SCENARIOS, workbook_systems
+    from openpyxl import load_workbook
+
+    from costmodel import app
+    from costmodel.workbook.export import build_workbook
+    from costmodel.workbook.names import named_cells
+    systems, _ = workbook_systems([SCENARIOS / "sample-tco.toml"])
+    path = tmp_path / "absurd.xlsx"
+    build_workbook(systems).save(path)
+    wb = load_workbook(path)
+    cell = named_cells(wb, "utilisation")[0]
+    cell.value = 1e-300
+    wb.save(path)
+    with pytest.raises(InputError) as info:
+        app.reprice(path)
+    assert str(info.value) == (f"Inputs!{cell.coordinate} (utilisation): must be at least "
+                               f"1e-06, got 1e-300")
