@@ -214,8 +214,27 @@ def rows(svc: Service) -> list[tuple[str, str, Callable[[], tuple[int, str]], se
         ("15", "request line of 5,000 bytes", lambda: svc.call(
             "GET", "/api/v1/curves?q=" + "x" * 5000), {414}),
         ("22", "400-quote upload to /quotes", quotes_upload, {422}),
+        # issue 22: unknown keys (sizes of the answer in the answer column), nesting, bounds
+        ("22", "150,000 unknown keys", lambda: _sized(svc.call("POST", price, {"scenario": {
+            **GB300, "accelerator": {"catalog": "gb300", **{f"k{i}": 1 for i in range(
+                150_000)}}}})), {422}),
+        ("22", "1,000-deep nesting", lambda: svc.call("POST", price, (
+            '{"scenario": {"accelerator": "gb300", "workload": ' + '{"a":' * 999 + '{"a":1'
+            + "}" * 1000 + "}}").encode()), {422}),
+        ("22", "utilisation 1e-300", lambda: svc.call("POST", price, {"scenario": {
+            **GB300, "utilisation": 1e-300}}), {422}),
         ("22", f"/sensitivity past {RATE}/minute", sensitivity_past_the_rate, {429}),
     ]
+
+
+def _sized(answer: tuple[int, str]) -> tuple[int, str]:
+    """The answer, its detail led by its size."""
+    status, text = answer
+    try:
+        detail = json.loads(text).get("detail", "")
+    except ValueError:
+        detail = text
+    return status, json.dumps({"detail": f"{len(text):,} B: {detail[-40:]}"})
 
 
 def main() -> None:

@@ -11,9 +11,12 @@ unit symbols stay the engine's (``USD/Mtok``) in JSON.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
+from typing import Any
 
-__all__ = ["Style", "style_of", "format_number", "format_quantity", "display_unit",
+__all__ = ["Style", "style_of", "format_number", "format_quantity", "format_input",
+           "display_unit",
            "unit_words", "label", "excel_format", "format_ratio", "format_percent",
            "FRACTIONS", "COUNTS"]
 
@@ -114,9 +117,16 @@ def display_unit(name: str | None, unit: str) -> str:
     return "" if unit == "dimensionless" else unit
 
 
+# a figure this large (or an input this far from 1) is shown in scientific notation with
+# SIGNIFICANT digits: written out, 4e298 USD/Mtok is 400 characters and widens any page
+LONG = 1e15
+SIGNIFICANT = 3
+
+
 def format_number(value: float | None, unit: str = "", name: str | None = None) -> str:
     """The figure rounded by its style, digits grouped by three (``1,234.5``); a missing or
-    non-finite value is ``-``. Percent styles multiply by 100 and add no sign."""
+    non-finite value is ``-``. Percent styles multiply by 100 and add no sign. A figure of
+    :data:`LONG` or more is ``3.96e+298``."""
     if value is None or not math.isfinite(value):
         return "-"
     style = style_of(name, unit)
@@ -124,7 +134,40 @@ def format_number(value: float | None, unit: str = "", name: str | None = None) 
         return "0"
     places = style.decimals(value)
     shown = value * 100 if style.percent else value
+    if abs(shown) >= LONG:
+        return f"{shown:.{SIGNIFICANT}g}"
     return f"{shown:,.{places}f}" if style.thousands else f"{shown:.{places}f}"
+
+
+_NUMBER_TEXT = re.compile(r"\s*([-+]?(?:\d[\d_]*\.?[\d_]*|\.\d[\d_]*)(?:[eE][-+]?\d+)?)(.*)",
+                          re.DOTALL)
+_PLAIN_DIGITS = 16  # a number written with more characters than this is rewritten short
+
+
+def format_input(value: Any) -> str:
+    """An input as written (``0.1``, ``5 year``, ``1e-300``): a number in six significant
+    digits at most (scientific notation far from 1); a quantity's text with a number written
+    longer than :data:`_PLAIN_DIGITS` characters (``0.000...1 token/s``) rewritten so, the
+    rest of the text as it is."""
+    if isinstance(value, float):
+        return f"{value:g}"
+    if isinstance(value, int) and not isinstance(value, bool):
+        if abs(value) < 10**_PLAIN_DIGITS:
+            return str(value)
+        digits = str(abs(value)) if value.bit_length() < 10_000 else None
+        if digits is None:  # (beyond what str() writes)
+            return "a number too long to show"
+        mantissa = f"{digits[0]}.{digits[1:6]}".rstrip("0").rstrip(".")
+        return f"{'-' if value < 0 else ''}{mantissa}e+{len(digits) - 1}"
+    text = str(value)
+    m = _NUMBER_TEXT.match(text)
+    if m is None or len(m.group(1)) <= _PLAIN_DIGITS:
+        return text
+    try:
+        number = float(m.group(1).replace("_", ""))
+    except (ValueError, OverflowError):
+        return text
+    return f"{number:g}{m.group(2)}"
 
 
 def format_quantity(value: float | None, unit: str, name: str | None = None) -> str:

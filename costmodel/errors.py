@@ -1,22 +1,122 @@
-"""Typed errors of input that cannot be priced.
+"""Typed errors of input that cannot be priced, and the bounds every input is held to.
 
 Every face renders these (a problem+json, one CLI line); where behaviour depends on the kind
 of error (the problem type, whether another worker may have just added a catalog entry), the
 face tells them apart by class, never by the wording of a message.
+
+The bounds are stated here once, for every face and every kind of input (scenarios, request
+bodies, batch rows, quote, curve and scenario files):
+
+- ``MAX_ERRORS``: an error lists at most this many problems, then one more line counting the
+  rest (``and 149,980 more errors``), so a body of 150,000 unknown keys answers a few KB;
+- ``MAX_HINTS``: at most this many "did you mean" lookups an answer (the first unknown keys);
+- ``MAX_NESTING``: tables and lists inside one another, at most this deep in any input
+  document (a request body, a scenario or quote file); checked iteratively
+  (:func:`check_nesting`) before anything walks the input recursively.
 """
 from __future__ import annotations
 
-__all__ = ["InputError", "UnknownReference", "UnreachablePoint", "NonFiniteResult"]
+import re
+from collections.abc import Callable, Iterable
+from typing import Any
+
+__all__ = ["InputError", "UnknownReference", "UnreachablePoint", "NonFiniteResult",
+           "MAX_ERRORS", "MAX_HINTS", "MAX_NESTING", "bounded", "more_errors",
+           "check_nesting", "nesting_error", "nested_message", "parse_nested"]
+
+MAX_ERRORS = 20  # problems listed in one error; the rest are counted
+MAX_HINTS = 5  # "did you mean" lookups in one answer
+MAX_NESTING = 32  # levels of tables/lists in an input document (real ones need at most 10)
+
+_MORE = re.compile(r"(?:^|: )and ([\d,]+) more errors?$")
+
+
+def more_errors(count: int) -> str:
+    """The line that counts the errors left out: ``and 149,980 more errors``."""
+    return f"and {count:,} more error{'s' if count != 1 else ''}"
+
+
+def bounded(errors: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
+    """``errors`` (path, message) cut to :data:`MAX_ERRORS`, then one ``("", "and N more
+    errors")`` counting the rest (an earlier such count, anywhere in ``errors``, is taken
+    over); stops reading ``errors`` once the cap is reached and only counts."""
+    kept: list[tuple[str, str]] = []
+    more = 0
+    for path, message in errors:
+        counted = _MORE.search(message) if isinstance(message, str) else None
+        if counted is not None:
+            more += int(counted.group(1).replace(",", ""))
+        elif len(kept) < MAX_ERRORS:
+            kept.append((path, message))
+        else:
+            more += 1
+    if more:
+        kept.append(("", more_errors(more)))
+    return kept
+
+
+def nesting_error(data: Any, limit: int = MAX_NESTING) -> str | None:
+    """The path of the first table or list nested deeper than ``limit`` levels in ``data``
+    (parsed JSON or TOML: dicts, lists, scalars), ``""`` for the document itself, or None;
+    iterative (no recursion), and it stops at the first such place."""
+    if not isinstance(data, (dict, list)):
+        return None
+    stack: list[tuple[Any, int, tuple]] = [(data, 1, ())]
+    while stack:
+        node, depth, path = stack.pop()
+        items = node.items() if isinstance(node, dict) else enumerate(node)
+        for key, value in items:
+            if isinstance(value, (dict, list)):
+                if depth >= limit:
+                    return _path((*path, key))
+                stack.append((value, depth + 1, (*path, key)))
+    return None
+
+
+def _path(parts: tuple) -> str:
+    out = ""
+    for p in parts:
+        out += f"[{p}]" if isinstance(p, int) else (f".{p}" if out else str(p))
+    return out
+
+
+def check_nesting(data: Any, where: str = "", limit: int = MAX_NESTING) -> None:
+    """:class:`InputError` at the place in ``data`` nested deeper than ``limit`` levels
+    (under ``where``, a path prefix such as ``scenario.``)."""
+    found = nesting_error(data, limit)
+    if found is not None:
+        raise InputError([(f"{where}{found}" if found else where.rstrip("."),
+                           nested_message(limit))])
+
+
+def nested_message(limit: int = MAX_NESTING) -> str:
+    return f"nested more than {limit} levels deep (tables and lists); the limit is {limit}"
+
+
+def parse_nested(parse: Callable[[str], Any], text: str, name: str = "",
+                 where: str = "") -> Any:
+    """``parse(text)`` (json.loads, tomllib.loads) with its nesting bounded: a parser giving
+    up on depth (RecursionError) or a document nested deeper than MAX_NESTING is an
+    :class:`InputError` naming the limit (``name``: the document, in the message); the
+    parser's own errors pass through; ``where`` prefixes the path of a place too deep."""
+    try:
+        data = parse(text)
+    except RecursionError:
+        raise InputError([("", f"{name}: {nested_message()}" if name else nested_message())]) \
+            from None
+    check_nesting(data, where)
+    return data
 
 
 class InputError(ValueError):
-    """Input that cannot be priced. ``errors`` is a list of ``(field path, message)``."""
+    """Input that cannot be priced. ``errors`` is a list of ``(field path, message)``, at
+    most :data:`MAX_ERRORS` of them and a last one counting the rest (:func:`bounded`)."""
 
     subject: str | None = None  # the face's name of the input it is about, when known
 
-    def __init__(self, errors: list[tuple[str, str]]):
-        self.errors = errors
-        super().__init__("; ".join(f"{p}: {m}" if p else m for p, m in errors))
+    def __init__(self, errors: Iterable[tuple[str, str]]):
+        self.errors = bounded(errors)
+        super().__init__("; ".join(f"{p}: {m}" if p else m for p, m in self.errors))
 
     def about(self, subject: str | None) -> InputError:
         """This error, marked as being about ``subject`` (kept if already marked)."""

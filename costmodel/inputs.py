@@ -13,6 +13,8 @@ from __future__ import annotations
 import marshal
 import math
 import re
+import types
+import typing
 from collections.abc import Collection
 from dataclasses import dataclass
 from functools import lru_cache
@@ -32,7 +34,7 @@ from pydantic import (
     model_validator,
 )
 
-from .errors import InputError
+from .errors import MAX_ERRORS, InputError, more_errors
 from .model import BASES, BOUNDARIES, MODEL, TOKEN_KINDS
 from .rates import (
     ACCELERATOR_PATTERN,
@@ -52,7 +54,8 @@ from .units import (
 
 __all__ = ["default_source", "CITED_BY", "replace_citations", "InputError", "QuantityField",
            "Scenario", "validate_scenario", "cross_checks", "quantity_field",
-           "NORMALISED_BY_DEFAULT",
+           "NORMALISED_BY_DEFAULT", "MIN_UTILISATION", "MIN_THROUGHPUT", "MIN_THROUGHPUT_PER_KW",
+           "MAX_LIFE", "TYPICAL", "trim_unknown", "fewer_errors",
            "Accelerator", "Node", "Rack", "Facility", "Financing", "Electricity",
            "OperatingPoint", "Workload", "Power", "Pricing", "RateEntry", "ReferenceRate"]
 
@@ -101,6 +104,7 @@ _EXAMPLE = {"W": 700, "TB/s": 8, "GB": 192, "USD": 30000, "USD/h": 2.5, "USD/kWh
             "USD/kW/month": 150, "gCO2e/kWh": 380, "year": 5, "month": 12, "ms": 5.9, "s": 2,
             "token": 1024, "token/s": 5000, "token/s/kW": 4000, "token/s/user": 169,
             "USD/Mtok": 2, "USD/month": 1500, "Mtok/month": 500, "dimensionless": 0.5}
+TYPICAL = _EXAMPLE  # (read by results.check_finite: which input drove a figure out of bounds)
 
 
 def _quantity_schema(meta: QuantityField, description: str) -> dict[str, Any]:
@@ -136,11 +140,21 @@ def Qty(unit: str, *, positive: bool = False, minimum: float | None = None,
     return Annotated[float, BeforeValidator(meta.parse), meta, WithJsonSchema(schema)]
 
 
-def Fraction(*, positive: bool = False, maximum: float = 1.0, below_maximum: bool = False,
-             description: str = ""):
+def Fraction(*, positive: bool = False, minimum: float | None = None, maximum: float = 1.0,
+             below_maximum: bool = False, description: str = ""):
     """A dimensionless fraction: a number or a string such as ``"94 %"``."""
-    return Qty("dimensionless", positive=positive, maximum=maximum,
+    return Qty("dimensionless", positive=positive, minimum=minimum, maximum=maximum,
                below_maximum=below_maximum, description=description)
+
+
+# Plausible bounds, where physics or finance gives one: past them is no operating point, and
+# the costs priced from it (1e-300 utilisation: 4e298 USD/Mtok) would be answered and saved.
+# Each is part of its field's definition (so every face, the batch rows and the workbook
+# refuse it with the field's path); results are bounded too (results.MAX_COST_PER_MTOK).
+MIN_UTILISATION = 1e-6  # of the hours serving (about 30 s a year)
+MIN_THROUGHPUT = 1e-6  # token/s per accelerator (one token in 11.6 days)
+MIN_THROUGHPUT_PER_KW = 1e-6  # token/s/kW
+MAX_LIFE = 50.0  # years of depreciation: no accelerator is financed over longer
 
 
 Count = Annotated[StrictInt, Field(ge=1)]
@@ -224,7 +238,7 @@ class Facility(Section):
 
 
 class Financing(Section):
-    life: Qty("year", positive=True) = 5.0
+    life: Qty("year", positive=True, maximum=MAX_LIFE) = 5.0
     cost_of_capital: Fraction() = 0.10
     salvage: Fraction() = 0.10
     maintenance: Fraction() = 0.03
@@ -424,8 +438,10 @@ class Electricity(Section):
 
 
 class OperatingPoint(Section):
-    throughput: Qty("token/s", positive=True, description="per accelerator") | None = None
-    throughput_per_kw: Qty("token/s/kW", positive=True) | None = None
+    throughput: Qty("token/s", positive=True, minimum=MIN_THROUGHPUT,
+                    description="per accelerator") | None = None
+    throughput_per_kw: Qty("token/s/kW", positive=True,
+                           minimum=MIN_THROUGHPUT_PER_KW) | None = None
     normalised_by: Qty("W", positive=True) | None = None
     interactivity: Qty("token/s/user", positive=True) | None = None
     tbt: Qty("ms", positive=True, description="time between tokens") | None = None
@@ -534,7 +550,7 @@ class Scenario(Section):
     facility: Facility = Field(default_factory=Facility)
     financing: Financing = Field(default_factory=Financing)
     electricity: Electricity = Field(default_factory=Electricity)
-    utilisation: Fraction(positive=True) = 1.0
+    utilisation: Fraction(positive=True, minimum=MIN_UTILISATION) = 1.0
     idle_power: Fraction() = 0.3
     operating_point: OperatingPoint
     workload: Workload = Field(default_factory=Workload)
@@ -851,6 +867,9 @@ def cross_checks(s: Scenario) -> list[tuple[str, str]]:
         if mean <= 0:
             errors.append(("load.hourly", "serves in no hour: the load shape's mean "
                                           "(the utilisation) must be above 0"))
+        elif mean < MIN_UTILISATION:
+            errors.append(("load.hourly", f"the load shape's mean (the utilisation, "
+                                          f"{mean:.3g}) must be at least {MIN_UTILISATION:g}"))
         elif "utilisation" in s.model_fields_set:
             if not math.isclose(mean, s.utilisation, rel_tol=1e-6, abs_tol=1e-9):
                 errors.append(("utilisation", f"{s.utilisation:g} differs from the mean of "
@@ -923,6 +942,12 @@ def load_mean(load: Load) -> float:
     return WEEKDAY_SHARE * weekday + (1 - WEEKDAY_SHARE) * sum(load.weekend) / HOURS_A_DAY
 
 
+# a scenario with more keys than this in its top table and sections holds more than
+# MAX_ERRORS unknown keys
+_WIDE = len(Scenario.model_fields) + sum(len(m.model_fields) for m in _SECTIONS.values()) \
+    + MAX_ERRORS
+
+
 def validate_scenario(data: Any) -> Scenario:
     """Validate a plain mapping (parsed TOML/JSON) into a :class:`Scenario`.
 
@@ -930,8 +955,18 @@ def validate_scenario(data: Any) -> Scenario:
     """
     if not isinstance(data, dict):
         raise InputError([("", "a scenario must be a table/object")])
-    # amounts in other currencies, at the scenario's own rates
-    scenario = _validate_with_rates(data) if "money" in data else _validate_shared(data)
+    dropped = 0
+    if len(data) + sum(len(t) for t in data.values() if type(t) is dict) > _WIDE:
+        # more keys than every field of every section: unknown keys past the first few are
+        # only counted, not validated one by one
+        data, dropped = trim_unknown(data, Scenario)
+    try:
+        # amounts in other currencies, at the scenario's own rates
+        scenario = _validate_with_rates(data) if "money" in data else _validate_shared(data)
+    except InputError as exc:
+        if dropped:
+            raise InputError([*exc.errors, ("", more_errors(dropped))]) from None
+        raise
     errors = cross_checks(scenario)
     if errors:
         raise InputError(errors)
@@ -957,11 +992,11 @@ def _validate_shared(data: dict) -> Scenario:
         scenario = Scenario.model_validate(given)
     except ValidationError as exc:
         if not taken:
-            raise _invalid(exc) from None
+            raise _invalid(exc, data=data) from None
         try:  # the errors of the scenario as given, with every path
             Scenario.model_validate(data)
         except ValidationError as full:
-            raise _invalid(full) from None
+            raise _invalid(full, data=data) from None
         raise _invalid(exc) from None
     scenario.model_fields_set.difference_update(left_out)  # ... and not given, as before
     if missed:
@@ -984,15 +1019,94 @@ def _validate_with_rates(data: dict) -> Scenario:
         try:
             scenario = Scenario.model_validate(data)
         except ValidationError as exc:
-            raise _invalid(exc) from None
+            raise _invalid(exc, data=data) from None
     scenario.money._converted = sorted(used)
     return scenario
 
 
-def _invalid(exc: ValidationError, prefix: tuple = ()) -> InputError:
-    """pydantic's errors as an InputError, each at its field path (under ``prefix``)."""
-    return InputError([(error_path((*prefix, *e["loc"])), error_message(e))
-                       for e in exc.errors()])
+def _invalid(exc: ValidationError, prefix: tuple = (), *, model: type[BaseModel] | None = None,
+             data: Any = None) -> InputError:
+    """pydantic's errors as an InputError, each at its field path (under ``prefix``). With
+    more errors than an InputError lists and ``data`` (validated as ``model``, default the
+    Scenario), the unknown keys past the first few are only counted (:func:`fewer_errors`)."""
+    exc, dropped = fewer_errors(exc, model or Scenario, data)
+    return InputError([*((error_path((*prefix, *e["loc"])), error_message(e))
+                         for e in exc.errors(include_url=False)),
+                       *([("", more_errors(dropped))] if dropped else [])])
+
+
+def fewer_errors(exc: ValidationError, model: type[BaseModel],
+                 data: Any) -> tuple[ValidationError, int]:
+    """``exc`` (``data`` failing as ``model``) with at most MAX_ERRORS unknown keys, and the
+    count of those left out: when it holds more errors than an InputError lists, ``data``
+    is validated again without the unknown keys past the first MAX_ERRORS, so that no
+    error (nor "did you mean") is made for each of 150,000 unknown keys."""
+    if data is None or exc.error_count() <= MAX_ERRORS:
+        return exc, 0
+    trimmed, dropped = trim_unknown(data, model)
+    if dropped:
+        try:
+            model.model_validate(trimmed)
+        except ValidationError as fewer:
+            return fewer, dropped
+    return exc, 0
+
+
+def _model_in(annotation: Any) -> tuple[type[BaseModel] | None, bool]:
+    """The model a field holds (``Accelerator``, ``Accelerator | str``, ``list[Season]``):
+    (the model, whether a list of them); (None, False) for anything else."""
+    while get_origin(annotation) is Annotated:
+        annotation = typing.get_args(annotation)[0]
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation, False
+    if get_origin(annotation) is list:
+        found, _ = _model_in(typing.get_args(annotation)[0])
+        return found, found is not None
+    if get_origin(annotation) in (typing.Union, types.UnionType):
+        for arg in typing.get_args(annotation):
+            found = _model_in(arg)
+            if found[0] is not None:
+                return found
+    return None, False
+
+
+def trim_unknown(data: Any, model: type[BaseModel],
+                 keep: int = MAX_ERRORS) -> tuple[Any, int]:
+    """``data`` without the unknown keys (keys that are no field of ``model``'s tables, at
+    any depth) past the first ``keep``, and how many were left out; the tables on the way
+    are copies, ``data`` itself is never changed (nor copied when none is left out).
+    Iterative: it visits only the tables that are models' (bounded by the models)."""
+    if not isinstance(data, dict):
+        return data, 0
+    root = dict(data)
+    stack: list[tuple[dict, type[BaseModel]]] = [(root, model)]
+    kept = dropped = 0
+    while stack:
+        node, current = stack.pop()
+        fields = current.model_fields
+        for key in list(node):
+            info = fields.get(key) if isinstance(key, str) else None
+            if info is None:
+                if kept < keep:
+                    kept += 1
+                else:
+                    del node[key]
+                    dropped += 1
+                continue
+            sub, many = _model_in(info.annotation)
+            value = node[key]
+            if sub is None:
+                continue
+            if not many and isinstance(value, dict):
+                node[key] = table = dict(value)
+                stack.append((table, sub))
+            elif many and isinstance(value, list):
+                node[key] = items = list(value)
+                for i, item in enumerate(items):
+                    if isinstance(item, dict):
+                        items[i] = table = dict(item)
+                        stack.append((table, sub))
+    return (root, dropped) if dropped else (data, 0)
 
 
 def error_path(loc: tuple) -> str:

@@ -7,7 +7,7 @@ from typing import Any
 
 from . import __version__
 from .errors import NonFiniteResult
-from .inputs import Scenario
+from .inputs import TYPICAL, Scenario
 from .model import MODEL, SHOWN, shown
 from .rates import ALL_IN, NOT_A_QUOTE
 from .units import SHOWN_CURRENCY
@@ -29,6 +29,11 @@ MUST_BE_FINITE = ["power_per_accelerator", "throughput", "tokens_per_kwh", "joul
                   "cost_per_mtok_opex", "cost_per_mtok_total", "price_per_mtok_total",
                   "price_per_mtok_input", "price_per_mtok_output"]
 EXTREME = 1e100  # an input this far from 1 (either way) is named as a likely overflow
+# a cost or price per million tokens above this is no answer either (a trillion USD: no
+# operating point costs that; 1e-300 utilisation would give 4e298): refused, never saved
+MAX_COST_PER_MTOK = 1e12  # USD/Mtok
+BOUNDED = [n for n in MUST_BE_FINITE if n.startswith(("cost_per_mtok", "price_per_mtok"))]
+FAR = 1e3  # an input this far from its typical magnitude is named as driving a figure
 
 
 CONVENTIONS = [
@@ -334,6 +339,7 @@ def check_finite(result: Result) -> None:
     (dotted keys) whose magnitude is beyond 10^+-100 among those the figure reads."""
     bad = [n for n in MUST_BE_FINITE if not math.isfinite(result.values[n])]
     if not bad:
+        check_bounded(result)
         return
     inputs = result.scenario.to_inputs()
     read = MODEL.inputs_read(MODEL.dependencies(bad))
@@ -346,6 +352,40 @@ def check_finite(result: Result) -> None:
     raise NonFiniteResult([(key, f"{inputs_value(inputs, key)} overflows the calculation "
                                  f"({bad[0]} is not finite)") for key in extreme]
                           or [("", why)])
+
+
+def out_of_bounds(values: Any) -> Any:
+    """Whether each figure (a number or an array) of :data:`BOUNDED` in ``values`` (by step
+    name) is beyond :data:`MAX_COST_PER_MTOK` (a bool, or an array of them)."""
+    over = False
+    for n in BOUNDED:
+        over = over | (abs(values[n]) > MAX_COST_PER_MTOK)
+    return over
+
+
+def check_bounded(result: Result) -> None:
+    """Refuse a finite result whose cost or price per Mtok is beyond
+    :data:`MAX_COST_PER_MTOK`: :class:`NonFiniteResult` naming the inputs the figure reads
+    that are furthest (beyond :data:`FAR`) from their typical magnitude, the likeliest to
+    have driven it there."""
+    big = [n for n in BOUNDED if abs(result.values[n]) > MAX_COST_PER_MTOK]
+    if not big:
+        return
+    inputs = result.scenario.to_inputs()
+    far = []
+    for n in MODEL.inputs_read(MODEL.dependencies(big)):
+        spec = MODEL.inputs.get(n)
+        typical = TYPICAL.get(spec.unit) if spec is not None and not spec.axes else None
+        value = inputs.get(n)
+        if typical and value and math.isfinite(value):
+            ratio = abs(value) / typical
+            if not 1 / FAR < ratio < FAR:
+                far.append((-abs(math.log10(ratio)), spec.key))
+    worst = max(big, key=lambda n: abs(result.values[n]))
+    figure = f"{worst} would be {result.values[worst]:.3g} USD/Mtok, above the " \
+             f"{MAX_COST_PER_MTOK:g} USD/Mtok any result may be"
+    raise NonFiniteResult([(key, f"{inputs_value(inputs, key)}: {figure}")
+                           for _, key in sorted(far)[:3]] or [("", figure)])
 
 
 def inputs_value(inputs: dict[str, float], key: str) -> str:

@@ -100,11 +100,14 @@ INEXPRESSIBLE = {
     "analysis": (r"does not affect|nothing to vary|has no value|is 0 in the base|must be "
                  r"different|more than one distribution|whole-number count|cells is more|"
                  r"is part of the unit|categorical", "what an analysis can vary in this scenario"),
-    "overflow": (r"overflow|not finite|infinite", "inputs so extreme that a cost overflows"),
+    "overflow": (r"overflow|not finite|infinite|USD/Mtok any result may be",
+                 "inputs so extreme that a cost overflows, or is beyond 1e12 USD/Mtok"),
     "fields": (r"^fields: .* is not a field of this answer", "a ?fields= name the answer does "
                                                              "not hold"),
     "batch": (r"^overrides\[\d+\]", "a batch whose rows all fail (any table is a row: each "
                                       "row's own error is in the answer)"),
+    "more": (r": and [\d,]+ more errors?$", "the errors past the first 20 of one answer, "
+                                            "counted (costmodel.errors.MAX_ERRORS)"),
 }
 _INEXPRESSIBLE = {rule: re.compile(pattern) for rule, (pattern, _) in INEXPRESSIBLE.items()}
 

@@ -339,8 +339,9 @@ def test_out_of_range_distributions_are_refused_or_truncated(sample):
     inputs, _ = sample_inputs(sample, normal, draws=n, seed=1, truncate=True)
     assert inputs["electricity_price"].min() >= 0
     # a uniform utilisation reaching 1.2: 0.2 / 0.7 = 28.57% outside
+    # (its lower bound: the field's, 1e-6 since issue 22)
     with pytest.raises(SensitivityError, match="28.57% of its draws outside the valid range "
-                                               r"\(utilisation must be greater than zero "
+                                               r"\(utilisation must be at least 1e-06 "
                                                "and at most 1\\)"):
         monte_carlo(sample, {"utilisation": "uniform(0.5, 1.2)"}, draws=10, seed=1)
     # a normal throughput 10 standard deviations from zero is accepted untruncated

@@ -312,14 +312,17 @@ def test_rent_without_an_hourly_price_names_both_cells(kinds, tmp_path):
 
 
 def test_overflow_names_the_cell(kinds, tmp_path):
-    path = _edit(kinds["curve"].path, tmp_path / "tiny.xlsx",
-                 {"operating_point_throughput": 1e-308})
+    # (a throughput of 1e-308 token/s is refused by its bound first: issue 22, section 6)
+    path = _edit(kinds["curve"].path, tmp_path / "huge.xlsx", {"electricity_price": 1e308})
     with pytest.raises(NonFiniteResult) as info:
         app.reprice(path)
     (where, message), = info.value.errors
-    assert where == f"{_coordinate(path, 'operating_point_throughput')} " \
-                    f"(operating_point_throughput)"
-    assert message.startswith("1e-308 token/s overflows the calculation")
+    assert where == f"{_coordinate(path, 'electricity_price')} (electricity_price)"
+    assert message.startswith("1e+308 USD/kWh overflows the calculation")
+    path = _edit(kinds["curve"].path, tmp_path / "tiny.xlsx",
+                 {"operating_point_throughput": 1e-308})
+    assert _refusal(path).endswith("must be at least 1e-06, got 1e-308 (scenario key "
+                                   "operating_point.throughput)")
 
 
 def test_a_calculation_respelled_is_no_edit_and_a_changed_one_is(kinds, tmp_path):

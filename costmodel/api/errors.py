@@ -2,16 +2,18 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from flask import Flask, Response, json, request
 from werkzeug.exceptions import HTTPException
 
-from ..app.hints import with_hint
-from ..errors import InputError, UnreachablePoint
+from ..app.hints import UNKNOWN, with_hint
+from ..errors import MAX_HINTS, InputError, UnreachablePoint, bounded
 from ..store.repo import Conflict, NotFound
 
-__all__ = ["Problem", "problem_response", "register_error_handlers", "PROBLEM_TYPES"]
+__all__ = ["Problem", "problem_response", "input_problem", "hinted", "register_error_handlers",
+           "PROBLEM_TYPES"]
 
 log = logging.getLogger("costmodel.api")
 _BASE = "https://costmodel.dev/problems/"
@@ -45,13 +47,35 @@ class Problem(Exception):
         its own problem type."""
         prefix = (exc.subject or "") if prefix is None else prefix
         dotted = prefix.endswith("overrides.")  # each path is one override's dotted key
-        errors = [{"path": f"{prefix}{p}" if p else prefix.rstrip("."),
-                   "message": with_hint(p, m, dotted=dotted)} for p, m in exc.errors]
+        errors = [{"path": f"{prefix}{p}" if p else prefix.rstrip("."), "message": m}
+                  for p, m in exc.errors]
+        hinted(errors, lambda e, i: with_hint(exc.errors[i][0], e["message"], dotted=dotted))
         unreachable = isinstance(exc, UnreachablePoint)
         return cls(422, "Operating point unreachable" if unreachable else "Invalid input",
                    "; ".join(f"{e['path']}: {e['message']}" if e["path"] else e["message"]
                              for e in errors),
                    errors=errors, kind="unreachable" if unreachable else "invalid-input")
+
+
+def hinted(errors: list[dict[str, str]], hint: Callable[[dict[str, str], int], str]) -> None:
+    """The first :data:`MAX_HINTS` unknown keys of ``errors`` given their closest known key
+    (``hint(error, index)``: the message with it), in place; no lookup for the rest."""
+    lookups = 0
+    for i, e in enumerate(errors):
+        if lookups >= MAX_HINTS:
+            break
+        if e["message"].startswith(UNKNOWN):
+            e["message"] = hint(e, i)
+            lookups += 1
+
+
+def input_problem(errors: Iterable[tuple[str, str]], title: str = "Invalid input",
+                  prefix: str = "") -> Problem:
+    """A 422 listing (path, message) errors, bounded as every error is
+    (:func:`~costmodel.errors.bounded`: at most MAX_ERRORS, then a count of the rest)."""
+    listed = [{"path": p or "body", "message": m} for p, m in bounded(errors)]
+    return Problem(422, title, prefix + "; ".join(f"{e['path']}: {e['message']}"
+                                                  for e in listed), errors=listed)
 
 
 def problem_response(p: Problem) -> Response:

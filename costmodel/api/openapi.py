@@ -19,10 +19,11 @@ from werkzeug.wsgi import get_content_length
 
 from .. import __version__
 from ..app.hints import UNKNOWN, hint, model_fields_at
-from ..inputs import error_path
+from ..errors import MAX_ERRORS, MAX_NESTING, more_errors, nested_message, nesting_error
+from ..inputs import error_path, fewer_errors
 from ..store.models import MAX_ID
 from .auth import require
-from .errors import Problem
+from .errors import Problem, hinted, input_problem
 from .limits import GRID, HEAVY, current_limits
 from .schemas import CATALOG_KEY, INPUT_SCHEMAS, MAX_CURVE_ID, ProblemOut
 
@@ -109,7 +110,15 @@ def _body(model: type[BaseModel], limit: int | None = None) -> BaseModel:
     try:
         data = orjson.loads(raw) if raw else None
     except orjson.JSONDecodeError as exc:
+        if str(exc).startswith("depth limit exceeded"):  # orjson's own, at 1,024 levels
+            raise input_problem([("body", nested_message())]) from None
         raise Problem(400, "Malformed JSON", f"the body is not valid JSON: {exc}") from None
+    # nested deeper than any input may be: refused before anything walks it recursively
+    # (a body with fewer brackets than the limit cannot be)
+    if raw.count(b"{") + raw.count(b"[") > MAX_NESTING:
+        deep = nesting_error(data)
+        if deep is not None:
+            raise input_problem([(deep, nested_message())])
     # a NUL in a JSON string is written \u0000: without that text there is none to look for
     nul = _nul_path(data) if b"\\u0000" in raw else None
     if nul is not None:  # PostgreSQL cannot store it; SQLite would: refused alike everywhere
@@ -118,16 +127,22 @@ def _body(model: type[BaseModel], limit: int | None = None) -> BaseModel:
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        errors = [{"path": _loc(e["loc"]), "message": _message(model, e)} for e in exc.errors()]
-        raise Problem(422, "Invalid input", "; ".join(
-            f"{e['path']}: {e['message']}" for e in errors), errors=errors) from None
+        raise _invalid_body(model, data, exc) from None
 
 
-def _message(model: type[BaseModel], err: dict) -> str:
-    """A body error's message; an unknown field says so, with the closest known one."""
-    if err["type"] != "extra_forbidden":
-        return err["msg"]
-    return UNKNOWN + hint(str(err["loc"][-1]), model_fields_at(model, err["loc"]))
+def _invalid_body(model: type[BaseModel], data: Any, exc: ValidationError) -> Problem:
+    """A body's errors, at most MAX_ERRORS of them and a count of the rest; an unknown field
+    says so, the first MAX_HINTS with the closest known one."""
+    exc, dropped = fewer_errors(exc, model, data)
+    found = exc.errors(include_url=False)
+    errors = [{"path": _loc(e["loc"]),
+               "message": UNKNOWN if e["type"] == "extra_forbidden" else e["msg"]}
+              for e in found[:MAX_ERRORS + 1]]
+    hinted(errors, lambda e, i: UNKNOWN + hint(str(found[i]["loc"][-1]),
+                                               model_fields_at(model, found[i]["loc"])))
+    more = len(found) - len(errors) + dropped
+    return input_problem([*((e["path"], e["message"]) for e in errors),
+                          *([("", more_errors(more))] if more else [])])
 
 
 def read_body(limit: int | None = None) -> bytes:

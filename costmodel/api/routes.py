@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
-from typing import Annotated
+from typing import Annotated, Any
 from urllib.parse import quote
 
 import orjson
@@ -13,15 +13,15 @@ from pydantic import BaseModel, Field, ValidationError
 from .. import __version__, app
 from ..app.batch import price_batch as batch_use_case
 from ..app.hints import with_hint
-from ..errors import InputError
-from ..inputs import Node, Rack, Workload, check_text, error_path
+from ..errors import InputError, more_errors
+from ..inputs import Node, Rack, Workload, check_text, error_path, fewer_errors
 from ..sources.catalog import split_sources
 from ..sources.curve_files import read_curve_text
 from ..store import repo
 from ..store.models import MAX_ID
 from ..units import UnitInputError, parse_quantity
 from .auth import forget_keys
-from .errors import Problem
+from .errors import Problem, hinted, input_problem
 from .limits import current_limits
 from .openapi import MAX_FILTER, Answer, ListQuery, body_bytes, etag_of, read_body, route
 from .requests import demand_of, quote_of, reading_of, spec_of, specs_of
@@ -126,14 +126,16 @@ def price_batch(body: BatchRequest, query: AnswerQuery, principal) -> Response |
                                    body.outputs, heavy=current_limits().heavy)
         except InputError as exc:
             raise Problem.from_input(exc, prefix="") from None
-    # an unknown key says which it may have meant (the path after "overrides[i].")
-    batch.errors = [replace(e, detail=with_hint(e.path.partition(".")[2], e.detail,
-                                                dotted=True)) if "." in e.path else e
-                    for e in batch.errors]
+    # an unknown key says which it may have meant (the path after "overrides[i]."): the
+    # first MAX_HINTS of them
+    listed = [{"path": e.path, "message": e.detail} for e in batch.errors]
+    hinted(listed, lambda e, i: with_hint(e["path"].partition(".")[2], e["message"],
+                                          dotted=True) if "." in e["path"] else e["message"])
+    batch.errors = [replace(e, detail=x["message"]) if x["message"] is not e.detail else e
+                    for e, x in zip(batch.errors, listed, strict=True)]
     if not batch.priced.any():
-        raise Problem(422, "Invalid input", "no row priced: " + "; ".join(
-            f"{e.path}: {e.detail}" for e in batch.errors[:20]),
-            errors=[{"path": e.path, "message": e.detail} for e in batch.errors])
+        raise input_problem(((e.path, e.detail) for e in batch.errors),
+                            prefix="no row priced: ")
     accept = request.accept_mimetypes
     if accept[CSV] > accept["application/json"]:
         return Response(batch.to_csv(), mimetype=CSV)
@@ -300,17 +302,18 @@ def _entry(row) -> dict:
             "origin": row.origin, "created_at": row.created_at}
 
 
-def _invalid(exc: ValidationError, prefix: str) -> Problem:
-    errors = [{"path": prefix + error_path(e["loc"]), "message": e["msg"]}
-              for e in exc.errors()]
-    return Problem(422, "Invalid input", "; ".join(f"{e['path']}: {e['message']}"
-                                                   for e in errors), errors=errors)
+def _invalid(exc: ValidationError, prefix: str, model: type[BaseModel], data: Any) -> Problem:
+    exc, dropped = fewer_errors(exc, model, data)  # (bounded: see costmodel.errors)
+    return input_problem([*((prefix + error_path(e["loc"]), e["msg"])
+                            for e in exc.errors(include_url=False)),
+                          *([("", more_errors(dropped))] if dropped else [])])
 
 
 def _validate_entry(kind: str, data: dict, key: str) -> tuple[dict, dict]:
     """Check a new catalog entry the way a scenario using it would be checked (a rate: its
     key is the version its data states, ``<accelerator>/<kind>@<date>``)."""
     plain, provenance = split_sources(data)
+    body = dict(plain)
     try:
         if kind == "system":
             extra = set(plain) - {"name", "node", "rack", "note"}
@@ -320,9 +323,8 @@ def _validate_entry(kind: str, data: dict, key: str) -> tuple[dict, dict]:
                 try:
                     model.model_validate(plain.get(part, {}))
                 except ValidationError as exc:
-                    raise _invalid(exc, f"data.{part}.") from None
+                    raise _invalid(exc, f"data.{part}.", model, plain.get(part)) from None
         else:
-            body = dict(plain)
             workload = body.pop("workload", None) if kind == "operating_point" else None
             entry = CATALOG_MODELS[kind].model_validate(body)
             if kind == "rate" and entry.catalog_key() != key:
@@ -336,14 +338,14 @@ def _validate_entry(kind: str, data: dict, key: str) -> tuple[dict, dict]:
                 try:
                     Workload.model_validate(workload)
                 except ValidationError as exc:
-                    raise _invalid(exc, "data.workload.") from None
+                    raise _invalid(exc, "data.workload.", Workload, workload) from None
         for key, text in provenance.items():
             try:
                 check_text(text)
             except ValueError as exc:
                 raise InputError([(f"data.{key}.source", str(exc))]) from None
     except ValidationError as exc:
-        raise _invalid(exc, "data.") from None
+        raise _invalid(exc, "data.", CATALOG_MODELS[kind], body) from None
     except InputError as exc:
         raise Problem.from_input(exc) from None
     return plain, provenance

@@ -38,7 +38,7 @@ from ..errors import InputError
 from ..evaluate import Evaluator
 from ..inputs import quantity_field
 from ..model import MODEL
-from ..results import MUST_BE_FINITE, Result
+from ..results import MUST_BE_FINITE, Result, out_of_bounds
 from ..sensitivity.base import DEFAULT_OUTPUT, Base
 from ..sensitivity.inputs import VARS, SensitivityError, Var
 from .context import Context
@@ -335,6 +335,7 @@ class _Run:
             finite = np.ones(m, dtype=bool)
             for s in MUST_BE_FINITE:
                 finite &= np.isfinite(figures[s])
+            finite &= ~out_of_bounds(figures)  # (the row alone names what drove it there)
             for s in self.steps:
                 self.values[s][index] = figures[s]
             self.ok[index] = finite

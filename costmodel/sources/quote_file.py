@@ -6,6 +6,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+from ..errors import check_nesting, parse_nested
 from ..inputs import InputError
 from ..quotes import Quote, validate_quote
 from .catalog import split_sources
@@ -24,13 +25,13 @@ def read_quotes_text(text: str, name: str) -> list[Quote]:
     else TOML), e.g. an upload; errors as :func:`read_quotes`'s."""
     if name.lower().endswith(".json"):
         try:
-            data = json.loads(text)
+            data = parse_nested(json.loads, text, name)
         except json.JSONDecodeError as exc:
             raise InputError([("", f"{name}: malformed JSON at line {exc.lineno} column "
                                    f"{exc.colno}: {exc.msg}")]) from None
     else:
         try:
-            data = tomllib.loads(text)
+            data = parse_nested(tomllib.loads, text, name)
         except tomllib.TOMLDecodeError as exc:
             raise InputError([("", f"{name}: malformed TOML: {exc}")]) from None
     if not isinstance(data, dict):
@@ -40,6 +41,7 @@ def read_quotes_text(text: str, name: str) -> list[Quote]:
 
 def quotes_of(data: dict[str, Any], name: str) -> list[Quote]:
     """The quotes of a parsed quote file (``name`` says which, in errors)."""
+    check_nesting(data)  # before anything walks it recursively
     plain, _ = split_sources(data)
     entries = plain.get("quote")
     if not isinstance(entries, list) or not entries:

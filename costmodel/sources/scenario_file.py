@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from ..errors import InputError, UnknownReference
+from ..errors import InputError, UnknownReference, check_nesting, parse_nested
 from ..inputs import CITED_BY, Scenario, replace_citations, validate_scenario
 from ..rates import ALL_IN, RateError, RateNotFound, resolve_rate
 from .catalog import SCENARIO_KINDS, Catalog, default_catalog, split_sources
@@ -68,13 +68,13 @@ def read_scenario_file(path: str | Path) -> dict[str, Any]:
         raise InputError([("", f"{p} is not UTF-8 text")]) from None
     if p.suffix.lower() == ".json":
         try:
-            data = json.loads(text)
+            data = parse_nested(json.loads, text, str(p))
         except json.JSONDecodeError as exc:
             raise InputError([("", f"{p}: malformed JSON at line {exc.lineno} column "
                                    f"{exc.colno}: {exc.msg}")]) from None
     else:
         try:
-            data = tomllib.loads(text)
+            data = parse_nested(tomllib.loads, text, str(p))
         except tomllib.TOMLDecodeError as exc:
             raise InputError([("", f"{p}: malformed TOML: {exc}")]) from None
     if not isinstance(data, dict):
@@ -238,7 +238,7 @@ def parse_override(text: str) -> tuple[str, Any]:
         raise InputError([("--set", f"expected dotted.key=VALUE, got {text!r}")])
     raw = raw.strip()
     try:
-        value = tomllib.loads(f"v = {raw}")["v"]
+        value = parse_nested(lambda t: tomllib.loads(t)["v"], f"v = {raw}", key, f"{key}.")
     except tomllib.TOMLDecodeError:
         value = raw  # e.g. 0.10 USD/kWh or facility: a plain string
     return key, value
@@ -359,6 +359,7 @@ def prepare_scenario(data: Mapping[str, Any], overrides: Iterable[tuple[str, Any
     ``curves`` resolves curve ids (default: the fixture curves).
     """
     catalog = catalog or default_catalog()
+    check_nesting(data)  # before anything walks it recursively
     plain, file_sources = split_sources(dict(data))
     provenance: dict[str, str] = {k: f"{origin}: {v}" for k, v in file_sources.items()}
     expanded = _expand_with_overrides(plain, list(overrides), catalog, provenance,

@@ -23,7 +23,7 @@ from .. import app
 from ..api.errors import Problem
 from ..curves import PERCENTILES
 from ..demand import Demand, validate_demand
-from ..errors import InputError
+from ..errors import InputError, parse_nested
 from ..quotes import FORMS, Quote
 from ..resources import fixtures_dir
 from ..sources.quote_file import quotes_of, read_quotes_text
@@ -150,7 +150,7 @@ def _read(form: QuotesForm, files) -> None:
             form.quotes_data = _plain(path.read_text(encoding="utf-8"), EXAMPLE)
             form.source = f"the example file {EXAMPLE}"
         elif request.form.get("quotes_json"):  # a re-post of quotes read before
-            data = json.loads(request.form["quotes_json"])
+            data = parse_nested(json.loads, request.form["quotes_json"], "quotes")
             if not isinstance(data, dict):
                 raise InputError([("", "the quotes sent back are not a quote file")])
             form.quotes, form.quotes_data = quotes_of(data, "quotes"), data

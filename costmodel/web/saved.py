@@ -22,6 +22,7 @@ from pydantic import ValidationError
 from .. import __version__, app
 from ..api.errors import Problem
 from ..api.schemas import ScenarioCreate
+from ..display import format_input
 from ..errors import InputError
 from ..store import repo
 from ..store.models import MAX_ID
@@ -100,15 +101,13 @@ def shown(value: Any) -> str:
     """An input value as people read it: ``5 year``, ``0.1``, a table as JSON."""
     if value is None:
         return "-"
-    if _is_quantity(value):
-        return f"{value['value']:g} {value.get('unit', '')}".strip() \
-            if isinstance(value["value"], int | float) else str(value["value"])
+    if _is_quantity(value):  # (numbers by the display rules: never hundreds of digits)
+        return f"{format_input(float(value['value']))} {value.get('unit', '')}".strip() \
+            if isinstance(value["value"], int | float) else format_input(value["value"])
     if isinstance(value, bool):
         return "true" if value else "false"
-    if isinstance(value, float):
-        return f"{value:g}"
-    if isinstance(value, str | int):
-        return str(value)
+    if isinstance(value, str | int | float):
+        return format_input(value)
     return json.dumps(value, ensure_ascii=False, sort_keys=True)
 
 

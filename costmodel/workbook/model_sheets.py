@@ -63,8 +63,8 @@ def _rule_for(name: str, key: str) -> str:
     meta = quantity_field(key)
     if meta is None:
         return "non_negative"
-    if meta.minimum is not None:
-        return "pue"
+    if meta.minimum is not None and meta.minimum >= 1:  # (a plausible bound below 1, e.g.
+        return "pue"                                  # 1e-6 utilisation, is the reader's)
     if meta.unit == "dimensionless" and meta.maximum is not None:
         return "fraction"
     return "positive" if meta.positive else "non_negative"
