@@ -296,9 +296,11 @@ def engine_value(name: str, system) -> object:
 
 def quote_values(comparison) -> dict:
     """The engine's figures of a quote comparison, by the Quotes sheet's row keys."""
+    from costmodel.workbook.quotes_sheet import FREE_OFFER
     c = comparison
     return {"price": c.price_per_mtok, "cost": c.own_cost_per_mtok,
-            "margin": c.implied_margin, "volume": c.volume, "quote_total": c.quote_total,
+            "margin": FREE_OFFER if c.implied_margin is None else c.implied_margin,
+            "volume": c.volume, "quote_total": c.quote_total,
             "own_total": c.own_total, "quote_pv": c.quote_pv, "own_pv": c.own_pv,
             "saving_pv": c.saving_pv,
             "break_even": ("not reached" if c.break_even_utilisation is None
