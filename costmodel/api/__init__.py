@@ -90,9 +90,10 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
 
     @app.get("/healthz")
     def healthz() -> Response:
-        ok = app.extensions["costmodel"].healthy()
-        body = {"status": "ok" if ok else "degraded", "database": "ok" if ok else "unreachable",
-                "version": __version__}
+        # a database that cannot be reached or cannot write (disk full, read-only): 503
+        state = app.extensions["costmodel"].health()
+        ok = state["database"] == "ok"
+        body = {"status": "ok" if ok else "degraded", **state, "version": __version__}
         return Response(json.dumps(body), status=200 if ok else 503,
                         mimetype="application/json")
 
