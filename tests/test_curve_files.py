@@ -209,7 +209,7 @@ interactivity [token/s/user],throughput [token/s],source,note
 
 
 def test_formula_leading_cells_are_neutralised_and_numbers_stay_numbers():
-    from costmodel.cells import neutralise_cell, unneutralise_cell
+    from costmodel.sources.cells import neutralise_cell, unneutralise_cell
     for text, safe in [("=1+1", "'=1+1"), ("+x", "'+x"), ("-x", "'-x"),
                        ("@SUM(A1)", "'@SUM(A1)"), ("\tx", "'\tx"), ("\rx", "'\rx"),
                        ("plain", "plain"), ("", ""), ("-5", "-5"), ("-1.5e-3", "-1.5e-3"),

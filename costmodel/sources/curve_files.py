@@ -36,10 +36,10 @@ from typing import Any
 
 import numpy as np
 
-from ..cells import neutralise_cell, unneutralise_cell
 from ..curves import LATENCY_COLUMNS, LATENCY_METRICS, PERCENTILES, Curve, CurveKey
 from ..inputs import InputError
 from ..units import UnitInputError, parse_quantity, parse_unit
+from .cells import neutralise_cell, unneutralise_cell
 
 __all__ = ["read_curves", "read_curve_text", "write_curves_csv", "curves_csv_text",
            "CSV_COLUMNS", "KEY_COLUMNS", "GPU_COLUMNS", "LATENCY_CSV_COLUMNS",
@@ -627,7 +627,7 @@ def curves_csv_text(curves: Iterable[Curve], comments: Iterable[str] = ()) -> st
     """costmodel's curve CSV for these curves (the format :func:`read_curves` reads back),
     after ``# `` comment lines (provenance). The GPU-count, latency-statistic and note columns
     are written only when a curve has them; each point keeps its own source. Text cells that
-    start like a formula are neutralised (:func:`costmodel.cells.neutralise_cell`; read back
+    start like a formula are neutralised (:func:`costmodel.sources.cells.neutralise_cell`; read back
     as they were)."""
     curves = list(curves)
     buf = io.StringIO()
