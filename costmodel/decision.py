@@ -227,7 +227,8 @@ def _recommend(priced: list[Priced], load: DemandLoad, holds: tuple[float | None
     if nxt is not None:
         margin = nxt.charge.monthly - win.charge.monthly
         share = margin / nxt.charge.monthly if nxt.charge.monthly else None
-        reasons.append(f"{margin:,.0f} USD a month ({share:.1%}) below {nxt.option.name}, "
+        of_next = "" if share is None else f" ({share:.1%})"  # the next one free: no share
+        reasons.append(f"{margin:,.0f} USD a month{of_next} below {nxt.option.name}, "
                        f"the next")
     risks = []
     if win.charge.committed_unused > 0:
@@ -241,8 +242,10 @@ def _recommend(priced: list[Priced], load: DemandLoad, holds: tuple[float | None
         if improvement is not None:
             (row,), _ = term_table(win.per_mtok, load.volume, rate, [win.option.term],
                                    yearly_improvement=improvement)
+            of_flexible = ("" if row.premium_share is None
+                           else f" ({row.premium_share:.1%})")
             risks.append(f"locking in {win.option.term:g} months at today's price costs "
-                         f"{row.premium:,.0f} USD ({row.premium_share:.1%}) more in present "
+                         f"{row.premium:,.0f} USD{of_flexible} more in present "
                          f"value than a market price falling {improvement:.0%} a year")
         else:
             risks.append(f"a {win.option.term:g}-month term: the price stays while the "

@@ -54,9 +54,11 @@ from .units import HOURS_PER_MONTH, MONTHS_PER_YEAR, UnitInputError, parse_quant
 __all__ = ["Quote", "QuoteComparison", "compare_quote", "rank", "present_value",
            "term_table", "TermRow", "validate_quote", "HOURS_PER_MONTH", "months_until",
            "term_json", "quote_interactivity", "quote_start", "quote_at_rate",
-           "REFERENCE_VENDOR"]
+           "REFERENCE_VENDOR", "FREE_OFFER", "implied_margin"]
 
 FORMS = ("per_mtok", "per_accelerator_hour", "reserved_monthly")
+# why a quote priced at 0 (a trial, a credit) has no implied margin: 1 - cost / 0 is undefined
+FREE_OFFER = "not defined (free offer): the quote's price is 0"
 NO_POINT = ("no operating point in writing: a price at peak throughput and at a latency "
             "target can differ 100x in the cost behind it")
 
@@ -257,7 +259,7 @@ class QuoteComparison:
     token_kind: str
     price_per_mtok: float
     own_cost_per_mtok: float
-    implied_margin: float  # 1 - own cost / quote price: the vendor's margin on our costs
+    implied_margin: float | None  # 1 - own cost / quote price (None: a free offer)
     break_even_utilisation: float | None  # where our cost per Mtok equals the quote
     volume: float  # [Mtok/month] used for the totals
     volume_basis: str
@@ -266,6 +268,11 @@ class QuoteComparison:
     quote_pv: float  # [USD] at the cost of capital
     own_pv: float
     flags: list[str] = field(default_factory=list)
+
+    @property
+    def margin_note(self) -> str | None:
+        """Why the implied margin is not defined (a free offer), or None when it is."""
+        return FREE_OFFER if self.implied_margin is None else None
 
     @property
     def saving_pv(self) -> float:
@@ -286,6 +293,7 @@ class QuoteComparison:
                 "price_per_mtok": q(self.price_per_mtok, "USD/Mtok"),
                 "own_cost_per_mtok": q(self.own_cost_per_mtok, "USD/Mtok"),
                 "implied_margin": self.implied_margin,
+                "implied_margin_note": self.margin_note,
                 "break_even_utilisation": self.break_even_utilisation,
                 "volume": q(self.volume, "Mtok/month"), "volume_basis": self.volume_basis,
                 "term": q(self.quote.term, "month"),
@@ -346,12 +354,18 @@ def compare_quote(quote: Quote, own: Result) -> QuoteComparison:
     rate = s.financing.cost_of_capital
     return QuoteComparison(
         quote=quote, scenario=own.name, token_kind=kind, price_per_mtok=price,
-        own_cost_per_mtok=own_cost, implied_margin=1.0 - own_cost / price,
+        own_cost_per_mtok=own_cost, implied_margin=implied_margin(own_cost, price),
         break_even_utilisation=(break_even_utilisation(own, price)
                                 if quote.form == "per_mtok" else None),
         volume=volume, volume_basis=basis, quote_total=quote_total,
         own_total=own_monthly * months, quote_pv=present_value(quote_monthly, months, rate),
         own_pv=present_value(own_monthly, months, rate), flags=flags)
+
+
+def implied_margin(own_cost: float, price: float) -> float | None:
+    """The vendor's margin on our cost, ``1 - own_cost / price``; None for a free offer
+    (``price`` 0: a trial or a credit, priced, its margin not defined)."""
+    return None if price == 0 else 1.0 - own_cost / price
 
 
 def quote_interactivity(quote: Quote) -> float | None:
@@ -415,7 +429,8 @@ class TermRow:
     locked_pv: float  # paying the quoted price for the whole term
     flexible_pv: float  # paying the market price month by month
     premium: float  # locked - flexible [USD]
-    premium_share: float  # premium / flexible
+    premium_share: float | None  # premium / flexible (0 when nothing more is paid; None
+    # when a premium is paid over a flexible price of 0)
     within_tolerance: bool
 
 
@@ -452,8 +467,11 @@ def term_table(price: float, volume: float, annual_rate: float, terms: Sequence[
         locked = sum(price * volume * d for d in discount)
         flexible = sum(market(t) * volume * d for t, d in enumerate(discount))
         premium = locked - flexible
-        share = premium / flexible if flexible else math.inf
-        rows.append(TermRow(months, locked, flexible, premium, share, share <= tolerance))
+        # nothing more paid (a free price locked in): 0, not 0 / 0; a premium over a
+        # flexible price of 0 has no share
+        share = 0.0 if premium == 0 else (premium / flexible if flexible else None)
+        rows.append(TermRow(months, locked, flexible, premium, share,
+                            share is not None and share <= tolerance))
     longest = max((r.months for r in rows if r.within_tolerance), default=None)
     return rows, longest
 

@@ -480,7 +480,8 @@ def quotes_table(by_scenario: list) -> str:
                          _FORMS.get(c.quote.form, c.quote.form),
                          format_number(c.price_per_mtok, "USD/Mtok"),
                          format_number(c.own_cost_per_mtok, "USD/Mtok"),
-                         format_percent(c.implied_margin),
+                         "n/a (free)" if c.implied_margin is None
+                         else format_percent(c.implied_margin),
                          format_percent(c.break_even_utilisation),
                          _months(c.quote.term),
                          _money(c.quote_pv), _money(c.own_pv), _money(c.saving_pv)])
@@ -488,6 +489,8 @@ def quotes_table(by_scenario: list) -> str:
         for c in ranked:
             out += wrap(f"{c.quote.name}: volume {words(c.volume, 'Mtok/month')} "
                          f"({c.volume_basis})", "  ", "    ")
+            if c.margin_note:
+                out += wrap(f"implied margin {c.margin_note}", "    note: ", "      ")
             for f in c.flags:
                 out += wrap(f, "    flag: ", "      ")
         out.append("")

@@ -102,3 +102,45 @@ def test_term_needs_a_market(client, tokens):
                                                  "successor_rate": "gb300/rental"},
                     headers=auth(tokens["viewer"]))
     assert r.status_code == 422 and r.json["errors"][0]["path"] == "available"
+
+
+FREE = [{"name": "free-tokens", "vendor": "Trial", "form": "per_mtok",
+         "price_input": "0 USD/Mtok", "price_output": "0 USD/Mtok"},
+        {"name": "free-reserved", "vendor": "Credit", "form": "reserved_monthly",
+         "monthly_price": "0 USD/month", "accelerators": 8},
+        {"name": "free-hours", "vendor": "Credit", "form": "per_accelerator_hour",
+         "hourly_price": "0 USD/h"}]
+
+
+@pytest.mark.parametrize("free", FREE, ids=[q["name"] for q in FREE])
+def test_a_free_offer_is_priced_first_with_no_margin(client, tokens, free):
+    r = client.post(f"{API}/quotes/compare", json={"quotes": [*QUOTES, free],
+                                                   "scenarios": [GB300]},
+                    headers=auth(tokens["viewer"]))
+    assert r.status_code == 200, r.json
+    ranked = r.json["scenarios"][0]["ranked"]
+    c = ranked[0]
+    assert c["quote"] == free["name"]
+    assert c["price_per_mtok"]["value"] == 0
+    assert c["implied_margin"] is None
+    assert "free offer" in c["implied_margin_note"]
+    assert c["quote_pv"]["value"] == 0
+    # its cost figures are our own: the same as beside every other quote
+    assert c["own_cost_per_mtok"] == ranked[1]["own_cost_per_mtok"]
+    assert c["saving_pv"]["value"] == pytest.approx(c["own_pv"]["value"])
+    assert all(x["implied_margin"] is not None for x in ranked[1:])
+    r = client.post(f"{API}/quotes/term", json={"quote": free, "scenario": GB300,
+                                                "terms": [6, 12], "improvement": 0.3},
+                    headers=auth(tokens["viewer"]))
+    assert r.status_code == 200, r.json
+    assert [(t["locked_pv"]["value"], t["premium"]["value"], t["premium_share"])
+            for t in r.json["terms"]] == [(0, 0, 0), (0, 0, 0)]
+    assert r.json["longest_term_within_tolerance"] == {"value": 12, "unit": "month"}
+
+
+def test_a_negative_price_is_refused_with_its_path(client, tokens):
+    bad = {**FREE[1], "monthly_price": "-1 USD/month"}
+    r = client.post(f"{API}/quotes/compare", json={"quotes": [bad], "scenarios": [GB300]},
+                    headers=auth(tokens["viewer"]))
+    assert r.status_code == 422
+    assert r.json["errors"][0]["path"] == "quotes[0].monthly_price"

@@ -198,3 +198,62 @@ def test_cli_compare_matched_and_named_interactivity():
     r = CliRunner().invoke(main, ["compare", "--matched", str(published /
                                   "deepseek-r1_gb300_peak.toml"), files[0]])
     assert r.exit_code == 2 and "needs an operating point read from a curve" in r.stderr
+
+
+HOSTILE_CSV = """\
+hardware,model,framework,precision,isl,osl,spec_decoding,disaggregated,concurrency,\
+interactivity [token/s/user],throughput [token/s],source,note
+{hw},@tiny,+vllm,fp8,1024,1024,none,false,1,200,200,"=HYPERLINK(""http://x"",""y"")",-a note
+{hw},@tiny,+vllm,fp8,1024,1024,none,false,8,100,1000,a test sweep,=1+1
+"""
+
+
+def test_formula_leading_cells_are_neutralised_and_numbers_stay_numbers():
+    from costmodel.sources.cells import neutralise_cell, unneutralise_cell
+    for text, safe in [("=1+1", "'=1+1"), ("+x", "'+x"), ("-x", "'-x"),
+                       ("@SUM(A1)", "'@SUM(A1)"), ("\tx", "'\tx"), ("\rx", "'\rx"),
+                       ("plain", "plain"), ("", ""), ("-5", "-5"), ("-1.5e-3", "-1.5e-3"),
+                       ("+2", "+2"), ("'=x", "''=x"), ("'plain", "'plain")]:
+        assert neutralise_cell(text) == safe, text
+        assert unneutralise_cell(safe) == text, text
+    # a text with its own apostrophe gets one more: every text reads back as it was
+    assert unneutralise_cell(neutralise_cell("''@x")) == "''@x"
+
+
+def test_curve_csv_neutralises_text_cells_and_reads_back_the_same():
+    (c,) = read_curve_text(HOSTILE_CSV.format(hw="-chip"), name="h.csv")
+    assert c.key.hardware == "-chip" and c.key.model == "@tiny"
+    text = curves_csv_text([c])
+    rows = list(csv.reader(text.splitlines()))
+    assert rows[1][:3] == ["'-chip", "'@tiny", "'+vllm"]
+    cells = [cell for row in rows[1:] for cell in row]
+    assert not any(cell.startswith(("=", "+", "@", "\t", "\r")) for cell in cells)
+    # every cell starting with "-" is a number (none here is negative) or neutralised
+    assert "'=HYPERLINK(\"http://x\",\"y\")" in cells and "'=1+1" in cells
+    (again,) = read_curve_text(text, name="again.csv")
+    assert again.key == c.key and again.point_sources == c.point_sources
+    assert again.point_notes == c.point_notes
+    assert list(again.throughput) == list(c.throughput)
+
+
+def test_api_curve_csv_is_safe_to_open_in_a_spreadsheet(client, tokens):
+    import uuid
+
+    from conftest import auth
+    hw = f"-chip{uuid.uuid4().hex[:6]}"
+    r = client.post("/api/v1/curves", json={"content": HOSTILE_CSV.format(hw=hw)},
+                    headers=auth(tokens["editor"]))
+    assert r.status_code == 201, r.json
+    cid = r.json["items"][0]["curve_id"]
+    got = client.get(f"/api/v1/curves/{cid}", headers=auth(tokens["viewer"]))
+    assert got.status_code == 200
+    rows = list(csv.reader(got.json["csv"].splitlines()))
+    assert rows[1][:2] == [f"'{hw}", "'@tiny"]
+    at = {name: i for i, name in enumerate(rows[0])}
+    assert [(r[at["source"]], r[at["note"]]) for r in rows[1:]] == [
+        ("'=HYPERLINK(\"http://x\",\"y\")", "'-a note"), ("a test sweep", "'=1+1")]
+    # the numbers are numbers still, and the file imports back as the same curve
+    assert [float(r[at["throughput [token/s]"]]) for r in rows[1:]] == [200, 1000]
+    (back,) = read_curve_text(got.json["csv"], name="saved.csv")
+    assert back.key.id == cid and back.point_sources[0] == '=HYPERLINK("http://x","y")'
+

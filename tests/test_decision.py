@@ -444,3 +444,21 @@ def test_a_demand_too_large_to_count_is_an_error_naming_it():
     with pytest.raises(InputError) as exc:
         _decide([B200], demand={"volume": "1e300 Mtok/month"})
     assert exc.value.errors[0][0] == "demand"
+
+
+def test_free_offers_are_ranked_first_and_recommended_without_a_division():
+    # two offers priced at 0 (a trial and a credit): both cost 0 a month, the recommendation
+    # says 0 USD below the next without a share of 0, and locking in a free price costs
+    # nothing more than a market price falling 30 % a year
+    free_api = {**API_OFFER, "name": "trial", "price_input": "0 USD/Mtok",
+                "price_output": "0 USD/Mtok"}
+    free_hours = {**H100_OFFER, "name": "credit", "hourly_price": "0 USD/h"}
+    d = _decide([H100], quotes=(free_api, free_hours, API_OFFER), improvement=0.3).decision
+    assert [p.option.name for p in d.ranked][:2] == ["trial", "credit"]
+    assert [p.charge.monthly for p in d.ranked[:2]] == [0, 0]
+    assert [p.per_mtok for p in d.ranked[:2]] == [0, 0]
+    rec = d.recommendation
+    assert rec["offer"] == "trial" and rec["margin"]["value"] == 0
+    assert rec["margin_share"] is None
+    assert "0 USD a month below credit, the next" in rec["text"]
+    assert any("costs 0 USD (0.0%) more in present value" in r for r in rec["risks"])

@@ -206,9 +206,11 @@ def test_cli_compare_ranks_quotes_and_writes_a_workbook(tmp_path):
     wb = load_workbook(out)
     assert "Quotes" in wb.sheetnames
     # each quote's margin is live: 1 - our cost / the quoted price, in system 1's column
+    # (text where the price is 0: a free offer has no margin)
     margins = [row[3].value for row in wb["Quotes"].iter_rows()
                if row[0].value == "Implied margin on our cost"]
-    assert len(margins) == 3 and all(re.fullmatch(r"=1-D\d+/D\d+", m) for m in margins)
+    assert len(margins) == 3 and all(re.fullmatch(r'=IF\(D(\d+)=0,"[^"]+",1-D\d+/D\1\)', m)
+                                     for m in margins)
 
 
 def test_cli_compare_text_reads_as_money_and_percentages():
@@ -287,3 +289,112 @@ def test_an_empty_tier_list_is_refused_at_its_path():
         validate_quote({**bare, "tiers": []})
     assert [p for p, _ in exc.value.errors] == ["quote.tiers"]
     assert "at least 1" in exc.value.errors[0][1]
+
+
+# ---- a free offer (a trial, a credit): priced at 0, its margin not defined -------------------
+
+FREE = [{"name": "free-tokens", "vendor": "Trial", "form": "per_mtok",
+         "price_input": "0 USD/Mtok", "price_output": "0 USD/Mtok", "term": "12 month",
+         "volume": "20000 Mtok/month"},
+        {"name": "free-reserved", "vendor": "Credit", "form": "reserved_monthly",
+         "monthly_price": "0 USD/month", "accelerators": 8, "term": "24 month"},
+        {"name": "free-hours", "vendor": "Credit", "form": "per_accelerator_hour",
+         "hourly_price": "0 USD/h", "accelerators": 8, "term": "36 month"}]
+
+
+@pytest.mark.parametrize("data", FREE, ids=[q["name"] for q in FREE])
+def test_a_free_offer_is_priced_with_its_margin_not_defined(data):
+    from costmodel.quotes import FREE_OFFER
+    own = price_file(GB300)
+    c = compare_quote(validate_quote(data), own)
+    cost = own.values["cost_per_mtok_total"]
+    assert c.price_per_mtok == 0
+    assert c.implied_margin is None and c.margin_note == FREE_OFFER
+    assert c.own_cost_per_mtok == cost
+    assert c.break_even_utilisation is None  # our cost never falls to 0
+    # nothing is paid for the quote; owning costs our cost per Mtok x the volume
+    volume = 20000 if data["form"] == "per_mtok" else 118 * 1.4 * 3600 * 730 * 8 / 1e6
+    months = float(data["term"].split()[0])
+    assert c.volume == pytest.approx(volume, rel=1e-12)
+    assert c.quote_total == 0 and c.quote_pv == 0
+    assert c.own_total == pytest.approx(cost * volume * months, rel=1e-12)
+    assert c.saving_pv == pytest.approx(pv_by_sum(cost * volume, int(months), 0.10), rel=1e-12)
+    j = c.to_json()
+    assert j["implied_margin"] is None and j["implied_margin_note"] == FREE_OFFER
+    assert compare_quote(validate_quote(TOKENS_QUOTE), own).to_json()[
+        "implied_margin_note"] is None
+
+
+def test_a_free_offer_ranks_first():
+    own = price_file(GB300)
+    paid = [compare_quote(q, own) for q in read_quotes(QUOTES)]
+    free = compare_quote(validate_quote(FREE[1]), own)
+    assert rank([*paid, free])[0].quote.name == "free-reserved"
+
+
+@pytest.mark.parametrize("field", ["price_input", "monthly_price", "hourly_price"])
+def test_a_negative_price_is_still_refused(field):
+    data = next(q for q in FREE if field in q)
+    with pytest.raises(InputError) as info:
+        validate_quote({**data, field: "-1 " + data[field].split()[1]})
+    assert info.value.errors[0][0] == f"quote.{field}"
+
+
+def test_locking_in_a_free_price_costs_nothing_more_than_staying_flexible():
+    # locked at 0 USD/Mtok, the flexible buyer pays 0 x (1 - g)^(t/12) = 0 too: no premium,
+    # a share of 0 (not 0 / 0), every term within the tolerance
+    rows, longest = term_table(0.0, 100.0, 0.10, [6, 12, 24], yearly_improvement=0.3)
+    assert [(r.locked_pv, r.flexible_pv, r.premium, r.premium_share, r.within_tolerance)
+            for r in rows] == [(0, 0, 0, 0.0, True)] * 3
+    assert longest == 24
+    # a paid price against a free successor from month 0: a premium over a flexible 0 has
+    # no share (not infinity) and is not within the tolerance
+    rows, longest = term_table(1.0, 100.0, 0.0, [6], successor_price=0.0, successor_month=0)
+    assert rows[0].premium == pytest.approx(600) and rows[0].flexible_pv == 0
+    assert rows[0].premium_share is None and not rows[0].within_tolerance
+    assert longest is None
+
+
+def test_cli_prices_a_free_offer(tmp_path):
+    f = tmp_path / "free.toml"
+    f.write_text("\n".join("[[quote]]\n" + "".join(f"{k} = {json.dumps(v)}\n"
+                                                  for k, v in q.items()) for q in FREE))
+    args = ["quotes", "compare", str(f), "--scenario", str(GB300)]
+    r = CliRunner().invoke(main, [*args, "--json"])
+    assert r.exit_code == 0, r.output
+    ranked = json.loads(r.stdout)["scenarios"][0]["ranked"]
+    assert [c["quote"] for c in ranked[:3]] == ["free-tokens", "free-reserved", "free-hours"]
+    assert all(c["implied_margin"] is None for c in ranked)
+    text = CliRunner().invoke(main, args).stdout
+    row = next(x for x in text.splitlines() if x.lstrip().startswith("=> 1 "))
+    cost = format_number(ranked[0]["own_cost_per_mtok"]["value"], "USD/Mtok")
+    assert row.split()[:9] == ["=>", "1", "free-tokens", "per", "token", "0", cost, "n/a",
+                               "(free)"]
+    assert "note: implied margin not defined (free offer)" in text
+    r = CliRunner().invoke(main, ["quotes", "term", str(f), "--quote", "free-reserved",
+                                  "--scenario", str(GB300), "--improvement", "30 %",
+                                  "--terms", "6,12", "--json"])
+    assert r.exit_code == 0, r.output
+    d = json.loads(r.stdout)
+    assert [t["premium_share"] for t in d["terms"]] == [0.0, 0.0]
+    assert d["longest_term_within_tolerance"]["value"] == 12
+
+
+def test_the_quotes_workbook_margin_of_a_free_offer_is_text_not_a_division(tmp_path):
+    from conftest import workbook_systems
+    from openpyxl import load_workbook
+
+    from costmodel.workbook.export import build_workbook, save_workbook
+    from costmodel.workbook.quotes_sheet import FREE_OFFER
+    systems, _ = workbook_systems([GB300])
+    rows = [(q, [compare_quote(q, s.result) for s in systems])
+            for q in map(validate_quote, FREE)]
+    path = save_workbook(build_workbook(systems, quotes=rows), tmp_path / "free.xlsx")
+    formulas = load_workbook(path)["Quotes"]
+    cached = load_workbook(path, data_only=True)["Quotes"]
+    margins = [(r[3].value, cached.cell(r[3].row, 4).value) for r in formulas.iter_rows()
+               if r[0].value == "Implied margin on our cost"]
+    assert len(margins) == 3
+    for formula, value in margins:
+        assert re.fullmatch(rf'=IF\(D(\d+)=0,"{re.escape(FREE_OFFER)}",1-D\d+/D\1\)', formula)
+        assert value == FREE_OFFER

@@ -273,3 +273,47 @@ def test_the_one_page_summary_downloads(client, signed):
     reader = PdfReader(BytesIO(r.data))
     assert len(reader.pages) == 1
     assert "Take gpt-oss-120b b200" in " ".join(reader.pages[0].extract_text().split())
+
+
+FREE_FILE = b'''
+[[quote]]
+name = "free-tokens"
+vendor = "Trial"
+form = "per_mtok"
+price_input = "0 USD/Mtok"
+price_output = "0 USD/Mtok"
+
+[[quote]]
+name = "free-reserved"
+vendor = "Credit"
+form = "reserved_monthly"
+monthly_price = "0 USD/month"
+accelerators = 8
+
+[[quote]]
+name = "free-hours"
+vendor = "Credit"
+form = "per_accelerator_hour"
+hourly_price = "0 USD/h"
+'''
+
+
+def test_free_offers_are_shown_first_with_the_margin_not_defined(client, signed):
+    r = _upload(client, signed, EXAMPLE.read_bytes()
+                + FREE_FILE, "free.toml")
+    assert r.status_code == 200, _errors(r.text)
+    shown = _ranking(r.text)
+    assert shown[:3] == [("free-tokens", "0 USD/Mtok"), ("free-reserved", "0 USD/Mtok"),
+                         ("free-hours", "0 USD/Mtok")]
+    assert len(shown) == 6
+    margins = re.findall(r'data-label="Implied margin">(.*?)</td>', r.text)
+    assert [_text(m) for m in margins[:3]] == ["not defined (free offer)"] * 3
+    assert all(m.endswith("%") for m in margins[3:])
+    # the workbook of the same quotes: the free offers' margins are text, not #DIV/0!
+    kept = unescape(re.search(r'name="quotes_json" value="([^"]*)"', r.text)[1])
+    book = client.post("/quotes/workbook", data={"csrf_token": signed, "scenario": MATCHED,
+                                                 "quotes_json": kept})
+    assert book.status_code == 200
+    ws = openpyxl.load_workbook(io.BytesIO(book.data), data_only=True)["Quotes"]
+    cached = [r[3].value for r in ws.iter_rows() if r[0].value == "Implied margin on our cost"]
+    assert cached[3:] == ["not defined (free offer)"] * 3

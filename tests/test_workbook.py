@@ -296,9 +296,11 @@ def engine_value(name: str, system) -> object:
 
 def quote_values(comparison) -> dict:
     """The engine's figures of a quote comparison, by the Quotes sheet's row keys."""
+    from costmodel.workbook.quotes_sheet import FREE_OFFER
     c = comparison
     return {"price": c.price_per_mtok, "cost": c.own_cost_per_mtok,
-            "margin": c.implied_margin, "volume": c.volume, "quote_total": c.quote_total,
+            "margin": FREE_OFFER if c.implied_margin is None else c.implied_margin,
+            "volume": c.volume, "quote_total": c.quote_total,
             "own_total": c.own_total, "quote_pv": c.quote_pv, "own_pv": c.own_pv,
             "saving_pv": c.saving_pv,
             "break_even": ("not reached" if c.break_even_utilisation is None
@@ -494,3 +496,47 @@ def test_summary_comes_first_with_the_answer(cases):
     # the chosen point, a line for the frontier
     assert '<c:symbol val="circle"/>' in curve and '<c:symbol val="diamond"/>' in curve
     assert '<c:size val="12"/>' in curve and curve.count("<c:ser>") == 3
+
+
+@pytest.mark.parametrize("hardware", ["X!A1", "Sheet1!$A$1"])
+def test_a_curve_id_like_a_cell_reference_titles_its_chart_as_text(tmp_path, hardware):
+    # XlsxWriter takes a title such as "X!A1/..." for a reference to cell A1 of sheet X
+    # (LibreOffice then shows "Chart Title"): the curve's id must stay the chart's text
+    from dataclasses import replace
+    from xml.sax.saxutils import escape
+    systems, _ = workbook_systems([SCENARIOS / "curve-gpt-oss-120b-b200.toml"])
+    s = systems[0]
+    curve = s.curve.curve
+    curve = replace(curve, key=replace(curve.key, hardware=hardware))
+    systems = [replace(s, curve=replace(s.curve, curve=curve))]
+    assert curve.key.id.startswith(f"{hardware}/gpt-oss-120b/")
+    path = save_workbook(build_workbook(systems), tmp_path / "ref.xlsx")
+    with zipfile.ZipFile(path) as z:
+        charts = [n for n in z.namelist() if n.startswith("xl/charts/chart")]
+        xml = next(x for x in (z.read(n).decode() for n in charts)
+                   if escape(curve.key.id) in x)
+    title = re.search(r"<c:title>(.*?)</c:title>", xml, flags=re.S)[1]
+    assert "<c:rich>" in title and f"<a:t>{escape(curve.key.id)}</a:t>" in title
+    assert "<c:strRef>" not in title and "<c:f>" not in title
+
+
+def test_chart_text_helpers_keep_every_name_literal(tmp_path):
+    import xlsxwriter
+
+    from costmodel.workbook.chart_text import add_series, set_axis, set_title
+    wb = xlsxwriter.Workbook(tmp_path / "c.xlsx")
+    ws = wb.add_worksheet("Data")
+    ws.write_column(0, 0, [1, 2, 3])
+    chart = wb.add_chart({"type": "line"})
+    add_series(chart, {"name": "S!B2", "values": ["Data", 0, 0, 2, 0]})
+    add_series(chart, {"name": "plain", "values": ["Data", 0, 0, 2, 0]})
+    set_title(chart, {"name": "T!C3 title"})
+    set_axis(chart, "x", {"name": "=X!$D$4"})
+    set_axis(chart, "y", {"name": "y"})
+    ws.insert_chart(4, 2, chart)
+    wb.close()
+    with zipfile.ZipFile(tmp_path / "c.xlsx") as z:
+        xml = z.read("xl/charts/chart1.xml").decode()
+    assert "<c:strRef>" not in xml
+    for text in ("S!B2", "plain", "T!C3 title", "=X!$D$4", "y"):
+        assert f"<a:t>{text}</a:t>" in xml or f"<c:v>{text}</c:v>" in xml, text

@@ -191,3 +191,27 @@ def test_quote_terms_are_live(written, tmp_path):
                 *quotes[1:]]
     assert rows_now[0][1][0].implied_margin != quotes[0][1][0].implied_margin
     check_against_engine(out, wb, systems, rows_now)
+
+
+def test_free_offers_recalculate_without_a_division_by_zero(tmp_path):
+    # a quote priced at 0 in each form: LibreOffice computes its price (0), our cost, the
+    # totals and present values as the engine does, and the margin as the text, not #DIV/0!
+    from conftest import PUBLISHED
+    from test_quotes import FREE
+    from test_workbook import check_against_engine, quote_rows
+
+    from costmodel.quotes import compare_quote, validate_quote
+    from costmodel.workbook.quotes_sheet import FREE_OFFER
+    systems, _ = workbook_systems([PUBLISHED / "deepseek-r1_gb300_matched.toml",
+                                   PUBLISHED / "deepseek-r1_jalapeno_matched.toml"])
+    rows = [(q, [compare_quote(q, s.result) for s in systems])
+            for q in map(validate_quote, FREE)]
+    path = save_workbook(build_workbook(systems, quotes=rows), tmp_path / "free.xlsx")
+    out = load_workbook(recalculate(path, tmp_path / "out"), data_only=True)
+    formulas = load_workbook(path)
+    assert check_against_engine(out, formulas, systems, rows) > 0
+    from costmodel.workbook.layout import FIRST_COL
+    for _, block in quote_rows(formulas["Quotes"], rows):
+        for i in range(len(systems)):
+            assert out["Quotes"].cell(block["margin"], FIRST_COL + i).value == FREE_OFFER
+            assert out["Quotes"].cell(block["price"], FIRST_COL + i).value == 0

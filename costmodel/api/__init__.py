@@ -32,7 +32,7 @@ from flask.json.provider import DefaultJSONProvider
 from .. import __version__
 from ..resources import templates_dir
 from ..web import blueprint as web_pages
-from . import limits
+from . import limits, security
 from .auth import EXTENSION as KEYS
 from .auth import KEY_CACHE_SECONDS, VerifiedKeys
 from .errors import register_error_handlers
@@ -82,6 +82,7 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     app.extensions["costmodel"] = Services(app.config["DATABASE_URL"])
     app.extensions[KEYS] = VerifiedKeys(app.config["KEY_CACHE_SECONDS"])
     limits.install(app)
+    security.install(app)
     register_error_handlers(app)
     for bp in (pricing, catalog, scenarios, keys, web_pages):
         app.register_blueprint(bp)
@@ -90,9 +91,10 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
 
     @app.get("/healthz")
     def healthz() -> Response:
-        ok = app.extensions["costmodel"].healthy()
-        body = {"status": "ok" if ok else "degraded", "database": "ok" if ok else "unreachable",
-                "version": __version__}
+        # a database that cannot be reached or cannot write (disk full, read-only): 503
+        state = app.extensions["costmodel"].health()
+        ok = state["database"] == "ok"
+        body = {"status": "ok" if ok else "degraded", **state, "version": __version__}
         return Response(json.dumps(body), status=200 if ok else 503,
                         mimetype="application/json")
 
@@ -101,12 +103,15 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
         return Response(json.dumps(spec), mimetype="application/json")
 
     @app.get("/api/v1/docs")
-    def docs() -> str:
-        return render_template("docs.html", version=__version__)
+    def docs() -> Response:
+        return Response(render_template("docs.html", version=__version__),
+                        mimetype="text/html",
+                        headers={"Content-Security-Policy": security.DOCS_CSP})
 
     @app.get("/api/v1/docs/assets/<name>")
     def docs_asset(name: str):
         # Swagger UI shipped in a Python package: the docs page works without a network
+        # (its start-up script and note style are the pages' assets: docs.js, docs.css)
         allowed = {"swagger-ui.css": "css", "swagger-ui-bundle.js": "js",
                    "swagger-ui-standalone-preset.js": "js"}
         if name not in allowed:

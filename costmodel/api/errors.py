@@ -10,10 +10,11 @@ from werkzeug.exceptions import HTTPException
 
 from ..app.hints import UNKNOWN, with_hint
 from ..errors import MAX_HINTS, InputError, UnreachablePoint, bounded
+from ..store.health import StoreUnwritable
 from ..store.repo import Conflict, NotFound
 
 __all__ = ["Problem", "problem_response", "input_problem", "hinted", "register_error_handlers",
-           "PROBLEM_TYPES"]
+           "PROBLEM_TYPES", "unwritable_problem"]
 
 log = logging.getLogger("costmodel.api")
 _BASE = "https://costmodel.dev/problems/"
@@ -21,8 +22,17 @@ PROBLEM_TYPES = {
     400: "bad-request", 401: "unauthorized", 403: "forbidden", 404: "not-found",
     405: "method-not-allowed", 409: "conflict", 412: "precondition-failed",
     413: "payload-too-large", 415: "unsupported-media-type", 422: "invalid-input",
-    429: "rate-limited", 500: "internal-error",
+    429: "rate-limited", 500: "internal-error", 503: "service-unavailable",
 }
+UNWRITABLE_RETRY_AFTER = 60  # [s] a full disk or a read-only database takes a person to fix
+
+
+def unwritable_problem(exc: StoreUnwritable) -> Problem:
+    """503: the store cannot write (disk full, read-only); nothing of the request was kept."""
+    return Problem(503, "The store cannot write",
+                   f"{exc.reason}: nothing was saved (reads still answer); try again later",
+                   kind="store-unwritable",
+                   headers={"Retry-After": str(UNWRITABLE_RETRY_AFTER)})
 
 
 class Problem(Exception):
@@ -105,6 +115,12 @@ def register_error_handlers(app: Flask) -> None:
     @app.errorhandler(Conflict)
     def _conflict(exc: Conflict):
         return problem_response(Problem(409, "Conflict", str(exc)))
+
+    @app.errorhandler(StoreUnwritable)
+    def _unwritable(exc: StoreUnwritable):
+        log.error("the store cannot write on %s %s: %s", request.method, request.path,
+                  exc.reason)
+        return problem_response(unwritable_problem(exc))
 
     @app.errorhandler(HTTPException)
     def _http(exc: HTTPException):

@@ -464,6 +464,11 @@ def build_spec() -> dict[str, Any]:
         schemas[name] = _without_nul(schemas[name])
     problem = {"description": "a problem (RFC 9457)",
                "content": {"application/problem+json": {"schema": ref_of[ProblemOut]}}}
+    unwritable = {**problem, "description": "the store cannot write (disk full, read-only "
+                                            "database): nothing was saved; problem type "
+                                            "store-unwritable, retry after Retry-After "
+                                            "seconds",
+                  "headers": {"Retry-After": RATE_HEADERS["Retry-After"]}}
     too_many = {**problem, "description": "too many requests for the caller's rate limit, or "
                                           "no heavy-analysis slot free: retry after "
                                           "Retry-After seconds",
@@ -525,8 +530,10 @@ def build_spec() -> dict[str, Any]:
         if (r.method, path) in HEAVY:
             codes.add(429)
             op["description"] = HEAVY_NOTE + (GRID_NOTE if (r.method, path) == GRID else "")
+        if r.access in ("write", "admin") and r.method != "GET":
+            codes.add(503)  # a write the store refused (disk full, read-only)
         for code in sorted(codes | {400}):
-            op["responses"][str(code)] = too_many if code == 429 else problem
+            op["responses"][str(code)] = {429: too_many, 503: unwritable}.get(code, problem)
         # a malformed request (header syntax, request line) is refused by the server in front
         # as HTML; the application's own 400 (malformed JSON) is a problem
         op["responses"]["400"] = {"description": "a malformed request: the body is not JSON "

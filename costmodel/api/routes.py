@@ -16,7 +16,7 @@ from ..app.hints import with_hint
 from ..errors import InputError, more_errors
 from ..inputs import Node, Rack, Workload, check_text, error_path, fewer_errors
 from ..sources.catalog import split_sources
-from ..sources.curve_files import read_curve_text
+from ..sources.curve_files import curves_csv_text, read_curve_text
 from ..store import repo
 from ..store.models import MAX_ID
 from ..units import UnitInputError, parse_quantity
@@ -398,12 +398,12 @@ class CurveQuery(ListQuery):
         | None = None
 
 
-def _curve(row, with_csv: bool = False) -> dict:
+def _curve(row, csv: str | None = None) -> dict:
     out = {"curve_id": row.curve_id, "hardware": row.hardware, "model": row.model,
            "points": row.points, "source": row.source, "origin": row.origin,
            "created_at": row.created_at}
-    if with_csv:
-        out["csv"] = row.csv
+    if csv is not None:
+        out["csv"] = csv
     return out
 
 
@@ -425,7 +425,13 @@ def curve_get(curve_id: str, principal) -> dict:
         raise Problem(404, "Not found", f"no curve: curve ids are at most {MAX_CURVE_ID} "
                                         f"characters")
     with services().sessions(write=False) as session:
-        return _curve(repo.curve_get(session, curve_id), with_csv=True)
+        row = repo.curve_get(session, curve_id)
+        # a file to save: written again from the worker's parsed copy, so no cell a
+        # spreadsheet would evaluate (neutralised as curves_csv_text does; rows stored
+        # before it did too)
+        held = services().curves(session)[1].get(curve_id)
+        curve = held[0] if held is not None else repo.curve_of(row)
+        return _curve(row, csv=curves_csv_text([curve]))
 
 
 @route(catalog, "/curves", "POST", summary="Import curves (InferenceX rows, API export, CSV)",

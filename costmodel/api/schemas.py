@@ -1010,7 +1010,9 @@ class QuoteComparisonOut(Out):
     scenario: str
     price_per_mtok: QuantityOut
     own_cost_per_mtok: QuantityOut
-    implied_margin: float
+    implied_margin: float | None = Field(description="1 - our cost / the quote's price; "
+                                         "null for a free offer (price 0)")
+    implied_margin_note: str | None = Field(None, description="why implied_margin is null")
     break_even_utilisation: float | None
     quote_pv: QuantityOut
     own_pv: QuantityOut

@@ -14,6 +14,7 @@ from typing import Any
 
 import orjson
 from sqlalchemy import func, select, text
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
 
 from .. import app
@@ -24,6 +25,7 @@ from ..sources.catalog import Catalog
 from ..sources.curve_point import CurveLibrary
 from ..store import repo
 from ..store.db import make_engine, make_sessions
+from ..store.health import StoreUnwritable, WriteHealth, unwritable_reason
 from ..store.models import CatalogEntry, CurveRecord
 from .openapi import etag_of
 from .requests import spec_of
@@ -36,6 +38,7 @@ class Services:
     def __init__(self, url: str | None = None, *, cache_size: int = 4096):
         self.engine = make_engine(url)
         self._sessions = make_sessions(self.engine)
+        self.writes = WriteHealth(self.engine)  # the last write refused (disk full...)
         # SQLite: reads begin deferred and run beside the writer; PostgreSQL: the same engine
         self.read_engine = make_engine(url, write=False) if self.engine.url.get_backend_name() \
             == "sqlite" else self.engine
@@ -49,21 +52,47 @@ class Services:
 
     @contextmanager
     def sessions(self, *, write: bool = True) -> Iterator[Session]:
-        """A session in a transaction: committed on success, rolled back on any error."""
-        with (self._sessions if write else self._read_sessions).begin() as session:
-            yield session
+        """A session in a transaction: committed on success, rolled back on any error. A
+        write the store cannot make (disk full, read-only database) is
+        :class:`StoreUnwritable`, and recorded for ``/healthz``."""
+        if not write:
+            with self._read_sessions.begin() as session:
+                yield session
+            return
+        try:
+            with self._sessions.begin() as session:
+                yield session
+        except DBAPIError as exc:
+            reason = unwritable_reason(exc)
+            if reason is None:
+                raise
+            self.writes.failed(reason)
+            raise StoreUnwritable(reason) from exc
 
     def dispose(self) -> None:
         self.engine.dispose()
         self.read_engine.dispose()
 
-    def healthy(self) -> bool:
-        try:
+    def health(self) -> dict[str, Any]:
+        """The database's state for ``/healthz``: ``ok``, ``unreachable``, or ``unwritable``
+        (a write was refused and the write probe is refused still) with the time of the last
+        refused write and why."""
+        try:  # on SQLite the write engine's BEGIN IMMEDIATE is refused by a read-only file
             with self.engine.connect() as conn:
                 conn.execute(text("SELECT 1"))
-            return True
+        except DBAPIError as exc:
+            reason = unwritable_reason(exc)
+            if reason is None:
+                return {"database": "unreachable"}
+            self.writes.failed(reason)
         except Exception:  # any failure means unhealthy; the detail is in the server log
-            return False
+            return {"database": "unreachable"}
+        if self.writes.failure is not None and not self.writes.probe():
+            failure = self.writes.failure
+            if failure is not None:
+                return {"database": "unwritable", "last_failed_write": failure[0],
+                        "reason": failure[1]}
+        return {"database": "ok"}
 
     # -- catalog and curves, reloaded only when they changed ----------------------------
     # Checking the (count, max id) marker costs a query; within MARKER_SECONDS a worker

@@ -257,7 +257,9 @@ def _reference_beside(ctx: Context, hardware: str, quote: Quote, hourly: float
     return {"key": rate.key, "version": rate.date,
             "hourly_price": {"value": rate.hourly_price, "unit": "USD/h"},
             "offer_hourly_price": {"value": hourly, "unit": "USD/h"},
-            "offer_over_reference": hourly / rate.hourly_price - 1.0, "origin": rate.source}
+            "offer_over_reference": (hourly / rate.hourly_price - 1.0  # a free rate: none
+                                     if rate.hourly_price else None),
+            "origin": rate.source}
 
 
 def _with_ttft_ceiling(prepared: PreparedScenario, demand: Demand) -> PreparedScenario:

@@ -39,6 +39,7 @@ import numpy as np
 from ..curves import LATENCY_COLUMNS, LATENCY_METRICS, PERCENTILES, Curve, CurveKey
 from ..inputs import InputError
 from ..units import UnitInputError, parse_quantity, parse_unit
+from .cells import neutralise_cell, unneutralise_cell
 
 __all__ = ["read_curves", "read_curve_text", "write_curves_csv", "curves_csv_text",
            "CSV_COLUMNS", "KEY_COLUMNS", "GPU_COLUMNS", "LATENCY_CSV_COLUMNS",
@@ -563,6 +564,8 @@ def _read_own_csv(reader: csv.DictReader, header: list[str], name: str) -> list[
                 raise InputError([(where, "more fields than columns")])
             field, unit = columns[col]
             raw = (raw or "").strip()
+            if field in ("source", "note") or field in KEY_COLUMNS or field in GPU_COLUMNS:
+                raw = unneutralise_cell(raw)  # as curves_csv_text neutralised it
             if field in ("source", "note"):
                 if raw:
                     point[field] = _clean(raw)
@@ -623,7 +626,9 @@ def _int_text(v: str | None, where: str, what: str) -> int | None:
 def curves_csv_text(curves: Iterable[Curve], comments: Iterable[str] = ()) -> str:
     """costmodel's curve CSV for these curves (the format :func:`read_curves` reads back),
     after ``# `` comment lines (provenance). The GPU-count, latency-statistic and note columns
-    are written only when a curve has them; each point keeps its own source."""
+    are written only when a curve has them; each point keeps its own source. Text cells that
+    start like a formula are neutralised (:func:`costmodel.sources.cells.neutralise_cell`; read back
+    as they were)."""
     curves = list(curves)
     buf = io.StringIO()
     for line in comments:
@@ -639,8 +644,9 @@ def curves_csv_text(curves: Iterable[Curve], comments: Iterable[str] = ()) -> st
                 *(f"{n} [{LATENCY_CSV_COLUMNS[n]}]" for n in stats), "source", *notes])
     for curve in curves:
         k = curve.key
-        key = [k.hardware, k.model, k.framework or "", k.precision or "", k.isl or "",
-               k.osl or "", k.spec_decoding or "",
+        key = [neutralise_cell(k.hardware), neutralise_cell(k.model),
+               neutralise_cell(k.framework or ""), neutralise_cell(k.precision or ""),
+               k.isl or "", k.osl or "", neutralise_cell(k.spec_decoding or ""),
                "" if k.disaggregated is None else str(k.disaggregated).lower(),
                *(("" if k.prefill_gpus is None else k.prefill_gpus,
                   "" if k.decode_gpus is None else k.decode_gpus) if gpus else ())]
@@ -648,8 +654,8 @@ def curves_csv_text(curves: Iterable[Curve], comments: Iterable[str] = ()) -> st
             [curve.column_named(n) for n in stats]
         for i in range(len(curve)):
             w.writerow([*key, *("" if np.isnan(a[i]) else repr(float(a[i])) for a in arrays),
-                        _clean(curve.point_sources[i]),
-                        *([_clean(curve.point_notes[i])] if notes else [])])
+                        neutralise_cell(_clean(curve.point_sources[i])),
+                        *([neutralise_cell(_clean(curve.point_notes[i]))] if notes else [])])
     return buf.getvalue()
 
 

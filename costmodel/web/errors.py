@@ -14,6 +14,7 @@ from werkzeug.exceptions import HTTPException
 from werkzeug.exceptions import NotFound as UnknownAddress
 
 from ..errors import InputError
+from ..store.health import StoreUnwritable
 from ..store.repo import NotFound
 from . import blueprint
 
@@ -31,6 +32,9 @@ _WORDS = {
     429: ("Too many requests", "Wait a moment and try again."),
     500: ("Something went wrong", "The server failed to answer this page; the failure is "
                                   "logged. Try again, or go back to the previous page."),
+    503: ("The store cannot write", "Nothing was saved: the service cannot write to its "
+                                    "database just now. Pages and saved scenarios can still "
+                                    "be read; try saving again later."),
 }
 
 
@@ -60,6 +64,17 @@ def _unknown_address(exc: UnknownAddress):
 def _input(exc: InputError):
     # a page shows its own fields' errors; one that escapes it is said in words
     return error_page(422, "; ".join(f"{p}: {m}" if p else m for p, m in exc.errors))
+
+
+@blueprint.errorhandler(StoreUnwritable)
+def _unwritable(exc: StoreUnwritable):
+    """A save the store refused (disk full, read-only database): nothing was kept."""
+    from ..api.errors import UNWRITABLE_RETRY_AFTER
+    log.error("the store cannot write on page %s %s: %s", request.method, request.path,
+              exc.reason)
+    words = _WORDS[503][1]
+    body, status = error_page(503, f"{words} ({exc.reason[0].upper()}{exc.reason[1:]}.)")
+    return body, status, {"Retry-After": str(UNWRITABLE_RETRY_AFTER)}
 
 
 @blueprint.errorhandler(HTTPException)

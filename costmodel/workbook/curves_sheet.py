@@ -9,6 +9,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..display import excel_format
+from .chart_text import set_title
 from .layout import WorkbookSystem
 from .sheet import Sheet
 from .styles import SERIES_COLOURS
@@ -120,7 +121,7 @@ def _chart(ws: Sheet, title: str, head: int, points_end: int, samples: int,
                        "border": {"color": "#000000"}},
             "line": {"none": True},
         })
-    chart.set_title({"name": title, "name_font": {"size": 11}})
+    set_title(chart, {"name": title, "name_font": {"size": 11}})  # a curve id: literal text
     chart.set_x_axis({"name": "interactivity [token/s/user]",
                       "num_format": "#,##0",
                       "major_gridlines": {"visible": True, "line": {"color": "#E0E0E0"}}})

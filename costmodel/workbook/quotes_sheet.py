@@ -58,6 +58,7 @@ UNITS = {"price_input": "USD/Mtok", "price_output": "USD/Mtok", "hourly": "USD/h
 _NAMES = {"margin": "implied_margin", "break_even": "break_even_utilisation",
           "rate": "monthly_discount_rate", "accelerators": "node_accelerators"}  # a count
 NOT_REACHED = "not reached"
+FREE_OFFER = "not defined (free offer)"  # the margin of a quote priced at 0
 _HOURS_PER_MONTH = "(hours_per_year/months_per_year)"
 
 
@@ -78,7 +79,8 @@ def write_quotes(ws: Sheet, systems: Sequence[WorkbookSystem],
                                           for i in range(n)}})
     last_col = FIRST_COL + n - 1
     ws.paragraph(2, "Blue cells are the quote's terms; every figure is a live formula over them "
-                    "and the Inputs. Implied margin = 1 - our cost / the quote's price.",
+                    "and the Inputs. Implied margin = 1 - our cost / the quote's price "
+                    "(not defined for a free offer, priced at 0).",
                  last_col)
     ws.paragraph(3, "Present values at each system's cost of capital, payments at the end of "
                     "each month; a minimum spend sets the total when it exceeds the use.",
@@ -180,8 +182,10 @@ def _block(ws: Sheet, row: int, systems: Sequence[WorkbookSystem], quote: Any,
     per_system("cost", lambda i: f"={ref('cost_per_mtok_total', i)}",
                lambda i: comparisons[i].own_cost_per_mtok)
     line("margin", quoted_input=False)
-    per_system("margin", lambda i: f"=1-{at('cost', i)}/{at('price', i)}",
-               lambda i: comparisons[i].implied_margin, "result")
+    per_system("margin", lambda i: (f'=IF({at("price", i)}=0,"{FREE_OFFER}",'
+                                    f'1-{at("cost", i)}/{at("price", i)})'),
+               lambda i: (FREE_OFFER if comparisons[i].implied_margin is None
+                          else comparisons[i].implied_margin), "result")
     if quote.form == "per_mtok":
         _break_even(ws, line, per_system, at, ref, systems, comparisons)
     volume_row = rows["volume"]

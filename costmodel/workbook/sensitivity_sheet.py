@@ -11,6 +11,7 @@ from typing import Any
 
 from ..display import display_unit, excel_format
 from ..sensitivity import Grid, MonteCarlo, Tornado
+from .chart_text import set_axis, set_title
 from .sheet import Sheet
 from .styles import SERIES_COLOURS
 
@@ -82,12 +83,12 @@ def _tornado(ws: Sheet, t: Tornado, row: int, breaks: list[int]) -> int:
                               "categories": [ws.title, first - 1, 0, last - 1, 0],
                               "values": [ws.title, first - 1, col, last - 1, col],
                               "fill": {"color": colour}, "overlap": 100, "gap": 40})
-        chart.set_title({"name": f"Tornado: change in {t.output}", "name_font": {"size": 11}})
+        set_title(chart, {"name": f"Tornado: change in {t.output}", "name_font": {"size": 11}})
         chart.set_y_axis({"reverse": True, "label_position": "low",
                           "num_font": {"size": 8}})
-        chart.set_x_axis({"name": f"change{out}", "num_format": "General",  # ticks vary
-                          "major_gridlines": {"visible": True,
-                                              "line": {"color": "#E0E0E0"}}})
+        set_axis(chart, "x", {"name": f"change{out}", "num_format": "General",  # ticks vary
+                              "major_gridlines": {"visible": True,
+                                                  "line": {"color": "#E0E0E0"}}})
         chart.set_legend({"position": "bottom"})
         chart.set_size({"width": 560, "height": 60 + 24 * height})
         ws.ws.insert_chart(last + 1, 0, chart, {"x_offset": 4, "y_offset": 8})
@@ -146,9 +147,9 @@ def _montecarlo(ws: Sheet, m: MonteCarlo, row: int) -> int:
                       "values": [ws.title, first - 1, 2, last - 1, 2],
                       "fill": {"color": SERIES_COLOURS["capex"]}, "gap": 0,
                       "border": {"color": "#FFFFFF", "width": 0.25}})
-    chart.set_title({"name": f"{m.output}: {m.draws:,} draws", "name_font": {"size": 11}})
-    chart.set_x_axis({"name": f"{m.output}{out}", "num_format": fmt,
-                      "num_font": {"rotation": -45, "size": 8}})
+    set_title(chart, {"name": f"{m.output}: {m.draws:,} draws", "name_font": {"size": 11}})
+    set_axis(chart, "x", {"name": f"{m.output}{out}", "num_format": fmt,
+                          "num_font": {"rotation": -45, "size": 8}})
     chart.set_y_axis({"name": "draws", "num_format": _COUNT})
     chart.set_legend({"none": True})
     chart.set_size({"width": 560, "height": 300})
