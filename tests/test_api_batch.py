@@ -274,3 +274,16 @@ def test_batch_summary_and_fields(client, tokens):
                    query="?fields=columns.cost_per_mtok_total.values,errors").get_json()
     assert picked == {"columns": {"cost_per_mtok_total": {
         "values": full["columns"]["cost_per_mtok_total"]["values"]}}, "errors": []}
+
+
+def test_batch_csv_error_cell_never_starts_like_a_formula():
+    # every path the service writes starts with "overrides"; the file is opened in
+    # spreadsheets, so the cell is neutralised whatever writes it (as the curve CSV's cells)
+    import numpy as np
+
+    from costmodel.app.batch import Batch, RowError
+    b = Batch(["cost_per_mtok.total"], ["cost_per_mtok_total"], ["USD/Mtok"],
+              {"cost_per_mtok.total": np.array([np.nan])}, np.array([False]),
+              [RowError(0, "=HYPERLINK(\"http://x\")", "unknown")], None, [None])
+    row = list(csv.reader(io.StringIO(b.to_csv())))[1]
+    assert row == ["0", "", "'=HYPERLINK(\"http://x\"): unknown"]

@@ -91,12 +91,14 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
 
     @app.get("/healthz")
     def healthz() -> Response:
-        # a database that cannot be reached or cannot write (disk full, read-only): 503
+        # unreachable: 503 (nothing answers). Unwritable (disk full, read-only): 200 and
+        # "degraded", since reads and prices still answer; a balancer that took every host
+        # out over one full disk or a read-only database would stop those too.
         state = app.extensions["costmodel"].health()
-        ok = state["database"] == "ok"
-        body = {"status": "ok" if ok else "degraded", **state, "version": __version__}
-        return Response(json.dumps(body), status=200 if ok else 503,
-                        mimetype="application/json")
+        body = {"status": "ok" if state["database"] == "ok" else "degraded", **state,
+                "version": __version__}
+        return Response(json.dumps(body), status=503 if state["database"] == "unreachable"
+                        else 200, mimetype="application/json")
 
     @app.get("/api/v1/openapi.json")
     def openapi() -> Response:

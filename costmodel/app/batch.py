@@ -41,6 +41,7 @@ from ..model import MODEL
 from ..results import MUST_BE_FINITE, Result, out_of_bounds
 from ..sensitivity.base import DEFAULT_OUTPUT, Base
 from ..sensitivity.inputs import VARS, SensitivityError, Var
+from ..sources.cells import neutralise_cell
 from .context import Context
 from .pricing import Priced, price
 from .specs import InlineScenario, Override, SavedRevision, ScenarioSpec, overrides_from_mapping
@@ -97,7 +98,8 @@ class Batch:
 
     def to_csv(self) -> str:
         """One line a row: ``row``, each output (header ``name [unit]``; empty where there is
-        no figure; numbers written to round-trip exactly) and ``error`` (the row's errors)."""
+        no figure; numbers written to round-trip exactly) and ``error`` (the row's errors,
+        a formula-like start neutralised: the file is opened in spreadsheets)."""
         why: dict[int, list[str]] = {}
         for e in self.errors:
             why.setdefault(e.row, []).append(f"{e.path}: {e.detail}")
@@ -109,7 +111,7 @@ class Batch:
         for i in range(self.rows):
             cells = [str(i), *("" if v != v or v in (math.inf, -math.inf) else repr(v)
                                for v in (c[i] for c in columns)),
-                     _csv_cell("; ".join(why.get(i, ())))]
+                     _csv_cell(neutralise_cell("; ".join(why.get(i, ()))))]
             lines.append(",".join(cells))
         return "\r\n".join(lines) + "\r\n"
 
