@@ -14,7 +14,7 @@ every 0.5 s. Printed per run and attack: each probe's p50/p95/max latency and it
 (5 s timeout, or not 200), the attackers' statuses, and the load average. Goal: probes' p95
 under 1 s.
 
-    python bench/pressure.py [--runs 3] [--seconds 30]
+    python bench/pressure.py [--runs 3] [--seconds 30] [--rate off]
 
 To measure another commit, put its tree first on the path:
 ``git archive <commit> | tar -x -C /tmp/old; PYTHONPATH=/tmp/old python bench/pressure.py``.
@@ -197,6 +197,9 @@ def main() -> None:
     ap.add_argument("--seconds", type=float, default=30)
     ap.add_argument("--quotes", type=int, default=400)
     ap.add_argument("--attacks", default="ab", help="which to run: a, b or ab")
+    ap.add_argument("--rate", default=None,
+                    help="COSTMODEL_RATE_LIMIT for the service (default: the deployed rule; "
+                         "'off' shows what the work itself costs, no rate to hide behind)")
     args = ap.parse_args()
     upload = quote_file(args.quotes)
     flood = unknown_keys_body()
@@ -207,6 +210,8 @@ def main() -> None:
         env = {**os.environ, "DATABASE_URL": f"sqlite:///{folder / 'pressure.db'}",
                "COSTMODEL_SECRET_KEY": uuid.uuid4().hex}
         env.pop("COSTMODEL_RATE_LIMIT", None)  # the default rule, as deployed
+        if args.rate is not None:
+            env["COSTMODEL_RATE_LIMIT"] = args.rate
         for cmd in (["db", "upgrade"], ["db", "seed"]):
             subprocess.run([COSTMODEL, *cmd], env=env, check=True, capture_output=True)
         attackers, PROBE_TOKEN[0] = _key(env, "attackers"), _key(env, "probe")
@@ -216,7 +221,8 @@ def main() -> None:
         print(f"gunicorn -w 4 -k gthread --threads 4; {os.cpu_count()} cores; upload "
               f"{args.quotes} quotes ({len(upload) / 1000:.0f} KB); unknown-keys body "
               f"{len(flood) / 2**20:.2f} MiB; {args.seconds:g} s an attack; probes every "
-              f"{PROBE_EVERY} s, timeout {PROBE_TIMEOUT:g} s")
+              f"{PROBE_EVERY} s, timeout {PROBE_TIMEOUT:g} s; rate limit "
+              f"{env.get('COSTMODEL_RATE_LIMIT') or 'the default (600/minute)'}")
         try:
             local = threading.local()
 
