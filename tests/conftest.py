@@ -139,3 +139,35 @@ def web(open_app):
 
 def auth(token: str) -> dict:
     return {"Authorization": f"Bearer {token}"}
+
+
+@pytest.fixture(scope="module")
+def db(tmp_path_factory):
+    """A migrated, seeded SQLite database of the module (for tests that do not depend on the
+    backend: the limits)."""
+    from costmodel.sources.catalog import fixtures_dir
+    from costmodel.store.db import make_engine, make_sessions, upgrade
+    from costmodel.store.seed import seed
+    url = f"sqlite:///{tmp_path_factory.mktemp('db') / 'costmodel.db'}"
+    upgrade(url)
+    engine = make_engine(url)
+    with make_sessions(engine).begin() as session:
+        seed(session, fixtures_dir())
+    engine.dispose()
+    return url
+
+
+@pytest.fixture
+def make_app(db):
+    """``make_app(**config)``: an app (a worker) on the module's database; disposed after."""
+    from costmodel.api import create_app
+    made = []
+
+    def _make(**config):
+        application = create_app({"DATABASE_URL": db, "OPEN_READS": False, "TESTING": True,
+                                  **config})
+        made.append(application)
+        return application
+    yield _make
+    for a in made:
+        a.extensions["costmodel"].dispose()

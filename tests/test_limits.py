@@ -40,34 +40,6 @@ REDIS = _redis_client()
 needs_redis = pytest.mark.skipif(REDIS is None, reason="no Redis on 127.0.0.1:6379")
 
 
-@pytest.fixture(scope="module")
-def db(tmp_path_factory):
-    """A migrated, seeded SQLite database (the limits do not depend on the backend)."""
-    from costmodel.sources.catalog import fixtures_dir
-    from costmodel.store.db import make_engine, make_sessions, upgrade
-    from costmodel.store.seed import seed
-    url = f"sqlite:///{tmp_path_factory.mktemp('limits') / 'costmodel.db'}"
-    upgrade(url)
-    engine = make_engine(url)
-    with make_sessions(engine).begin() as session:
-        seed(session, fixtures_dir())
-    engine.dispose()
-    return url
-
-
-@pytest.fixture
-def make_app(db):
-    """``make_app(**config)``: an app (a worker) on the shared database; disposed after."""
-    made = []
-
-    def _make(**config):
-        application = create_app({"DATABASE_URL": db, "OPEN_READS": False, "TESTING": True,
-                                  **config})
-        made.append(application)
-        return application
-    yield _make
-    for a in made:
-        a.extensions["costmodel"].dispose()
 
 
 @pytest.fixture

@@ -14,7 +14,6 @@ import pytest
 from conftest import auth
 
 from costmodel import app as use_cases
-from costmodel.api import create_app
 from costmodel.api.limits import HEAVY
 from costmodel.api.openapi import ROUTES, _openapi_path
 from costmodel.app.caps import MAX_QUOTES
@@ -40,32 +39,6 @@ def _file(count: int) -> bytes:
     return json.dumps({"quote": [_quote(i) for i in range(count)]}).encode()
 
 
-@pytest.fixture(scope="module")
-def db(tmp_path_factory):
-    from costmodel.sources.catalog import fixtures_dir
-    from costmodel.store.db import make_engine, make_sessions, upgrade
-    from costmodel.store.seed import seed
-    url = f"sqlite:///{tmp_path_factory.mktemp('weblimits') / 'costmodel.db'}"
-    upgrade(url)
-    engine = make_engine(url)
-    with make_sessions(engine).begin() as session:
-        seed(session, fixtures_dir())
-    engine.dispose()
-    return url
-
-
-@pytest.fixture
-def make_app(db):
-    made = []
-
-    def _make(**config):
-        application = create_app({"DATABASE_URL": db, "OPEN_READS": False, "TESTING": True,
-                                  **config})
-        made.append(application)
-        return application
-    yield _make
-    for a in made:
-        a.extensions["costmodel"].dispose()
 
 
 def _viewer(application) -> tuple[int, str]:
