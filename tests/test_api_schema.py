@@ -142,6 +142,8 @@ def inexpressible(status: int, body: bytes | str | None,
     """The rules a 422 names when each of its errors is one JSON Schema cannot state, else
     None. ``request``: the body sent, to tell a bound the document states (a plain number's)
     from one it cannot (a quantity's after converting its unit)."""
+    if status == 412:  # If-Match held a tag the scenario has moved on from: state, not shape
+        return ["precondition"]
     if status != 422 or not body:
         return None
     try:
