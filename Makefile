@@ -38,8 +38,10 @@ run: $(STAMP)
 	@echo "Sensitivity pages (API docs at http://127.0.0.1:8000/api/v1/docs). Ctrl-C stops it."
 	$(BIN)/costmodel serve --host 127.0.0.1 --port 8000
 
+# The docs site (mkdocs.yml, docs/) is built with --strict first: a broken link or anchor fails.
 test: $(STAMP)
-	$(BIN)/ruff check costmodel tests bench
+	$(BIN)/ruff check costmodel tests bench docs
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir $(VENV)/site
 	$(BIN)/python -m pytest -q
 
 bench: $(STAMP)
@@ -51,7 +53,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/slowclients.py
 	$(BIN)/python bench/pages.py
 
-# The full property-based run over the OpenAPI document (README, API contract): schemathesis's
+# The full property-based run over the OpenAPI document (docs/operations.md, API contract): schemathesis's
 # command line with every phase and check, 200 examples an operation (COSTMODEL_SCHEMATHESIS_
 # EXAMPLES), against gunicorn on SQLite and, when TEST_DATABASE_URL names a server, PostgreSQL;
 # each backend's summary in out/schemathesis-<backend>.json. Several minutes a backend.

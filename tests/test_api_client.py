@@ -1,6 +1,7 @@
-"""The README's Python client (section "A client in Python"), run as written against a live
-server: gunicorn serving the app on a loopback port, a fresh SQLite database, an editor key.
-Its printed figures are checked against the engine priced in process and hand arithmetic."""
+"""The docs' Python client (docs/pricing-tools.md, section "A client in Python"), run as
+written against a live server: gunicorn serving the app on a loopback port, a fresh SQLite
+database, an editor key. Its printed figures are checked against the engine priced in process
+and hand arithmetic."""
 from __future__ import annotations
 
 import os
@@ -22,8 +23,8 @@ GB300 = {"accelerator": "gb300", "operating_point": "deepseek-r1/gb300/peak"}
 
 def readme_client() -> str:
     """The first ``python`` code block after the heading "A client in Python"."""
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = text[text.index("### A client in Python"):]
+    text = (ROOT / "docs" / "pricing-tools.md").read_text(encoding="utf-8")
+    section = text[text.index("## A client in Python"):]
     return re.search(r"```python\n(.*?)```", section, re.S).group(1)
 
 

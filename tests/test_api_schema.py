@@ -10,11 +10,12 @@
   ``COSTMODEL_SCHEMATHESIS_EXAMPLES`` (default 200) an operation, against gunicorn serving the
   database (SQLite, and PostgreSQL when TEST_DATABASE_URL names a server) with an admin key
   (every operation but DELETE /keys/{id}, which would revoke that key).
-  Its summary is written to ``out/schemathesis-<backend>.json`` (README, API contract).
+  Its summary is written to ``out/schemathesis-<backend>.json`` (docs/operations.md, API
+  contract).
 
 Valid data refused is a failure unless the refusal names only rules JSON Schema cannot state
 (a unit's dimension, a catalog key that does not exist...): ``INEXPRESSIBLE``, patterns of the
-service's own "path: message", each listed in the README. Those are counted by rule, not
+service's own "path: message", each listed in the docs. Those are counted by rule, not
 failed.
 """
 from __future__ import annotations
@@ -66,7 +67,7 @@ OPERATIONS = [(method.upper(), path) for path, ops in build_spec()["paths"].item
 XLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
 
 # Rules a schema-valid request can still break, which JSON Schema cannot state: each a
-# pattern of the service's own message (errors[].message) and the README's words for it.
+# pattern of the service's own message (errors[].message) and the docs' words for it.
 INEXPRESSIBLE = {
     "unit": (r"expected \(e\.g\.|expected units like|write it per|unknown unit|cannot read "
              r".* as a quantity|has no unit|empty quantity|a quantity is at most|got NaN|must "

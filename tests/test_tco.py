@@ -1,7 +1,7 @@
 """A full TCO case computed by hand, line by line, against the engine.
 
 Every expected number below is written as arithmetic on the scenario's literal inputs, following
-the conventions in the README; none is taken from the engine's output.
+the conventions in docs/methodology.md; none is taken from the engine's output.
 """
 from __future__ import annotations
 
