@@ -24,9 +24,9 @@ from click.testing import CliRunner
 from conftest import auth
 from openpyxl import load_workbook
 
-from costmodel.api import create_app
 from costmodel.cli import main as cli_main
-from costmodel.workbook.names import named_cells
+from costmodel.render.workbook.names import named_cells
+from costmodel.server import create_app
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE_TCO = ROOT / "fixtures" / "scenarios" / "sample-tco.toml"

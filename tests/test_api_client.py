@@ -48,7 +48,7 @@ def server(tmp_path_factory):
     port = _free_port()
     log = (folder / "gunicorn.log").open("wb")
     gunicorn = Path(sys.executable).with_name("gunicorn")
-    proc = subprocess.Popen([str(gunicorn), "costmodel.api:create_app()", "-b",
+    proc = subprocess.Popen([str(gunicorn), "costmodel.server:create_app()", "-b",
                              f"127.0.0.1:{port}", "-w", "1", "-k", "gthread", "--threads", "2"],
                             env=env, cwd=ROOT, stdout=log, stderr=log, start_new_session=True)
     url = f"http://127.0.0.1:{port}"

@@ -15,8 +15,8 @@ from referencing.jsonschema import DRAFT202012
 
 from costmodel.api.openapi import build_spec
 from costmodel.api.schemas import CATALOG_KEY, MAX_CURVE_ID, MAX_JSON_INT
-from costmodel.inputs import Scenario, _quantity_meta
-from costmodel.quotes import Quote, QuoteOperatingPoint
+from costmodel.decisions.quotes import Quote, QuoteOperatingPoint
+from costmodel.model.inputs import Scenario, _quantity_meta
 
 API = "/api/v1"
 SPEC = build_spec()

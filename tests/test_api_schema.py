@@ -54,8 +54,8 @@ from schemathesis.checks import (
 )
 from schemathesis.core.failures import Failure
 
-from costmodel.api import create_app
 from costmodel.api.openapi import build_spec
+from costmodel.server import create_app
 from costmodel.store.repo import key_create
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -107,7 +107,7 @@ INEXPRESSIBLE = {
     "batch": (r"^overrides\[\d+\]", "a batch whose rows all fail (any table is a row: each "
                                       "row's own error is in the answer)"),
     "more": (r": and [\d,]+ more errors?$", "the errors past the first 20 of one answer, "
-                                            "counted (costmodel.errors.MAX_ERRORS)"),
+                                            "counted (costmodel.model.errors.MAX_ERRORS)"),
 }
 _INEXPRESSIBLE = {rule: re.compile(pattern) for rule, (pattern, _) in INEXPRESSIBLE.items()}
 
@@ -251,7 +251,7 @@ def _serve(database: str, port: int, log: Path) -> subprocess.Popen:
     env = {**os.environ, "DATABASE_URL": database, "COSTMODEL_RATE_LIMIT": "off",
            "COSTMODEL_HEAVY_PER_WORKER": "0", "COSTMODEL_OPEN_READS": "0"}
     server = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "costmodel.api:create_app()", "-b",
+        [sys.executable, "-m", "gunicorn", "costmodel.server:create_app()", "-b",
          f"127.0.0.1:{port}", "-k", "gthread", "-w", "2", "--threads", "4", "--log-level",
          "warning"], env=env, stdout=log.open("wb"), stderr=subprocess.STDOUT)
     for _ in range(100):

@@ -14,9 +14,9 @@ import pytest
 from click.testing import CliRunner
 
 from costmodel.cli import main
-from costmodel.inputs import validate_scenario
+from costmodel.model.inputs import validate_scenario
+from costmodel.model.units import parse_quantity
 from costmodel.sources.catalog import default_catalog
-from costmodel.units import parse_quantity
 
 CATALOG = default_catalog()
 # the average prices (the tariffs, electricity entries with a tariff table, are checked below)
@@ -122,8 +122,8 @@ def test_lb_per_mwh_to_g_per_kwh_is_times_0_453592():
 def test_a_price_in_another_currency_is_read_only_at_a_stated_rate():
     """Eurostat's 0.276 EUR/kWh for Cyprus: refused without a rate, naming the field; at a
     stated 0.92 EUR/USD it is 0.276 / 0.92 = 0.3 USD/kWh."""
-    from costmodel.inputs import InputError
-    from costmodel.units import UnitInputError
+    from costmodel.model.inputs import InputError
+    from costmodel.model.units import UnitInputError
     with pytest.raises(UnitInputError):
         parse_quantity("0.276 EUR/kWh", "USD/kWh", per=("[energy]",))
     cyprus = entry("eurostat-2023s2-cy-non-household").data

@@ -2,7 +2,7 @@
 
 Every expected number is hand arithmetic from published figures and the documented defaults,
 written out below; none is pasted from a run of the code. The text output is checked against
-the engine's values (hand-derived or from ``--json``) rounded by ``costmodel.display``.
+the engine's values (hand-derived or from ``--json``) rounded by ``costmodel.render.display``.
 """
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from costmodel.cli import main
-from costmodel.display import format_number, format_ratio
+from costmodel.render.display import format_number, format_ratio
 
 ROOT = Path(__file__).resolve().parents[1]
 PUBLISHED = ROOT / "fixtures" / "scenarios" / "published"
@@ -190,8 +190,8 @@ def test_price_table_output_follows_set():
 
 
 def test_every_headline_figure_is_in_one_section():
-    from costmodel.report import SECTIONS
-    from costmodel.results import HEADLINE
+    from costmodel.model.results import HEADLINE
+    from costmodel.render.report import SECTIONS
     shown = [n for _, names in SECTIONS for n in names]
     assert sorted(shown) == sorted(HEADLINE) and len(shown) == len(set(shown))
 

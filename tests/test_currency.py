@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from costmodel.chain import price
-from costmodel.inputs import InputError, validate_scenario
-from costmodel.model import SHOWN
+from costmodel.model.chain import price
+from costmodel.model.inputs import InputError, validate_scenario
+from costmodel.model.steps import SHOWN
 
 EUR_PER_USD = 0.92
 GBP_PER_USD = 0.79
@@ -102,8 +102,8 @@ def test_the_workbook_carries_the_rate_live_and_reads_an_edited_one_back(tmp_pat
 
     from costmodel import app
     from costmodel.app.pricing import price_loaded, render_workbook
+    from costmodel.render.workbook.names import named_cells
     from costmodel.sources.scenario_file import build_scenario
-    from costmodel.workbook.names import named_cells
     priced = price_loaded(build_scenario(usd(money={"currency": "EUR", "fx": FX})))
     path = tmp_path / "eur.xlsx"
     path.write_bytes(render_workbook([priced]).content)

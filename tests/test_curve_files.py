@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from conftest import DATA, ROOT
 
 from costmodel.cli import main
-from costmodel.inputs import InputError
+from costmodel.model.inputs import InputError
 from costmodel.sources.curve_files import curves_csv_text, read_curve_text, read_curves
 
 INFX = DATA / "inferencex"
@@ -145,7 +145,7 @@ def test_cli_curves_import_show_and_plot(tmp_path: Path):
 
 def test_cli_curves_show_text_rounds_by_the_display_rules():
     from costmodel import app
-    from costmodel.display import format_number
+    from costmodel.render.display import format_number
     curves = ROOT / "fixtures" / "curves" / "illustrative-gpt-oss-120b.csv"
     cid = "b200/gpt-oss-120b/vllm/fp8/8192x1024/none/agg"
     r = CliRunner().invoke(main, ["curves", "show", str(curves), "--curve-id", cid,

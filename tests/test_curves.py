@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from conftest import ROOT, price_data
 
-from costmodel.curves import (
+from costmodel.model.curves import (
     Curve,
     CurveKey,
     Frontier,
@@ -15,7 +15,7 @@ from costmodel.curves import (
     pareto_indices,
     select,
 )
-from costmodel.inputs import InputError
+from costmodel.model.inputs import InputError
 
 KEY = CurveKey("hw", "m")
 

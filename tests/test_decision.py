@@ -15,8 +15,8 @@ from conftest import CURVE_SCENARIOS, auth
 
 from costmodel import app
 from costmodel.cli import main
-from costmodel.decision import Option, decide
-from costmodel.demand import (
+from costmodel.decisions.decision import Option, decide
+from costmodel.decisions.demand import (
     SECONDS_PER_MONTH,
     DemandLoad,
     Shape,
@@ -26,8 +26,8 @@ from costmodel.demand import (
     size,
     validate_demand,
 )
-from costmodel.inputs import InputError
-from costmodel.quotes import validate_quote
+from costmodel.decisions.quotes import validate_quote
+from costmodel.model.inputs import InputError
 
 H100, B200 = CURVE_SCENARIOS[0], CURVE_SCENARIOS[1]
 SHAPE = Shape(3.0, 1.0)  # 3 input tokens a request for 1 output: input share 0.75

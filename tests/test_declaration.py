@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from costmodel.declaration import (
+from costmodel.model.declaration import (
     Constant,
     Declaration,
     DeclarationError,
@@ -13,9 +13,9 @@ from costmodel.declaration import (
     Input,
     Step,
 )
-from costmodel.evaluate import Evaluator
-from costmodel.model import MODEL
-from costmodel.units import ureg
+from costmodel.model.evaluate import Evaluator
+from costmodel.model.steps import MODEL
+from costmodel.model.units import ureg
 
 POWER = Input("power", "W", "", "power")
 PRICE = Input("price", "USD/kWh", "", "price")
@@ -177,7 +177,7 @@ def test_missing_input_is_named():
 
 def test_scalar_and_numpy_interpreters_agree():
     # the batch of one runs on plain floats; it must give numpy's answer to the last bit
-    from costmodel.evaluate import NUMPY, SCALAR, compile_node
+    from costmodel.model.evaluate import NUMPY, SCALAR, compile_node
     rng = np.random.default_rng(5)
     inputs = _inputs(300, rng)
     constants = {c.name: c.value for c in MODEL.constants.values()}

@@ -8,7 +8,7 @@ from click.testing import CliRunner
 from conftest import ROOT, price_data
 
 from costmodel.cli import main
-from costmodel.inputs import InputError
+from costmodel.model.inputs import InputError
 
 DATA = ROOT / "tests" / "data" / "power"
 

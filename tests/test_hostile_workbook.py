@@ -27,10 +27,10 @@ from conftest import SCENARIOS, auth, price_file, workbook_systems
 
 from costmodel import app
 from costmodel.cli import main
-from costmodel.inputs import InputError
-from costmodel.model import MODEL
-from costmodel.workbook import reader
-from costmodel.workbook.export import build_workbook
+from costmodel.model.inputs import InputError
+from costmodel.model.steps import MODEL
+from costmodel.render.workbook import reader
+from costmodel.render.workbook.export import build_workbook
 
 API = "/api/v1"
 XLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"

@@ -16,9 +16,9 @@ from conftest import DATA
 
 from costmodel import app
 from costmodel.cli import main
-from costmodel.curves import AboveCeiling, TtftCeiling, Unreachable, select
-from costmodel.errors import UnreachablePoint
-from costmodel.inputs import InputError
+from costmodel.model.curves import AboveCeiling, TtftCeiling, Unreachable, select
+from costmodel.model.errors import UnreachablePoint
+from costmodel.model.inputs import InputError
 from costmodel.sources.curve_files import (
     MAX_FILE_BYTES,
     curves_csv_text,

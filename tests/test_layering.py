@@ -18,13 +18,14 @@ FACES = sorted([PACKAGE / "cli.py", *(PACKAGE / "commands").glob("*.py"),
 
 # module -> names a face must not import from it ("*" = nothing at all)
 ORCHESTRATION = {
-    "costmodel.chain": "*",
+    "costmodel.model.chain": "*",
     "costmodel.sources.scenario_file": "*",
-    "costmodel.workbook.export": "*",
-    "costmodel.curves": {"select", "matched_interactivity"},
-    "costmodel.quotes": {"compare_quote", "rank", "term_table", "months_until", "quote_start",
+    "costmodel.render.workbook.export": "*",
+    "costmodel.model.curves": {"select", "matched_interactivity"},
+    "costmodel.decisions.quotes": {"compare_quote", "rank", "term_table", "months_until",
+    "quote_start",
                          "quote_interactivity"},
-    "costmodel.sensitivity": {"tornado", "grid", "monte_carlo", "sample_inputs"},
+    "costmodel.decisions.sensitivity": {"tornado", "grid", "monte_carlo", "sample_inputs"},
 }
 
 
@@ -77,7 +78,7 @@ def test_faces_leave_orchestration_to_the_app_layer(face):
 def test_the_rule_catches_a_face_that_orchestrates(tmp_path):
     # the scan is not vacuous: relative, absolute and module imports are all caught
     fake = tmp_path / "probe.py"
-    fake.write_text("from ..chain import price\nfrom costmodel.curves import select\n"
+    fake.write_text("from ..chain import price\nfrom costmodel.model.curves import select\n"
                     "from .. import chain\nfrom ..curves import Curve\n")
     assert _orchestration(_imports(fake, "costmodel.api")) == [
-        "costmodel.chain.price", "costmodel.curves.select", "costmodel.chain"]
+        "costmodel.model.chain.price", "costmodel.model.curves.select", "costmodel.model.chain"]

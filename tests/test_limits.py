@@ -11,9 +11,9 @@ import pytest
 from conftest import auth
 
 from costmodel import app as use_cases
-from costmodel.api import create_app
-from costmodel.api.limits import DEFAULT_RATE, HEAVY, Rate
 from costmodel.api.openapi import build_spec
+from costmodel.http.limits import DEFAULT_RATE, HEAVY, Rate
+from costmodel.server import create_app
 from costmodel.store.repo import key_create
 
 API = "/api/v1"

@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from costmodel.cli import main
-from costmodel.errors import InputError
+from costmodel.model.errors import InputError
 from costmodel.sources.openei import (
     MAX_ITEMS,
     parse_openei_json,

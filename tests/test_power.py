@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 from conftest import DATA as TEST_DATA
 
-from costmodel.inputs import InputError
-from costmodel.power import PowerTrace, integrate, joules_per_token
+from costmodel.model.inputs import InputError
+from costmodel.model.power import PowerTrace, integrate, joules_per_token
 from costmodel.sources.power_log import (
     parse_power_log,
     read_inferencex_metrics,

@@ -8,8 +8,8 @@ import random
 
 import pytest
 
-from costmodel.api import create_app
 from costmodel.app.variants import MOVABLE, Variants, shape_of
+from costmodel.server import create_app
 
 BASE = {"name": "varied", "accelerator": {"name": "test", "rated_power": "1000 W",
                                           "price": "30000 USD", "memory_bandwidth": "8 TB/s",

@@ -104,7 +104,7 @@ def test_rated_to_measured_shift(published, model, system, rated, measured):
 def test_matched_interactivity_ratios(published, model, system, interactivity, ratio):
     from conftest import PUBLISHED
 
-    from costmodel.chain import compare
+    from costmodel.model.chain import compare
     from costmodel.sources.scenario_file import load_scenario_file
     files = [PUBLISHED / f"{model}_{s}_matched.toml" for s in (system, "jalapeno")]
     loaded = [load_scenario_file(f) for f in files]

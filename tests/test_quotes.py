@@ -11,9 +11,7 @@ from click.testing import CliRunner
 from conftest import PUBLISHED, ROOT, price_data, price_file
 
 from costmodel.cli import main
-from costmodel.display import format_number, format_percent
-from costmodel.inputs import InputError
-from costmodel.quotes import (
+from costmodel.decisions.quotes import (
     NO_POINT,
     compare_quote,
     present_value,
@@ -21,6 +19,8 @@ from costmodel.quotes import (
     term_table,
     validate_quote,
 )
+from costmodel.model.inputs import InputError
+from costmodel.render.display import format_number, format_percent
 from costmodel.sources.quote_file import read_quotes
 
 QUOTES = ROOT / "fixtures" / "quotes" / "example-quotes.toml"
@@ -269,8 +269,8 @@ def test_cli_term(tmp_path):
 def test_months_until_a_date_or_a_duration():
     from datetime import date
 
-    from costmodel.quotes import months_until
-    from costmodel.units import UnitInputError
+    from costmodel.decisions.quotes import months_until
+    from costmodel.model.units import UnitInputError
     assert months_until("18 month", date(2026, 11, 20)) == 18
     assert months_until("1.5 year", date(2026, 11, 20)) == pytest.approx(18)
     # 365 days later is 12 months (a month is 365/12 days)
@@ -304,7 +304,7 @@ FREE = [{"name": "free-tokens", "vendor": "Trial", "form": "per_mtok",
 
 @pytest.mark.parametrize("data", FREE, ids=[q["name"] for q in FREE])
 def test_a_free_offer_is_priced_with_its_margin_not_defined(data):
-    from costmodel.quotes import FREE_OFFER
+    from costmodel.decisions.quotes import FREE_OFFER
     own = price_file(GB300)
     c = compare_quote(validate_quote(data), own)
     cost = own.values["cost_per_mtok_total"]
@@ -384,8 +384,8 @@ def test_the_quotes_workbook_margin_of_a_free_offer_is_text_not_a_division(tmp_p
     from conftest import workbook_systems
     from openpyxl import load_workbook
 
-    from costmodel.workbook.export import build_workbook, save_workbook
-    from costmodel.workbook.quotes_sheet import FREE_OFFER
+    from costmodel.render.workbook.export import build_workbook, save_workbook
+    from costmodel.render.workbook.quotes_sheet import FREE_OFFER
     systems, _ = workbook_systems([GB300])
     rows = [(q, [compare_quote(q, s.result) for s in systems])
             for q in map(validate_quote, FREE)]

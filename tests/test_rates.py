@@ -17,9 +17,9 @@ from click.testing import CliRunner
 from conftest import ROOT, auth, price_data, workbook_systems
 
 from costmodel.cli import main
-from costmodel.errors import InputError, UnknownReference
-from costmodel.inputs import RateEntry, ReferenceRate, validate_scenario
-from costmodel.rates import (
+from costmodel.model.errors import InputError, UnknownReference
+from costmodel.model.inputs import RateEntry, ReferenceRate, validate_scenario
+from costmodel.model.rates import (
     ALL_IN,
     RateError,
     RateNotFound,
@@ -406,7 +406,7 @@ def test_cli_quotes_compare_at_a_reference_rate(tmp_path):
 
 def test_a_reference_quote_is_per_accelerator_hour_at_the_rate():
     from costmodel import app
-    from costmodel.quotes import validate_quote
+    from costmodel.decisions.quotes import validate_quote
     quote = validate_quote({"name": "market", "rate": "gb300/rental@2026-08"}, "quotes[0]")
     assert quote.form == "per_accelerator_hour" and quote.vendor == "reference rate"
     spec = app.ScenarioSpec(app.InlineScenario({**GB300_RENTAL, "accelerator": "gb300",
@@ -429,7 +429,7 @@ def test_a_reference_quote_is_per_accelerator_hour_at_the_rate():
     ({"name": "q", "rate": "gb300/rental@2026-13"}, "q.rate", "not a date"),
 ])
 def test_a_reference_quote_is_checked_when_read(quote, path, fragment):
-    from costmodel.quotes import validate_quote
+    from costmodel.decisions.quotes import validate_quote
     with pytest.raises(InputError) as exc:
         validate_quote(quote, "q")
     assert exc.value.errors[0][0] == path and fragment in exc.value.errors[0][1]
@@ -537,7 +537,7 @@ def test_api_quotes_at_a_reference_rate(client, tokens):
 # ---- workbooks ----------------------------------------------------------------------------------
 
 def _rate_workbook(tmp_path):
-    from costmodel.workbook.export import build_workbook, save_workbook
+    from costmodel.render.workbook.export import build_workbook, save_workbook
     systems, _ = workbook_systems([_scenario_file(tmp_path)])
     return save_workbook(build_workbook(systems), tmp_path / "rate.xlsx"), systems
 
@@ -545,7 +545,7 @@ def _rate_workbook(tmp_path):
 def test_workbook_carries_the_rate_as_inputs_and_live_formulas(tmp_path):
     from openpyxl import load_workbook
 
-    from costmodel.workbook.names import named_cells
+    from costmodel.render.workbook.names import named_cells
     path, systems = _rate_workbook(tmp_path)
     wb = load_workbook(path)
     cell = {n: named_cells(wb, n)[0].value for n in (
@@ -580,8 +580,8 @@ def test_workbook_reads_back_with_the_rate(tmp_path):
 def test_workbook_recalculates_to_the_hand_figure(tmp_path):
     from openpyxl import load_workbook
 
-    from costmodel.workbook.names import named_cells
-    from costmodel.workbook.recalc import recalculate, soffice
+    from costmodel.render.workbook.names import named_cells
+    from costmodel.render.workbook.recalc import recalculate, soffice
     if soffice() is None:
         pytest.skip("LibreOffice (soffice) is not installed: formulas and inputs checked above")
     path, _ = _rate_workbook(tmp_path)

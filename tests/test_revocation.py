@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from conftest import auth
 
-from costmodel.api import create_app
+from costmodel.server import create_app
 from costmodel.store.repo import key_create, key_list
 
 API = "/api/v1"

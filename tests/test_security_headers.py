@@ -8,7 +8,7 @@ import re
 import pytest
 from conftest import auth
 
-from costmodel.api.security import API_CSP, DOCS_CSP, PAGE_CSP
+from costmodel.http.security import API_CSP, DOCS_CSP, PAGE_CSP
 
 PAGE_ARGS = {"scenario_id": 1, "number": 1, "filename": "costmodel.css"}
 

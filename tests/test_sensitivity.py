@@ -14,11 +14,8 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from costmodel.chain import price
-from costmodel.commands.sensitivity import sensitivity
-from costmodel.display import format_number
-from costmodel.inputs import InputError
-from costmodel.sensitivity import (
+from costmodel.cli.sensitivity import sensitivity
+from costmodel.decisions.sensitivity import (
     OUTSIDE_TOLERANCE,
     LogNormal,
     SensitivityError,
@@ -31,6 +28,9 @@ from costmodel.sensitivity import (
     sample_inputs,
     tornado,
 )
+from costmodel.model.chain import price
+from costmodel.model.inputs import InputError
+from costmodel.render.display import format_number
 from costmodel.sources.scenario_file import build_scenario, load_scenario_file
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -314,8 +314,8 @@ def test_monte_carlo_chunks_report_progress_and_keep_exact_percentiles(sample):
     assert (chunked.p10, chunked.p50, chunked.p90) == (whole.p10, whole.p50, whole.p90)
     # and they are the order statistics of the draws themselves
     inputs, redrawn = sample_inputs(sample, dists, draws=2500, seed=5)
-    from costmodel.evaluate import Evaluator
-    from costmodel.model import MODEL
+    from costmodel.model.evaluate import Evaluator
+    from costmodel.model.steps import MODEL
     out = Evaluator(MODEL, outputs=["cost_per_mtok_total"])(inputs)["cost_per_mtok_total"]
     assert np.percentile(out, [10, 50, 90]) == pytest.approx(
         [whole.p10, whole.p50, whole.p90], rel=1e-15)

@@ -12,9 +12,9 @@ import math
 import numpy as np
 import pytest
 
-from costmodel.chain import price
-from costmodel.inputs import InputError, validate_scenario
-from costmodel.sensitivity.base import Base
+from costmodel.decisions.sensitivity.base import Base
+from costmodel.model.chain import price
+from costmodel.model.inputs import InputError, validate_scenario
 
 MTOK_PER_HOUR = 3.6  # 1,000 token/s x 3,600 s/h / 10^6
 HOURS_A_YEAR = 8760
@@ -335,8 +335,8 @@ def test_a_batch_on_a_tariff_equals_the_rows_priced_one_by_one():
 
 
 def test_an_overflow_with_a_tariff_names_its_input():
-    from costmodel.errors import NonFiniteResult
-    from costmodel.results import check_finite
+    from costmodel.model.errors import NonFiniteResult
+    from costmodel.model.results import check_finite
     # (1e-308 token/s is below the throughput's bound, 1e-6: set past validation, as a
     # calculation could reach it)
     scenario = validate_scenario(base(operating_point={"throughput": "1000 token/s"},

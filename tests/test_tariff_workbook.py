@@ -14,11 +14,11 @@ from openpyxl import load_workbook
 
 from costmodel import app
 from costmodel.app.pricing import price_loaded, render_workbook
-from costmodel.model import MODEL
+from costmodel.model.steps import MODEL
+from costmodel.render.workbook.names import named_cells
+from costmodel.render.workbook.recalc import recalculate, soffice
+from costmodel.render.workbook.tariff_sheet import PROFILE_STEPS
 from costmodel.sources.scenario_file import build_scenario
-from costmodel.workbook.names import named_cells
-from costmodel.workbook.recalc import recalculate, soffice
-from costmodel.workbook.tariff_sheet import PROFILE_STEPS
 
 pytestmark = pytest.mark.libreoffice
 
@@ -69,7 +69,7 @@ def _assert_like_engine(recalculated, results) -> None:
                 assert cell.value == pytest.approx(want, rel=1e-9, abs=1e-300), (name,
                                                                                  cell.coordinate)
     # the profile steps' blocks, cell by cell
-    from costmodel.evaluate import Evaluator
+    from costmodel.model.evaluate import Evaluator
     for i, r in enumerate(results):
         inputs = r.scenario.to_inputs()
         if not isinstance(inputs["hour_weight"], np.ndarray):
@@ -134,7 +134,7 @@ def test_an_edited_rate_and_load_recompute_like_the_engine(three, tmp_path):
     # and by hand: the July weekday 17:00 rate weighs 31/365 of the year in that hour
     before = three[0].result.scenario.to_inputs()
     after = read.results[0].scenario.to_inputs()
-    from costmodel.evaluate import Evaluator
+    from costmodel.model.evaluate import Evaluator
     rate = Evaluator(MODEL, outputs=["tariff_rate_by_hour"])
     moved = rate(after)["tariff_rate_by_hour"][0, 17] - rate(before)["tariff_rate_by_hour"][0, 17]
     assert moved == pytest.approx((0.95 - 0.32) * 31 / 365, rel=1e-12)

@@ -5,7 +5,7 @@ import math
 
 import pytest
 
-from costmodel.units import UnitInputError, parse_quantity, ureg
+from costmodel.model.units import UnitInputError, parse_quantity, ureg
 
 
 def test_year_is_8760_hours_and_twelve_months():

@@ -14,10 +14,10 @@ import pytest
 from conftest import auth
 
 from costmodel import app as use_cases
-from costmodel.api.limits import HEAVY
 from costmodel.api.openapi import ROUTES, _openapi_path
 from costmodel.app.caps import MAX_QUOTES
-from costmodel.errors import InputError
+from costmodel.http.limits import HEAVY
+from costmodel.model.errors import InputError
 from costmodel.store.repo import key_create
 
 API = "/api/v1"
@@ -252,8 +252,8 @@ def test_every_page_that_computes_is_guarded_by_a_declared_twin(make_app):
 # ---- a decision prices each offer once a grid scale ----------------------------------------
 
 def test_a_decision_prices_each_offer_once_a_grid_scale():
-    from costmodel.decision import _GRID, Option, decide
-    from costmodel.demand import Charge, DemandLoad, Shape
+    from costmodel.decisions.decision import _GRID, Option, decide
+    from costmodel.decisions.demand import Charge, DemandLoad, Shape
     calls = [0]
 
     def offer(price: float):

@@ -1,5 +1,5 @@
 """The Price, Compare and Sensitivity pages with Flask's test client: the figures a page shows
-are the API's for the same request, rounded as displayed (costmodel.display); a bad field is
+are the API's for the same request, rounded as displayed (costmodel.render.display); a bad field is
 marked beside it with the API's message; the downloads are the API's JSON and a workbook that
 holds what is on screen; no page names another host.
 
@@ -20,7 +20,7 @@ import openpyxl
 import pytest
 
 from costmodel import display
-from costmodel.model import MODEL
+from costmodel.model.steps import MODEL
 from costmodel.web.pages import COMPARE_ROWS, EFFICIENCY, HEADLINE, fixture_scenarios
 from costmodel.web.scenario_form import scenario_form
 

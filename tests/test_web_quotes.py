@@ -152,7 +152,7 @@ def test_a_bad_file_is_said_in_words_at_the_file_field(client, signed, content, 
 
 
 def test_an_upload_over_the_body_limit_is_refused_in_words(database):
-    from costmodel.api import create_app
+    from costmodel.server import create_app
     small = create_app({"DATABASE_URL": database, "OPEN_READS": True, "TESTING": True,
                         "MAX_CONTENT_LENGTH": 4096})
     try:

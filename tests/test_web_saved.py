@@ -275,7 +275,7 @@ def test_the_session_cookie_is_secure_except_on_plain_http_on_loopback(app):
 
 
 def test_reads_are_open_on_loopback_but_saving_still_needs_a_key(database):
-    from costmodel.api import create_app
+    from costmodel.server import create_app
     opened = create_app({"DATABASE_URL": database, "OPEN_READS": True, "TESTING": True})
     try:
         client = opened.test_client()

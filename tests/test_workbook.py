@@ -19,13 +19,13 @@ from openpyxl import load_workbook
 from openpyxl.utils import get_column_letter, range_boundaries
 
 from costmodel.app import reprice
-from costmodel.inputs import InputError
-from costmodel.model import MODEL
-from costmodel.workbook.excel_formula import to_formula
-from costmodel.workbook.export import build_workbook, save_workbook, suffixed
-from costmodel.workbook.names import named_cells
-from costmodel.workbook.reader import MAX_BYTES, read_workbook
-from costmodel.workbook.tariff_sheet import reads_profiles
+from costmodel.model.inputs import InputError
+from costmodel.model.steps import MODEL
+from costmodel.render.workbook.excel_formula import to_formula
+from costmodel.render.workbook.export import build_workbook, save_workbook, suffixed
+from costmodel.render.workbook.names import named_cells
+from costmodel.render.workbook.reader import MAX_BYTES, read_workbook
+from costmodel.render.workbook.tariff_sheet import reads_profiles
 
 SCALAR_INPUTS = [n for n, i in MODEL.inputs.items() if not i.axes]  # profiles: Tariff sheet
 SAMPLE = SCENARIOS / "sample-tco.toml"
@@ -104,9 +104,9 @@ def test_user_text_never_becomes_a_formula(tmp_path):
     data = {"name": "=HYPERLINK(\"http://x\",\"y\")", "accelerator": "gb300",
             "operating_point": {"throughput": "1000 token/s", "note": "=1+1",
                                 "label": "@SUM(A1)"}}
-    from costmodel.chain import price
+    from costmodel.model.chain import price
+    from costmodel.render.workbook.export import WorkbookSystem
     from costmodel.sources.scenario_file import build_scenario
-    from costmodel.workbook.export import WorkbookSystem
     loaded = build_scenario(data)
     path = save_workbook(build_workbook([WorkbookSystem(price(loaded.scenario,
                                                               loaded.provenance))]),
@@ -243,7 +243,7 @@ def build_cases(folder: Path) -> dict:
     from conftest import PUBLISHED, ROOT
 
     from costmodel import sensitivity as core
-    from costmodel.quotes import compare_quote
+    from costmodel.decisions.quotes import compare_quote
     from costmodel.sources.quote_file import read_quotes
     out = {}
     single, _ = workbook_systems([SAMPLE])
@@ -290,13 +290,13 @@ def same(got, want) -> bool:
 
 def engine_value(name: str, system) -> object:
     """What ``=name`` is for a system: a step as priced, an input as given."""
-    from costmodel.workbook.cover import live_value
+    from costmodel.render.workbook.cover import live_value
     return live_value(system, name)
 
 
 def quote_values(comparison) -> dict:
     """The engine's figures of a quote comparison, by the Quotes sheet's row keys."""
-    from costmodel.workbook.quotes_sheet import FREE_OFFER
+    from costmodel.render.workbook.quotes_sheet import FREE_OFFER
     c = comparison
     return {"price": c.price_per_mtok, "cost": c.own_cost_per_mtok,
             "margin": FREE_OFFER if c.implied_margin is None else c.implied_margin,
@@ -309,7 +309,7 @@ def quote_values(comparison) -> dict:
 
 def quote_rows(ws, quotes) -> list[tuple[int, dict[str, int]]]:
     """(quote index, row key -> row) of each quote's block on the Quotes sheet."""
-    from costmodel.workbook.quotes_sheet import LABELS
+    from costmodel.render.workbook.quotes_sheet import LABELS
     by_label = {v: k for k, v in LABELS.items()}
     blocks: list[tuple[int, dict[str, int]]] = []
     names = [q.name for q, _ in quotes]
@@ -327,8 +327,8 @@ def check_against_engine(values_book, formulas_book, systems, quotes=(),
     """Every figure the engine has, read from ``values_book`` (cached or recalculated):
     steps and inputs by their names, every ``=name`` and ratio on the other sheets, the
     quotes' figures and the sensitivity results. Returns the cells checked."""
-    from costmodel.workbook.layout import FIRST_COL
-    from costmodel.workbook.results_sheet import ratio
+    from costmodel.render.workbook.layout import FIRST_COL
+    from costmodel.render.workbook.results_sheet import ratio
     checked = 0
     for name in [*MODEL.scalar_steps, *SCALAR_INPUTS, *MODEL.enums]:
         for cell, s in zip(named_cells(values_book, name), systems, strict=True):
@@ -370,7 +370,7 @@ def check_against_engine(values_book, formulas_book, systems, quotes=(),
 
 
 def check_sensitivity(ws, analysis) -> int:
-    from costmodel.sensitivity import Grid, MonteCarlo, Tornado
+    from costmodel.decisions.sensitivity import Grid, MonteCarlo, Tornado
     cells = [(c.row, c.column, c.value) for row in ws.iter_rows() for c in row
              if c.value is not None]
     numbers = [v for _, _, v in cells if isinstance(v, (int, float))]
@@ -424,7 +424,7 @@ def test_no_figure_has_the_general_format(cases, case):
 
 
 def test_number_formats_follow_the_display_rules(cases):
-    from costmodel.display import excel_format
+    from costmodel.render.display import excel_format
     wb = load_workbook(cases["single"][0])
     cost_of_capital = named_cells(wb, "financing_cost_of_capital")[0]
     assert cost_of_capital.number_format == "0.0%"  # 10.0%
@@ -446,8 +446,8 @@ def test_number_formats_follow_the_display_rules(cases):
 
 @pytest.mark.parametrize("case", CASES)
 def test_print_setup(cases, case):
-    from costmodel.workbook.print_setup import MIN_SCALE, page_scale
-    from costmodel.workbook.sheet import Sheet
+    from costmodel.render.workbook.print_setup import MIN_SCALE, page_scale
+    from costmodel.render.workbook.sheet import Sheet
     wb = load_workbook(cases[case][0])
     for title in VISIBLE:
         if title not in wb.sheetnames:
@@ -523,7 +523,7 @@ def test_a_curve_id_like_a_cell_reference_titles_its_chart_as_text(tmp_path, har
 def test_chart_text_helpers_keep_every_name_literal(tmp_path):
     import xlsxwriter
 
-    from costmodel.workbook.chart_text import add_series, set_axis, set_title
+    from costmodel.render.workbook.chart_text import add_series, set_axis, set_title
     wb = xlsxwriter.Workbook(tmp_path / "c.xlsx")
     ws = wb.add_worksheet("Data")
     ws.write_column(0, 0, [1, 2, 3])

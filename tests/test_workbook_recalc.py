@@ -14,10 +14,10 @@ import pytest
 from conftest import CURVE_SCENARIOS, SCENARIOS, workbook_systems
 from openpyxl import load_workbook
 
-from costmodel.model import MODEL
-from costmodel.workbook.export import build_workbook, save_workbook
-from costmodel.workbook.names import named_cells
-from costmodel.workbook.recalc import recalculate, soffice
+from costmodel.model.steps import MODEL
+from costmodel.render.workbook.export import build_workbook, save_workbook
+from costmodel.render.workbook.names import named_cells
+from costmodel.render.workbook.recalc import recalculate, soffice
 
 pytestmark = pytest.mark.libreoffice
 
@@ -172,13 +172,13 @@ def test_quote_terms_are_live(written, tmp_path):
     # as the engine moves them
     from test_workbook import check_against_engine, quote_rows
 
-    from costmodel.quotes import compare_quote
+    from costmodel.decisions.quotes import compare_quote
     path, systems, quotes, _ = written["quotes"]
     wb = load_workbook(path)
     (q, rows), *_ = quote_rows(wb["Quotes"], quotes)
     quote = quotes[q][0]
     assert quote.form == "per_mtok"
-    from costmodel.workbook.quotes_sheet import LABELS
+    from costmodel.render.workbook.quotes_sheet import LABELS
     by_label = {r[0].value: r[0].row for r in wb["Quotes"].iter_rows(min_col=1, max_col=1)
                 if r[0].row > rows["price"] - 12 and r[0].row < rows["price"]}
     wb["Quotes"].cell(by_label[LABELS["price_output"]], 2).value = 0.4
@@ -200,8 +200,8 @@ def test_free_offers_recalculate_without_a_division_by_zero(tmp_path):
     from test_quotes import FREE
     from test_workbook import check_against_engine, quote_rows
 
-    from costmodel.quotes import compare_quote, validate_quote
-    from costmodel.workbook.quotes_sheet import FREE_OFFER
+    from costmodel.decisions.quotes import compare_quote, validate_quote
+    from costmodel.render.workbook.quotes_sheet import FREE_OFFER
     systems, _ = workbook_systems([PUBLISHED / "deepseek-r1_gb300_matched.toml",
                                    PUBLISHED / "deepseek-r1_jalapeno_matched.toml"])
     rows = [(q, [compare_quote(q, s.result) for s in systems])
@@ -210,7 +210,7 @@ def test_free_offers_recalculate_without_a_division_by_zero(tmp_path):
     out = load_workbook(recalculate(path, tmp_path / "out"), data_only=True)
     formulas = load_workbook(path)
     assert check_against_engine(out, formulas, systems, rows) > 0
-    from costmodel.workbook.layout import FIRST_COL
+    from costmodel.render.workbook.layout import FIRST_COL
     for _, block in quote_rows(formulas["Quotes"], rows):
         for i in range(len(systems)):
             assert out["Quotes"].cell(block["margin"], FIRST_COL + i).value == FREE_OFFER

@@ -26,13 +26,13 @@ from openpyxl import load_workbook
 
 from costmodel import app
 from costmodel.cli import main
-from costmodel.errors import InputError, NonFiniteResult
-from costmodel.model import MODEL
-from costmodel.results import Result
+from costmodel.model.errors import InputError, NonFiniteResult
+from costmodel.model.results import Result
+from costmodel.model.steps import MODEL
+from costmodel.render.workbook.excel_formula import to_formula
+from costmodel.render.workbook.names import named_cells
+from costmodel.render.workbook.recalc import save_with_libreoffice, soffice
 from costmodel.sources.quote_file import read_quotes
-from costmodel.workbook.excel_formula import to_formula
-from costmodel.workbook.names import named_cells
-from costmodel.workbook.recalc import save_with_libreoffice, soffice
 
 CTX = app.LocalContext()
 SAMPLE = SCENARIOS / "sample-tco.toml"

@@ -19,12 +19,12 @@ from werkzeug.wsgi import get_content_length
 
 from .. import __version__
 from ..app.hints import UNKNOWN, hint, model_fields_at
-from ..errors import MAX_ERRORS, MAX_NESTING, more_errors, nested_message, nesting_error
-from ..inputs import error_path, fewer_errors
+from ..http.errors import Problem, hinted, input_problem
+from ..http.limits import GRID, HEAVY, current_limits
+from ..model.errors import MAX_ERRORS, MAX_NESTING, more_errors, nested_message, nesting_error
+from ..model.inputs import error_path, fewer_errors
 from ..store.models import MAX_ID
 from .auth import require
-from .errors import Problem, hinted, input_problem
-from .limits import GRID, HEAVY, current_limits
 from .schemas import CATALOG_KEY, INPUT_SCHEMAS, MAX_CURVE_ID, ProblemOut
 
 __all__ = ["route", "ROUTES", "build_spec", "ListQuery", "read_body", "body_bytes", "too_large",

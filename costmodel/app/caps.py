@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import InputError
+from ..model.errors import InputError
 
 __all__ = ["MAX_QUOTES", "MAX_SCENARIOS", "MAX_DRAWS", "check_count", "limited"]
 

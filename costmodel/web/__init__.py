@@ -5,13 +5,13 @@ the API give, from the same code.
 Pages are server-rendered (templates in the top-level ``templates/web/``, static assets in
 ``templates/web/static/``, both carried by the wheel as ``costmodel.templates``); charts are
 SVG drawn here; nothing is fetched from another host. Figures are rounded by
-:mod:`costmodel.display`, the rules the terminal and the workbook's number formats follow.
+:mod:`costmodel.render.display`, the rules the terminal and the workbook's number formats follow.
 """
 from __future__ import annotations
 
 from flask import Blueprint
 
-from .. import display
+from ..render import display
 from ..resources import templates_dir
 
 __all__ = ["blueprint"]

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from flask import Response, current_app, render_template, request
 
 from .. import app
-from ..errors import InputError
-from ..units import UnitInputError, parse_quantity
+from ..model.errors import InputError
+from ..model.units import UnitInputError, parse_quantity
 from . import blueprint
 from .downloads import curl_line, json_response
 from .guard import computes

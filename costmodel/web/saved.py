@@ -20,10 +20,10 @@ from flask import Response, current_app, redirect, render_template, request, url
 from pydantic import ValidationError
 
 from .. import __version__, app
-from ..api.errors import Problem
 from ..api.schemas import ScenarioCreate
-from ..display import format_input
-from ..errors import InputError
+from ..http.errors import Problem
+from ..model.errors import InputError
+from ..render.display import format_input
 from ..store import repo
 from ..store.models import MAX_ID
 from . import blueprint
@@ -39,7 +39,7 @@ PAGE = 50  # scenarios a list page shows
 XLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
 
 # The headline figures of a stored result: (JSON key, part, display name); the name picks
-# the label and the rounding (costmodel.display).
+# the label and the rounding (costmodel.render.display).
 HEADLINE = (
     ("cost_per_mtok", "total", "cost_per_mtok_total"),
     ("price_per_mtok", "total", "price_per_mtok_total"),

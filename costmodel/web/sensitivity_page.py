@@ -15,8 +15,9 @@ from dataclasses import dataclass
 
 from flask import current_app, render_template, request
 
-from .. import app, display
-from ..errors import InputError
+from .. import app
+from ..model.errors import InputError
+from ..render import display
 from . import blueprint
 from .charts import histogram, tornado_chart
 from .downloads import curl_line, json_response, xlsx_response
