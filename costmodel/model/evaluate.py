@@ -1,4 +1,8 @@
-"""The numpy interpreter of a :class:`~costmodel.model.declaration.Declaration`.
+"""The numpy evaluator of a whole :class:`~costmodel.model.declaration.Declaration`.
+
+The interpreter of one expression (:func:`compile_node`, :data:`NUMPY`, :data:`SCALAR`) is the
+declaration's own, beside its pint unit check, so the declaration does not import this module
+(re-exported here).
 
 Inputs arrive as plain float64 magnitudes in each input's declared unit (enums as integer
 level indices); one scenario is a batch of one, a sweep is a batch of a million, and both run
@@ -18,108 +22,22 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Callable, Iterable, Mapping
-from typing import ClassVar
 
 import numpy as np
 
-from .declaration import Algebra, ChosenNames, Declaration, Node, fold
+from .declaration import (
+    NUMPY,
+    REDUCE,
+    SCALAR,
+    Algebra,
+    ChosenNames,
+    Declaration,
+    compile_node,
+    fold,
+)
 
 __all__ = ["compile_node", "Evaluator", "NUMPY", "SCALAR"]
 
-Env = Mapping[str, object]
-Closure = Callable[[Env], object]
-_CMP: dict[str, Callable] = {"==": operator.eq, "!=": operator.ne, "<": operator.lt,
-                             "<=": operator.le, ">": operator.gt, ">=": operator.ge}
-
-
-def _sum_month(x):
-    """Sum along the month axis: of a profile by month and hour, keeping the month axis
-    (length 1) so the hours stay where they are; of one by month alone (its hour axis has
-    length 1, never an hour profile's 24 or 48), a scalar."""
-    if type(x) is float or np.ndim(x) < 2:  # (a float: the scalar path, cheaply)
-        return x
-    return x.sum(axis=(0, 1)) if x.shape[1] == 1 else x.sum(axis=0, keepdims=True)
-
-
-def _sum_hour(x):
-    """Sum of a profile without months (shape (1, hours[, n])) over its slots."""
-    return x if type(x) is float or np.ndim(x) < 2 else x.sum(axis=(0, 1))
-
-
-def _max_hour(x):
-    return x if type(x) is float or np.ndim(x) < 2 else x.max(axis=(0, 1))
-
-
-REDUCE: dict[tuple[str, str], Callable] = {("sum", "month"): _sum_month,
-                                           ("sum", "hour"): _sum_hour,
-                                           ("max", "hour"): _max_hour}
-
-
-class _Ops(Algebra[Closure]):
-    """Compiles an expression into a closure ``env -> value``; subclasses say how arithmetic
-    and branches run. Each closure binds its callables as locals, so a call does no lookups
-    beyond the env."""
-    binary: dict[str, Callable]
-    negative: Callable
-
-    def name(self, id: str) -> Closure:
-        return lambda env: env[id]  # a _LazyEnv computes a step the first time it is read
-
-    def num(self, value: int) -> Closure:
-        constant = float(value)
-        return lambda env: constant
-
-    def neg(self, x: Closure) -> Closure:
-        negative = self.negative
-        return lambda env: negative(x(env))
-
-    def binop(self, op: str, a: Closure, b: Closure) -> Closure:
-        f = self.binary[op]
-        return lambda env: f(a(env), b(env))
-
-    def compare(self, op: str, a: Closure, b: Closure) -> Closure:
-        f = _CMP[op]
-        return lambda env: f(a(env), b(env))
-
-    def reduce(self, op: str, axis: str, x: Closure) -> Closure:
-        f = REDUCE[op, axis]
-        return lambda env: f(x(env))
-
-
-class _NumpyOps(_Ops):
-    """Arrays: numpy ufuncs; ``where`` computes both branches and picks per element."""
-    binary: ClassVar[dict[str, Callable]] = {
-        "+": np.add, "-": np.subtract, "*": np.multiply, "/": np.divide, "**": np.power}
-    negative = staticmethod(np.negative)
-
-    def where(self, condition: Closure, if_true: Closure, if_false: Closure) -> Closure:
-        return lambda env: np.where(condition(env), if_true(env), if_false(env))
-
-    def choose(self, selector: str, options: tuple[Closure, ...]) -> Closure:
-        def choose(env):
-            index = env[selector]
-            if np.ndim(index) == 0:  # the common case: one level for the whole batch
-                return options[int(index)](env)
-            return np.choose(index, np.broadcast_arrays(*[o(env) for o in options]))
-        return choose
-
-
-class _ScalarOps(_Ops):
-    """A batch of one in plain floats: only the branch taken is computed, so a division by
-    zero in an untaken branch never happens; elsewhere it raises and the caller uses NUMPY."""
-    binary: ClassVar[dict[str, Callable]] = {
-        "+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv,
-        "**": operator.pow}
-    negative = staticmethod(operator.neg)
-
-    def where(self, condition: Closure, if_true: Closure, if_false: Closure) -> Closure:
-        return lambda env: if_true(env) if condition(env) else if_false(env)
-
-    def choose(self, selector: str, options: tuple[Closure, ...]) -> Closure:
-        return lambda env: options[int(env[selector])](env)
-
-
-NUMPY, SCALAR = _NumpyOps(), _ScalarOps()
 _FLOATS = frozenset({float, int})
 _MAX_SPECIALISED = 256  # combinations of categorical levels compiled per evaluator
 
@@ -205,12 +123,6 @@ def _compile_scalar(decl: Declaration, names: list[str], inputs: Iterable[str],
                                     **{f"_{op}_{axis}": f for (op, axis), f in REDUCE.items()}}
     exec(compile("\n".join(lines), f"<steps of {len(names)}>", "exec"), namespace)
     return namespace["run"]  # type: ignore[return-value]
-
-
-def compile_node(node: Node, ops: _Ops = NUMPY) -> Closure:
-    """Turn an expression tree into a closure ``env -> value`` [the step's declared unit],
-    once."""
-    return fold(node, ops)
 
 
 class _LazyEnv(dict):

@@ -35,6 +35,7 @@ from pydantic import (
 )
 
 from .errors import MAX_ERRORS, InputError, more_errors
+from .profile import HOURS_A_DAY, MONTHS, WEEKDAY_SHARE, profile_inputs
 from .rates import (
     ACCELERATOR_PATTERN,
     DATE_PATTERN,
@@ -244,8 +245,6 @@ class Financing(Section):
     maintenance: Fraction() = 0.03
 
 
-HOURS_A_DAY = 24
-MONTHS = 12
 MAX_CURRENCIES = 20  # exchange rates one scenario may state
 
 
@@ -930,8 +929,6 @@ def _section_key(name: str, table: Any) -> tuple[str, bytes] | None:
     return (name, key) if len(key) <= _SECTION_KEY_BYTES else None
 
 
-WEEKDAY_SHARE = 5 / 7  # of a year's days: weekdays, and weekend days (2/7)
-
 
 def load_mean(load: Load) -> float:
     """The mean of a load shape over the year [fraction of hours]: weekdays weigh 5/7,
@@ -1148,4 +1145,3 @@ def error_message(err: dict) -> str:
     return msg
 
 
-from .profile import profile_inputs  # noqa: E402  (it reads the sections above)

@@ -13,15 +13,21 @@ demand charge once a year (a tariff without seasons: 12 times).
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .inputs import HOURS_A_DAY, MONTHS, WEEKDAY_SHARE, Scenario, Tariff
 from .steps import MODEL
 
+if TYPE_CHECKING:  # annotations only: inputs imports this module (tests/test_layering.py)
+    from .inputs import Scenario, Tariff
+
 __all__ = ["MONTH_DAYS", "DAYS_A_YEAR", "profile_inputs", "shape_of", "slot_labels",
-           "MONTH_NAMES", "move_flexible"]
+           "MONTH_NAMES", "move_flexible", "HOURS_A_DAY", "MONTHS", "WEEKDAY_SHARE"]
+
+HOURS_A_DAY = 24
+MONTHS = 12
+WEEKDAY_SHARE = 5 / 7  # of a year's days: weekdays, and weekend days (2/7)
 
 MONTH_DAYS = (31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
 DAYS_A_YEAR = sum(MONTH_DAYS)  # 365
