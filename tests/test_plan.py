@@ -26,8 +26,8 @@ from click.testing import CliRunner
 from conftest import auth
 
 from costmodel import app
-from costmodel import plan as core
 from costmodel.cli import main
+from costmodel.decisions import plan as core
 
 API = "/api/v1"
 SCENARIO = {

@@ -17,7 +17,7 @@ import openpyxl
 import pytest
 from browser_support import at_widths, require_browser
 
-from costmodel import display
+from costmodel.render import display
 from costmodel.web.pages import fixture_scenarios
 from costmodel.web.scenario_form import scenario_form
 

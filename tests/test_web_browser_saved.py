@@ -19,7 +19,7 @@ import browser_support
 import openpyxl
 from browser_support import at_widths, require_browser
 
-from costmodel import display
+from costmodel.render import display
 from costmodel.web.scenario_form import DEFAULTS
 
 require_browser()

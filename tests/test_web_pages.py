@@ -19,8 +19,8 @@ from urllib.parse import urlencode
 import openpyxl
 import pytest
 
-from costmodel import display
 from costmodel.model.steps import MODEL
+from costmodel.render import display
 from costmodel.web.pages import COMPARE_ROWS, EFFICIENCY, HEADLINE, fixture_scenarios
 from costmodel.web.scenario_form import scenario_form
 

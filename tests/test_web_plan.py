@@ -10,7 +10,7 @@ from io import BytesIO
 
 import pytest
 
-from costmodel import display
+from costmodel.render import display
 
 QUERY = "accelerator=gb300&point=deepseek-r1/gb300/peak"
 

@@ -12,7 +12,7 @@ import openpyxl
 import pytest
 from conftest import ROOT, auth
 
-from costmodel import display
+from costmodel.render import display
 from costmodel.store.repo import key_create, scenario_list
 
 API = "/api/v1"

@@ -16,7 +16,7 @@ import openpyxl
 import pytest
 from conftest import ROOT, auth
 
-from costmodel import display
+from costmodel.render import display
 from costmodel.store.repo import key_create, key_revoke, scenario_list
 from costmodel.web.scenario_form import DEFAULTS, scenario_form
 

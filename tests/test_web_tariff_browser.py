@@ -13,7 +13,7 @@ import urllib.request
 import browser_support
 from browser_support import at_widths, require_browser
 
-from costmodel import display
+from costmodel.render import display
 from costmodel.web.scenario_form import scenario_form
 
 require_browser()

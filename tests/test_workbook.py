@@ -242,7 +242,7 @@ def build_cases(folder: Path) -> dict:
     """The five test workbooks: case -> (path, systems, quotes rows, sensitivity results)."""
     from conftest import PUBLISHED, ROOT
 
-    from costmodel import sensitivity as core
+    from costmodel.decisions import sensitivity as core
     from costmodel.decisions.quotes import compare_quote
     from costmodel.sources.quote_file import read_quotes
     out = {}

@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, WithJsonSchema
 
-from ..app.caps import MAX_DRAWS, MAX_QUOTES, MAX_SCENARIOS
+from ..app.caps import MAX_DRAWS, MAX_QUOTES, MAX_SCENARIO_NAME, MAX_SCENARIOS
 from ..decisions.demand import Demand
 from ..decisions.quotes import CAPACITY_ONLY, FORMS, PER_MTOK_ONLY, Quote
 from ..decisions.sensitivity.inputs import VARS
@@ -786,7 +786,7 @@ class QuoteTermRequest(Strict):
 
 class ScenarioCreate(Strict):
     model_config = _examples({"name": "GB300 at peak", "scenario": EXAMPLE_SCENARIO})
-    name: _text(200, min_length=1)
+    name: _text(MAX_SCENARIO_NAME, min_length=1)
     scenario: ScenarioBody
 
 

@@ -929,7 +929,6 @@ def _section_key(name: str, table: Any) -> tuple[str, bytes] | None:
     return (name, key) if len(key) <= _SECTION_KEY_BYTES else None
 
 
-
 def load_mean(load: Load) -> float:
     """The mean of a load shape over the year [fraction of hours]: weekdays weigh 5/7,
     weekend days 2/7 (a shape without weekend days serves every day alike)."""

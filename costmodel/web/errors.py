@@ -16,7 +16,7 @@ from werkzeug.exceptions import NotFound as UnknownAddress
 from ..model.errors import InputError
 from ..store.health import StoreUnwritable
 from ..store.repo import NotFound
-from . import blueprint
+from .site import blueprint
 
 __all__ = ["error_page"]
 

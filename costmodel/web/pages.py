@@ -27,13 +27,13 @@ from ..model.units import UnitInputError, parse_quantity
 from ..render.report import flexible_line
 from ..resources import fixtures_dir
 from ..store import repo
-from . import blueprint
 from .charts import COLOURS, Segment, Series, frontier_chart, hourly_chart, stacked_bar
 from .disclosure import disclosure_lines
 from .downloads import curl_line, json_response, xlsx_response
 from .guard import computes
 from .scenario_form import ScenarioForm, form_catalog, hour_span, scenario_form
 from .session import need
+from .site import blueprint
 
 __all__ = ["HEADLINE", "BREAKDOWN", "EFFICIENCY", "COMPARE_ROWS", "fixture_scenarios",
            "MAX_SYSTEMS"]

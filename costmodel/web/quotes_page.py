@@ -28,11 +28,11 @@ from ..model.errors import InputError, parse_nested
 from ..resources import fixtures_dir
 from ..sources.quote_file import quotes_of, read_quotes_text
 from ..store import repo
-from . import blueprint
 from .guard import computes
 from .pages import fixture_scenarios  # the Compare page's list: one list of examples
 from .scenario_form import FIELDS, scenario_form
 from .session import need
+from .site import blueprint
 
 __all__ = ["QUOTE_FIELDS", "DEMAND_FIELDS", "QuotesForm"]
 
