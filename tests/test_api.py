@@ -58,7 +58,7 @@ def energy_per_mtok(usd_per_kwh: float, watts: float, token_per_s: float) -> flo
 # Chip boundary, rated basis, utilisation 1: throughput = 11,781 x 1.4 kW, so the kW cancel:
 # 0.0871 / (11,781 x 3,600) x 1e6 ~= 0.002054 USD/Mtok.
 GB300_PEAK_ENERGY = EIA_PRICE / (GB300_PEAK_PER_KW * 3600) * 1e6
-# Facility power per accelerator from the defaults in costmodel/inputs.py: node wall =
+# Facility power per accelerator from the defaults in costmodel/model/inputs.py: node wall =
 # (8 x 1,400 W + 2,400 W host) / 0.94 PSU; rack = (4 nodes + 1,500 W switch + 500 W other) /
 # 0.97 delivery, split over 32 accelerators; facility = rack x PUE 1.3  ~= 2,507.5 W.
 GB300_FACILITY_W = ((4 * ((8 * 1400 + 2400) / 0.94) + 1500 + 500) / 0.97) / 32 * 1.3

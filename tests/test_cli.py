@@ -31,7 +31,7 @@ EIA_PRICE = 0.0871  # USD/kWh
 # USD/kWh / (token/s/kW * 3600 s/h = token/kWh) * 1e6 token/Mtok  ~= 0.00205 USD/Mtok
 ENERGY_PER_MTOK = EIA_PRICE / (GB300_PEAK_PER_KW * 3600) * 1e6
 
-# Facility power per accelerator from the defaults in costmodel/inputs.py:
+# Facility power per accelerator from the defaults in costmodel/model/inputs.py:
 # node wall = (8 accelerators x 1,400 W + 2,400 W host) / 0.94 PSU;
 # rack = (4 nodes x node wall + 1,500 W switch + 500 W other) / 0.97 delivery, split over
 # 4 x 8 = 32 accelerators; facility = rack x PUE 1.3.  ~= 2,507.5 W
