@@ -15,7 +15,8 @@ from urllib.parse import urlencode
 
 import pytest
 
-from costmodel import app, display
+from costmodel import app
+from costmodel.render import display
 from costmodel.render.report import flexible_line
 from costmodel.web.pages import EFFICIENCY, HEADLINE
 from costmodel.web.scenario_form import LOAD_PRESETS, parse_load_row, scenario_form
