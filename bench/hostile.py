@@ -81,7 +81,7 @@ def _detail(text: str) -> str:
 
 
 def _workbooks() -> dict[str, bytes]:
-    """The hostile workbooks of tests/test_hostile_workbook.py, built the same way."""
+    """The hostile workbooks of tests/render/test_hostile_workbook.py, built the same way."""
     from conftest import SCENARIOS, workbook_systems
     from test_hostile_workbook import HOSTILE, members_of, pack
 

@@ -46,7 +46,7 @@ BODY_TRICKLE_HEADER = (b"POST /api/v1/price HTTP/1.1\r\nHost: 127.0.0.1\r\n"
                        b"Content-Type: application/json\r\nContent-Length: 100000\r\n\r\n")
 
 
-# ---- the servers (tests/test_slow_clients.py starts them the same way) ----------------------
+# ---- the servers (tests/http/test_slow_clients.py starts them the same way) ----------------------
 
 def free_port() -> int:
     with socket.socket() as s:

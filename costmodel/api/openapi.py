@@ -489,7 +489,7 @@ def build_spec() -> dict[str, Any]:
             media: dict[str, Any] = {"schema": ref_of[r.body]}
             examples = schemas[ref_of[r.body]["$ref"].rsplit("/", 1)[1]].get("examples")
             if examples:  # a valid request: Swagger UI's "Try it out" sends it as it is
-                # (tests/test_api_docs.py); the schema's own examples list every one
+                # (tests/api/test_api_docs.py); the schema's own examples list every one
                 media["example"] = examples[0]
             op["requestBody"] = {"required": True, "content": {r.request_content_type: media}}
         elif r.request_content_type != "application/json":

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from conftest import price_data
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 GB300 = {"accelerator": "gb300", "operating_point": "deepseek-r1/gb300/peak"}
 
 

@@ -21,7 +21,7 @@ from costmodel.sources.openei import (
     tariff_toml,
 )
 
-DATA = Path(__file__).parent / "data" / "openei"
+DATA = Path(__file__).resolve().parents[1] / "data" / "openei"
 WALLINGFORD = DATA / "wallingford_primary_northford.json"
 SCE = DATA / "sce_gs2_tou_b.json"
 WAIVE = ("demandratchetpercentage", "demandreactivepowercharge")

@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from costmodel.cli import main
 from costmodel.render.display import format_number, format_ratio
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PUBLISHED = ROOT / "fixtures" / "scenarios" / "published"
 GB300_PEAK = PUBLISHED / "deepseek-r1_gb300_peak.toml"
 GB300_MATCHED = PUBLISHED / "deepseek-r1_gb300_matched.toml"

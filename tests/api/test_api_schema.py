@@ -58,7 +58,7 @@ from costmodel.api.openapi import build_spec
 from costmodel.server import create_app
 from costmodel.store.repo import key_create
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 FULL = os.environ.get("COSTMODEL_SCHEMATHESIS_FULL", "") == "1"
 EXAMPLES = int(os.environ.get("COSTMODEL_SCHEMATHESIS_EXAMPLES") or (200 if FULL else 25))
 OPERATIONS = [(method.upper(), path) for path, ops in build_spec()["paths"].items()
@@ -338,7 +338,8 @@ def test_full_run(database, tmp_path):
                           '"403", "404", "405", "406", "409", "414", "415", "422", "428", '
                           '"429", "431", "5xx"]\n')
         cli = Path(sys.executable).with_name("schemathesis")
-        env = {**os.environ, "PYTHONPATH": str(ROOT / "tests"),
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+                   [str(ROOT / "tests"), str(ROOT / "tests" / "api")]),
                # this module: positive_data_accepted_unless_inexpressible for the built-in
                # check, so that fuzzing goes on past a refusal JSON Schema cannot state
                "SCHEMATHESIS_HOOKS": "test_api_schema"}

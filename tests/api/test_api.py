@@ -28,7 +28,7 @@ from costmodel.cli import main as cli_main
 from costmodel.render.workbook.names import named_cells
 from costmodel.server import create_app
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SAMPLE_TCO = ROOT / "fixtures" / "scenarios" / "sample-tco.toml"
 ILLUSTRATIVE_CURVES = ROOT / "fixtures" / "curves" / "illustrative-gpt-oss-120b.csv"
 

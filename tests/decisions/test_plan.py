@@ -429,7 +429,7 @@ def test_api_plan_is_a_read(app, client):
 def test_a_rented_fleet_says_its_capex_is_not_spent():
     # the reference-rate scenario rents its accelerators: the cost per hour is the rent
     from pathlib import Path
-    rented = Path(__file__).resolve().parents[1] / "fixtures/scenarios/rate-gb300-rental.toml"
+    rented = Path(__file__).resolve().parents[2] / "fixtures/scenarios/rate-gb300-rental.toml"
     r = cli(rented, "--power-budget", "1 MW", "--json")
     assert r.exit_code == 0, r.output
     assert "rented" in json.loads(r.stdout)["disclosure"]["plan"]["capex"]

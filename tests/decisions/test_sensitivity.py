@@ -33,7 +33,7 @@ from costmodel.model.inputs import InputError
 from costmodel.render.display import format_number
 from costmodel.sources.scenario_file import build_scenario, load_scenario_file
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "fixtures" / "scenarios" / "sample-tco.toml"
 GB300_PEAK = ROOT / "fixtures" / "scenarios" / "published" / "deepseek-r1_gb300_peak.toml"
 

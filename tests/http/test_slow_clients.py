@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 NGINX = Path("/usr/sbin/nginx")
 
 if not NGINX.exists() and os.environ.get("COSTMODEL_REQUIRE_NGINX"):

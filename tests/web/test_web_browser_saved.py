@@ -27,7 +27,7 @@ require_browser()
 browser, live_server, page = browser_support.browser, browser_support.live_server, \
     browser_support.page
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "fixtures" / "quotes" / "example-quotes.toml"
 FIXTURE = ROOT / "fixtures" / "scenarios" / "published" / "deepseek-r1_gb300_matched.toml"
 

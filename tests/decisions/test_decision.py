@@ -406,7 +406,7 @@ def test_availability_raises_the_own_builds_count():
 
 def test_the_negotiation_example_file_ranks_and_recommends():
     from costmodel.sources.quote_file import demand_table, read_quotes
-    path = Path(__file__).resolve().parents[1] / "fixtures" / "quotes" / "negotiation.toml"
+    path = Path(__file__).resolve().parents[2] / "fixtures" / "quotes" / "negotiation.toml"
     specs = [app.ScenarioSpec(app.FileScenario(f)) for f in (B200, H100)]
     answer = app.quotes_decide(app.LocalContext(), app.DecisionRequest(
         read_quotes(path), specs, validate_demand(demand_table(path))))
