@@ -34,4 +34,4 @@ EXPOSE 8000
 HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
   CMD ["python", "-c", "import sys, urllib.request; sys.exit(0 if urllib.request.urlopen('http://127.0.0.1:8000/healthz', timeout=4).status == 200 else 1)"]
 # migrate and seed (both idempotent), then serve; keys: docker exec ... costmodel keys create
-CMD ["sh", "-c", "costmodel db upgrade && costmodel db seed && exec gunicorn 'costmodel.api:create_app()' --bind 0.0.0.0:8000 --workers \"$WEB_CONCURRENCY\" --worker-class gthread --threads \"$GUNICORN_THREADS\" --access-logfile -"]
+CMD ["sh", "-c", "costmodel db upgrade && costmodel db seed && exec gunicorn 'costmodel.server:create_app()' --bind 0.0.0.0:8000 --workers \"$WEB_CONCURRENCY\" --worker-class gthread --threads \"$GUNICORN_THREADS\" --access-logfile -"]

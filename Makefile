@@ -61,7 +61,7 @@ bench: $(STAMP)
 schemathesis: $(STAMP)
 	COSTMODEL_SCHEMATHESIS_FULL=1 \
 	COSTMODEL_SCHEMATHESIS_EXAMPLES=$${COSTMODEL_SCHEMATHESIS_EXAMPLES:-200} \
-	    $(BIN)/python -m pytest -q -s -p no:cacheprovider tests/test_api_schema.py -k test_full_run
+	    $(BIN)/python -m pytest -q -s -p no:cacheprovider tests/api/test_api_schema.py -k test_full_run
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache

@@ -123,7 +123,7 @@ def run(backend: str, url: str, folder: Path, args, round_no: int) -> bool:
     subprocess.run([COSTMODEL, "db", "seed"], env=env, check=True, capture_output=True)
     token = _key(env)
     port = free_port()
-    proc = start("costmodel.api:create_app()", port, env, args.workers, args.threads,
+    proc = start("costmodel.server:create_app()", port, env, args.workers, args.threads,
                  folder / f"{backend}.log")
     acked: dict = {}
     stop = threading.Event()
@@ -138,7 +138,7 @@ def run(backend: str, url: str, folder: Path, args, round_no: int) -> bool:
     stop.set()
     loader.join(30)
     # restart on the same database, as an operator would, and read back through the API too
-    proc = start("costmodel.api:create_app()", port, env, args.workers, args.threads,
+    proc = start("costmodel.server:create_app()", port, env, args.workers, args.threads,
                  folder / f"{backend}.log")
     try:
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=10) as r:

@@ -14,7 +14,7 @@ import argparse
 import numpy as np
 from timing import best_time
 
-from costmodel.curves import Frontier
+from costmodel.model.curves import Frontier
 
 
 def frontier_points(n: int, seed: int = 3) -> tuple[np.ndarray, np.ndarray]:

@@ -81,11 +81,11 @@ def _detail(text: str) -> str:
 
 
 def _workbooks() -> dict[str, bytes]:
-    """The hostile workbooks of tests/test_hostile_workbook.py, built the same way."""
+    """The hostile workbooks of tests/render/test_hostile_workbook.py, built the same way."""
     from conftest import SCENARIOS, workbook_systems
     from test_hostile_workbook import HOSTILE, members_of, pack
 
-    from costmodel.workbook.export import build_workbook
+    from costmodel.render.workbook.export import build_workbook
     systems, _ = workbook_systems([SCENARIOS / "sample-tco.toml"])
     buf = io.BytesIO()
     build_workbook(systems).save(buf)
@@ -252,7 +252,7 @@ def main() -> None:
                                  env=env, check=True, capture_output=True, text=True).stdout
             tokens[role] = out.strip().rsplit(" ", 1)[-1]
         port = free_port()
-        proc = start("costmodel.api:create_app()", port, env, 2, 4, folder / "server.log")
+        proc = start("costmodel.server:create_app()", port, env, 2, 4, folder / "server.log")
         svc = Service(port, proc, tokens)
         ok = True
         try:

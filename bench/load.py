@@ -145,7 +145,7 @@ def main() -> None:
         echo_port, price_port = free_port(), free_port()
         echo = start("echo_app:create_app()", echo_port, env, args.workers, args.threads,
                      folder / "echo.log")
-        service = start("costmodel.api:create_app()", price_port, env, args.workers,
+        service = start("costmodel.server:create_app()", price_port, env, args.workers,
                         args.threads, folder / "service.log")
         try:
             body = (BODY % "0.1").encode()

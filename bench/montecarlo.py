@@ -1,5 +1,6 @@
 """Monte Carlo benchmark: 10^6 draws of several inputs of the sample TCO scenario through
-``costmodel.sensitivity.monte_carlo``, beside plain numpy evaluations of the same formula on
+``costmodel.decisions.sensitivity.monte_carlo``, beside plain numpy evaluations of the same formula
+on
 the same draws, in the same run.
 
     python bench/montecarlo.py [--draws 1000000] [--repeat 5] [--seed 7]
@@ -19,9 +20,9 @@ import formula
 import numpy as np
 from timing import best_time
 
-from costmodel.evaluate import Evaluator
-from costmodel.model import MODEL
-from costmodel.sensitivity import monte_carlo, sample_inputs
+from costmodel.decisions.sensitivity import monte_carlo, sample_inputs
+from costmodel.model.evaluate import Evaluator
+from costmodel.model.steps import MODEL
 from costmodel.sources.scenario_file import load_scenario_file
 
 SCENARIO = Path(__file__).resolve().parents[1] / "fixtures" / "scenarios" / "sample-tco.toml"

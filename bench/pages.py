@@ -32,7 +32,7 @@ MI300X_CURVE = "curve:mi300x/gpt-oss-120b/vllm/fp8/8192x1024/none/agg"
 
 
 def seeded_app(folder: Path):
-    from costmodel.api import create_app
+    from costmodel.server import create_app
     from costmodel.sources.catalog import fixtures_dir
     from costmodel.store.db import make_engine, make_sessions, upgrade
     from costmodel.store.seed import seed

@@ -216,7 +216,7 @@ def main() -> None:
             subprocess.run([COSTMODEL, *cmd], env=env, check=True, capture_output=True)
         attackers, PROBE_TOKEN[0] = _key(env, "attackers"), _key(env, "probe")
         port = free_port()
-        proc = start("costmodel.api:create_app()", port, env, 4, 4, folder / "server.log")
+        proc = start("costmodel.server:create_app()", port, env, 4, 4, folder / "server.log")
         base = f"http://127.0.0.1:{port}"
         print(f"gunicorn -w 4 -k gthread --threads 4; {os.cpu_count()} cores; upload "
               f"{args.quotes} quotes ({len(upload) / 1000:.0f} KB); unknown-keys body "

@@ -46,7 +46,7 @@ BODY_TRICKLE_HEADER = (b"POST /api/v1/price HTTP/1.1\r\nHost: 127.0.0.1\r\n"
                        b"Content-Type: application/json\r\nContent-Length: 100000\r\n\r\n")
 
 
-# ---- the servers (tests/test_slow_clients.py starts them the same way) ----------------------
+# ---- the servers (tests/http/test_slow_clients.py starts them the same way) ----------------------
 
 def free_port() -> int:
     with socket.socket() as s:
@@ -81,7 +81,7 @@ def start_gunicorn(port: int, env: dict[str, str], log: Path, *, workers: int = 
                    threads: int = 4) -> subprocess.Popen:
     gunicorn = str(Path(sys.executable).with_name("gunicorn"))
     with log.open("ab") as fh:  # a file: a pipe nobody reads would fill and stall the workers
-        proc = subprocess.Popen([gunicorn, "costmodel.api:create_app()", "-b",
+        proc = subprocess.Popen([gunicorn, "costmodel.server:create_app()", "-b",
                                  f"127.0.0.1:{port}", "-w", str(workers), "-k", "gthread",
                                  "--threads", str(threads), "--log-level", "warning",
                                  "--no-control-socket"],

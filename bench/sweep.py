@@ -16,8 +16,8 @@ import numpy as np
 from formula import hand_written, hand_written_tariff
 from timing import best_time
 
-from costmodel.evaluate import Evaluator
-from costmodel.model import MODEL
+from costmodel.model.evaluate import Evaluator
+from costmodel.model.steps import MODEL
 
 
 def sweep_inputs(n: int, seed: int = 1) -> dict:

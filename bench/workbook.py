@@ -23,8 +23,8 @@ sys.path.insert(0, str(ROOT / "tests"))
 from conftest import CURVE_SCENARIOS, workbook_systems  # noqa: E402
 from openpyxl import load_workbook  # noqa: E402
 
-from costmodel.workbook.export import build_workbook, save_workbook  # noqa: E402
-from costmodel.workbook.recalc import recalculate, soffice  # noqa: E402
+from costmodel.render.workbook.export import build_workbook, save_workbook  # noqa: E402
+from costmodel.render.workbook.recalc import recalculate, soffice  # noqa: E402
 
 BUDGET = 0.300  # [s]
 

@@ -4,7 +4,7 @@
 inputs, categorical choices, constants and steps (name, formula, unit, description), read
 from the declaration the engine evaluates, so the page cannot drift from the code.
 """
-from costmodel.model import MODEL  # the declaration; re-point here if the module moves
+from costmodel.model.steps import MODEL  # the declaration; re-point here if the module moves
 
 MARKER = "<!-- declared-model -->"
 

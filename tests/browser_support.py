@@ -95,7 +95,7 @@ def open_live_server(tmp_dir: Path, *, open_reads: bool = True,
     at 127.0.0.1:<random port>; shut down and disposed afterwards."""
     from werkzeug.serving import make_server
 
-    from costmodel.api import create_app
+    from costmodel.server import create_app
     from costmodel.sources.catalog import fixtures_dir
     from costmodel.store.db import make_engine, make_sessions, upgrade
     from costmodel.store.seed import seed

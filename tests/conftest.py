@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from costmodel.chain import price
+from costmodel.model.chain import price
 from costmodel.sources.scenario_file import build_scenario, load_scenario_file
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -41,7 +41,7 @@ CURVE_SCENARIOS = [SCENARIOS / f"curve-gpt-oss-120b-{hw}.toml" for hw in ("h100"
 def workbook_systems(files, overrides=(), matched=False):
     """Price scenario files the way `costmodel workbook` does: (systems, loaded)."""
     from costmodel import app
-    from costmodel.workbook.export import WorkbookSystem
+    from costmodel.render.workbook.export import WorkbookSystem
     specs = [app.ScenarioSpec(app.FileScenario(Path(f)), app.overrides_from_text(overrides))
              for f in files]
     loaded = app.load_all(app.LocalContext(), specs, app.MATCHED if matched else app.OWN_POINT)
@@ -98,7 +98,7 @@ def database(request, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def app(database):
-    from costmodel.api import create_app
+    from costmodel.server import create_app
     application = create_app({"DATABASE_URL": database, "OPEN_READS": False,
                               "TESTING": True})
     yield application
@@ -124,7 +124,7 @@ def client(app):
 @pytest.fixture(scope="module")
 def open_app(database):
     """The same database, with reads open to callers without a key (as on loopback)."""
-    from costmodel.api import create_app
+    from costmodel.server import create_app
     application = create_app({"DATABASE_URL": database, "OPEN_READS": True,
                               "TESTING": True})
     yield application
@@ -160,7 +160,7 @@ def db(tmp_path_factory):
 @pytest.fixture
 def make_app(db):
     """``make_app(**config)``: an app (a worker) on the module's database; disposed after."""
-    from costmodel.api import create_app
+    from costmodel.server import create_app
     made = []
 
     def _make(**config):

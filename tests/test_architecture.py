@@ -1,12 +1,15 @@
 """The core stays pure: importing it loads no web, database, workbook or command-line library,
 and its source reads and writes no files and no environment.
 
-The core is the engine (units, the declaration and its evaluator, inputs, curves, power,
-results, quotes, reference-rate resolution, the chain, sensitivity, the text report and the
-typed errors). Everything that
-touches the outside is an edge: ``sources/`` (files), ``workbook/`` (openpyxl), ``store/``
-(SQLAlchemy), ``api/`` (Flask), ``app/`` (use cases over sources and store), ``commands/`` and
-``cli`` (click), ``frontier_plot`` (matplotlib) and ``resources`` (package data).
+The core is the model (``costmodel/model/``: units, the declaration and its evaluator, the
+declared steps, inputs, profiles, reference rates, curves, power, results, the chain and the
+typed errors), the decisions on top of it (``costmodel/decisions/``: quotes, demand, decision,
+plan, sensitivity) and two renderings that are plain text (``render/display``, the display
+rules, and ``render/report``, the terminal text). Everything that touches the outside is an
+edge: ``sources/`` (files), ``render/workbook/`` (openpyxl), ``render/frontier_plot``
+(matplotlib), ``render/onepage`` (PDF), ``store/`` (SQLAlchemy), ``app/`` (use cases over
+sources and store), ``http/``, ``api/``, ``web/`` and ``server`` (Flask), ``cli/`` (click) and
+``resources`` (package data). What each layer may import: tests/test_layering.py.
 """
 from __future__ import annotations
 
@@ -22,11 +25,15 @@ import costmodel
 
 PACKAGE = Path(costmodel.__file__).resolve().parent
 
-CORE = ["units", "declaration", "model", "evaluate", "inputs", "curves", "power", "results",
-        "quotes", "rates", "chain", "sensitivity", "report", "errors", "display", "demand",
-        "decision", "plan", "profile"]
-EDGE = ["sources", "workbook", "store", "api", "app", "web", "commands", "cli", "frontier_plot",
-        "resources", "onepage"]
+CORE = ["model.units", "model.declaration", "model.steps", "model.evaluate", "model.inputs",
+        "model.curves", "model.power", "model.results", "model.rates", "model.chain",
+        "model.errors", "model.profile", "decisions.quotes", "decisions.demand",
+        "decisions.decision", "decisions.plan", "decisions.sensitivity", "render.display",
+        "render.report"]
+EDGE = ["sources", "store", "app", "http", "cli", "api", "web", "server", "resources",
+        "render.workbook", "render.frontier_plot", "render.onepage"]
+# packages whose modules are placed one by one (the model and the decisions are all core)
+SPLIT = ("model", "decisions", "render")
 
 # top-level import names of the libraries only an edge may load
 EDGE_LIBRARIES = {"flask", "werkzeug", "sqlalchemy", "alembic", "psycopg", "openpyxl",
@@ -46,17 +53,25 @@ IO_IMPORTS = {"pathlib", "shutil", "subprocess", "socket", "urllib", "http", "sq
 
 
 def _sources(name: str) -> list[Path]:
-    """The source files of core module ``name`` (a module or a package)."""
-    folder = PACKAGE / name
+    """The source files of core module ``name`` (dotted below costmodel: a module or a
+    package)."""
+    folder = PACKAGE.joinpath(*name.split("."))
     if folder.is_dir() and (folder / "__init__.py").exists():
         return sorted(folder.rglob("*.py"))
-    return [PACKAGE / f"{name}.py"]
+    return [folder.with_suffix(".py")]
+
+
+def _entries(folder: Path, prefix: str = "") -> set[str]:
+    """The modules and packages directly in ``folder`` (dotted, after ``prefix``)."""
+    return {prefix + (p.stem if p.suffix == ".py" else p.name) for p in folder.iterdir()
+            if (p.suffix == ".py" and p.stem != "__init__") or (p / "__init__.py").exists()}
 
 
 def test_every_module_is_core_or_edge():
     """A new module must be placed: core (pure, checked here) or edge."""
-    found = {p.stem for p in PACKAGE.glob("*.py") if p.stem != "__init__"} | \
-        {p.name for p in PACKAGE.iterdir() if (p / "__init__.py").exists()}
+    found = _entries(PACKAGE) - set(SPLIT)
+    for name in SPLIT:
+        found |= _entries(PACKAGE / name, f"{name}.")
     assert found - set(CORE) - set(EDGE) == set(), "classify these in tests/test_architecture.py"
     assert set(CORE) <= found
 

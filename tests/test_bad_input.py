@@ -21,7 +21,7 @@ import pytest
 from click.testing import CliRunner
 
 from costmodel.cli import main
-from costmodel.inputs import InputError
+from costmodel.model.inputs import InputError
 from costmodel.sources.scenario_file import (
     build_scenario,
     load_scenario_file,

@@ -21,10 +21,10 @@ from openpyxl import load_workbook
 
 from costmodel import app
 from costmodel.cli import main
-from costmodel.report import result_table
+from costmodel.render.report import result_table
+from costmodel.render.workbook.export import FIRST_COL
+from costmodel.render.workbook.names import named_cells
 from costmodel.sources.paths import shown_path
-from costmodel.workbook.export import FIRST_COL
-from costmodel.workbook.names import named_cells
 
 API = "/api/v1"
 XLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"

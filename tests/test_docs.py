@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from costmodel.model import MODEL
+from costmodel.model.steps import MODEL
 
 ROOT = Path(__file__).resolve().parents[1]
 

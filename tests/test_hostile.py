@@ -5,8 +5,8 @@ Rows covered here: 1 (a quantity that pint would evaluate: "9**9**9 W"), 6 (pint
 errors that escaped as 500), 7 and 9 (control characters and NUL in names and titles), 11
 (catalog entries validated as deeply as scenarios), 12 (a cost that overflows is refused,
 never saved), 15 (a chunked body over the limit is a 413; long names); 10 (loopback decided
-by resolving the address) is in tests/test_service_cli.py. Quantities are read by
-costmodel's own grammar (costmodel.units), never by pint's expression evaluator, at every
+by resolving the address) is in tests/cli/test_service_cli.py. Quantities are read by
+costmodel's own grammar (costmodel.model.units), never by pint's expression evaluator, at every
 entry: API bodies, scenario files and --set, sensitivity ranges and distributions, workbook
 cells, curve files.
 """
@@ -19,7 +19,7 @@ from click.testing import CliRunner
 from conftest import PUBLISHED, auth
 
 from costmodel.cli import main
-from costmodel.units import (
+from costmodel.model.units import (
     MAX_EXPONENT,
     MAX_QUANTITY_TEXT,
     UnitInputError,

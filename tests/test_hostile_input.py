@@ -15,10 +15,10 @@ from click.testing import CliRunner
 from conftest import PUBLISHED, auth
 
 from costmodel.cli import main
-from costmodel.display import format_quantity
-from costmodel.errors import MAX_ERRORS, MAX_HINTS, MAX_NESTING, InputError, nesting_error
-from costmodel.inputs import MIN_THROUGHPUT, MIN_UTILISATION
-from costmodel.results import MAX_COST_PER_MTOK
+from costmodel.model.errors import MAX_ERRORS, MAX_HINTS, MAX_NESTING, InputError, nesting_error
+from costmodel.model.inputs import MIN_THROUGHPUT, MIN_UTILISATION
+from costmodel.model.results import MAX_COST_PER_MTOK
+from costmodel.render.display import format_quantity
 from costmodel.web.saved import shown
 
 API = "/api/v1"
@@ -351,8 +351,8 @@ def test_a_workbook_repriced_names_the_cell(tmp_path):
     from openpyxl import load_workbook
 
     from costmodel import app
-    from costmodel.workbook.export import build_workbook
-    from costmodel.workbook.names import named_cells
+    from costmodel.render.workbook.export import build_workbook
+    from costmodel.render.workbook.names import named_cells
     systems, _ = workbook_systems([SCENARIOS / "sample-tco.toml"])
     path = tmp_path / "absurd.xlsx"
     build_workbook(systems).save(path)

@@ -23,8 +23,8 @@ from dataclasses import dataclass
 
 from flask import current_app, request
 
+from ..http.errors import Problem
 from ..store.repo import key_verify, role_allows
-from .errors import Problem
 
 __all__ = ["Principal", "require", "NEEDED_ROLE", "VerifiedKeys", "KEY_CACHE_SECONDS",
            "forget_keys"]

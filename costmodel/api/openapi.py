@@ -19,12 +19,12 @@ from werkzeug.wsgi import get_content_length
 
 from .. import __version__
 from ..app.hints import UNKNOWN, hint, model_fields_at
-from ..errors import MAX_ERRORS, MAX_NESTING, more_errors, nested_message, nesting_error
-from ..inputs import error_path, fewer_errors
+from ..http.errors import Problem, hinted, input_problem
+from ..http.limits import GRID, HEAVY, current_limits
+from ..model.errors import MAX_ERRORS, MAX_NESTING, more_errors, nested_message, nesting_error
+from ..model.inputs import error_path, fewer_errors
 from ..store.models import MAX_ID
 from .auth import require
-from .errors import Problem, hinted, input_problem
-from .limits import GRID, HEAVY, current_limits
 from .schemas import CATALOG_KEY, INPUT_SCHEMAS, MAX_CURVE_ID, ProblemOut
 
 __all__ = ["route", "ROUTES", "build_spec", "ListQuery", "read_body", "body_bytes", "too_large",
@@ -489,7 +489,7 @@ def build_spec() -> dict[str, Any]:
             media: dict[str, Any] = {"schema": ref_of[r.body]}
             examples = schemas[ref_of[r.body]["$ref"].rsplit("/", 1)[1]].get("examples")
             if examples:  # a valid request: Swagger UI's "Try it out" sends it as it is
-                # (tests/test_api_docs.py); the schema's own examples list every one
+                # (tests/api/test_api_docs.py); the schema's own examples list every one
                 media["example"] = examples[0]
             op["requestBody"] = {"required": True, "content": {r.request_content_type: media}}
         elif r.request_content_type != "application/json":

@@ -15,11 +15,11 @@ from ..app import (
     ScenarioSpec,
     overrides_from_mapping,
 )
-from ..demand import Demand, validate_demand
-from ..errors import InputError
-from ..quotes import Quote, validate_quote
-from ..units import UnitInputError, parse_quantity
-from .errors import Problem
+from ..decisions.demand import Demand, validate_demand
+from ..decisions.quotes import Quote, validate_quote
+from ..http.errors import Problem
+from ..model.errors import InputError
+from ..model.units import UnitInputError, parse_quantity
 from .schemas import PriceRequest
 
 __all__ = ["spec_of", "specs_of", "reading_of", "quote_of", "invalid"]

@@ -13,16 +13,16 @@ from pydantic import BaseModel, Field, ValidationError
 from .. import __version__, app
 from ..app.batch import price_batch as batch_use_case
 from ..app.hints import with_hint
-from ..errors import InputError, more_errors
-from ..inputs import Node, Rack, Workload, check_text, error_path, fewer_errors
+from ..http.errors import Problem, hinted, input_problem
+from ..http.limits import current_limits
+from ..model.errors import InputError, more_errors
+from ..model.inputs import Node, Rack, Workload, check_text, error_path, fewer_errors
+from ..model.units import UnitInputError, parse_quantity
 from ..sources.catalog import split_sources
 from ..sources.curve_files import curves_csv_text, read_curve_text
 from ..store import repo
 from ..store.models import MAX_ID
-from ..units import UnitInputError, parse_quantity
 from .auth import forget_keys
-from .errors import Problem, hinted, input_problem
-from .limits import current_limits
 from .openapi import MAX_FILTER, Answer, ListQuery, body_bytes, etag_of, read_body, route
 from .requests import demand_of, quote_of, reading_of, spec_of, specs_of
 from .schemas import (
@@ -254,7 +254,7 @@ def workbook(body: WorkbookRequest, principal) -> Response:
        access="read", response=RepriceOut, request_content_type=XLSX,
        errors=(413, 415, 422))
 def reprice(principal) -> dict:
-    from ..workbook.reader import MAX_BYTES
+    from ..render.workbook.reader import MAX_BYTES
     if request.mimetype != XLSX:
         raise Problem(415, "Unsupported media type", f"send the workbook as {XLSX}")
     # a workbook may be larger than a JSON body: the reader's limit, and a 413 that says it
@@ -303,7 +303,7 @@ def _entry(row) -> dict:
 
 
 def _invalid(exc: ValidationError, prefix: str, model: type[BaseModel], data: Any) -> Problem:
-    exc, dropped = fewer_errors(exc, model, data)  # (bounded: see costmodel.errors)
+    exc, dropped = fewer_errors(exc, model, data)  # (bounded: see costmodel.model.errors)
     return input_problem([*((prefix + error_path(e["loc"]), e["msg"])
                             for e in exc.errors(include_url=False)),
                           *([("", more_errors(dropped))] if dropped else [])])

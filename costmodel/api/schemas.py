@@ -8,10 +8,12 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, WithJsonSchema
 
-from ..app.caps import MAX_DRAWS, MAX_QUOTES, MAX_SCENARIOS
-from ..curves import PERCENTILES
-from ..demand import Demand
-from ..inputs import (
+from ..app.caps import MAX_DRAWS, MAX_QUOTES, MAX_SCENARIO_NAME, MAX_SCENARIOS
+from ..decisions.demand import Demand
+from ..decisions.quotes import CAPACITY_ONLY, FORMS, PER_MTOK_ONLY, Quote
+from ..decisions.sensitivity.inputs import VARS
+from ..model.curves import PERCENTILES
+from ..model.inputs import (
     MAX_CURRENCIES,
     MAX_TEXT,
     Accelerator,
@@ -23,10 +25,8 @@ from ..inputs import (
     _quantity_schema,
     check_text,
 )
-from ..model import MODEL
-from ..quotes import CAPACITY_ONLY, FORMS, PER_MTOK_ONLY, Quote
-from ..rates import DATE_PATTERN, FULL_REF_PATTERN, KEY_PATTERN, REF_PATTERN
-from ..sensitivity.inputs import VARS
+from ..model.rates import DATE_PATTERN, FULL_REF_PATTERN, KEY_PATTERN, REF_PATTERN
+from ..model.steps import MODEL
 from ..sources.curve_point import CURVE_GIVES, SELECTIONS
 from ..store.models import MAX_ID
 from ..store.repo import ROLES
@@ -110,7 +110,7 @@ def _is_quantity(node: dict[str, Any]) -> bool:
 
 
 def _accepted(schema: Any, *, provenance: bool = False) -> Any:
-    """A schema of the engine's models (:class:`~costmodel.inputs.Section`) as their
+    """A schema of the engine's models (:class:`~costmodel.model.inputs.Section`) as their
     validation reads input: text is checked text, booleans are lax, counts fit orjson's
     integers; titles and defaults dropped (a default is a canonical magnitude, 2400.0 for
     "2400 W", which a quantity's own schema rightly does not accept). ``provenance``: a
@@ -786,7 +786,7 @@ class QuoteTermRequest(Strict):
 
 class ScenarioCreate(Strict):
     model_config = _examples({"name": "GB300 at peak", "scenario": EXAMPLE_SCENARIO})
-    name: _text(200, min_length=1)
+    name: _text(MAX_SCENARIO_NAME, min_length=1)
     scenario: ScenarioBody
 
 

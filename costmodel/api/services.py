@@ -20,7 +20,7 @@ from sqlalchemy.orm import Session
 from .. import app
 from ..app import InlineScenario, ScenarioSpec
 from ..app.variants import Variants
-from ..results import Result
+from ..model.results import Result
 from ..sources.catalog import Catalog
 from ..sources.curve_point import CurveLibrary
 from ..store import repo

@@ -9,7 +9,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
 
-from .errors import Problem
+from ..http.errors import Problem
 
 __all__ = ["AnswerQuery", "select", "FIELDS_PATTERN"]
 

@@ -2,7 +2,7 @@
 
 A face parses its input into the typed requests of :mod:`costmodel.app.specs`, calls one
 function here with a :class:`~costmodel.app.context.Context`, and renders the typed result.
-Errors are :class:`~costmodel.errors.InputError` and its kinds (``UnknownReference``,
+Errors are :class:`~costmodel.model.errors.InputError` and its kinds (``UnknownReference``,
 ``UnreachablePoint``), marked with the face's ``subject`` of the scenario they are about.
 """
 from .analyses import Analysis, analysis_workbook, grid, monte_carlo, tornado

@@ -1,6 +1,7 @@
 """Sensitivity use cases: tornado, grid and Monte Carlo on one scenario, and their workbook.
 
-The analyses themselves are the core's (:mod:`costmodel.sensitivity`); here a spec is loaded
+The analyses themselves are the core's (:mod:`costmodel.decisions.sensitivity`); here a spec is
+loaded
 and priced once, the analysis runs on its validated scenario, and the result carries the
 priced scenario so a face can also write the workbook with a Sensitivity sheet.
 """
@@ -10,7 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .. import sensitivity as core
+from ..decisions import sensitivity as core
 from .caps import MAX_DRAWS, check_count
 from .context import Context
 from .pricing import Priced, WorkbookFile, price, render_workbook

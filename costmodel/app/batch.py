@@ -9,8 +9,9 @@ the same numbers as pricing its rows one by one, row for row. How it gets there:
   (``electricity.price``, ``utilisation``...) that keeps the group's choices as they are (an
   optional input already given, an operating point not read off a curve) is parsed by the
   scenario's own field parsers and evaluated with every other such row in ONE call of the
-  vectorised evaluator (the machinery of :mod:`costmodel.sensitivity`: its
-  :class:`~costmodel.sensitivity.base.Base` links, e.g. a defaulted normalising power moving
+  vectorised evaluator (the machinery of :mod:`costmodel.decisions.sensitivity`: its
+  :class:`~costmodel.decisions.sensitivity.base.Base` links, e.g. a defaulted normalising power
+  moving
   with the rated power);
 - every other row, a row whose value does not parse or whose costs are not finite, and every
   row of a group whose choices do not load by themselves, is priced alone: the answer and
@@ -34,13 +35,13 @@ from typing import Any
 import numpy as np
 import orjson
 
-from ..errors import InputError
-from ..evaluate import Evaluator
-from ..inputs import quantity_field
-from ..model import MODEL
-from ..results import MUST_BE_FINITE, Result, out_of_bounds
-from ..sensitivity.base import DEFAULT_OUTPUT, Base
-from ..sensitivity.inputs import VARS, SensitivityError, Var
+from ..decisions.sensitivity.base import DEFAULT_OUTPUT, Base
+from ..decisions.sensitivity.inputs import VARS, SensitivityError, Var
+from ..model.errors import InputError
+from ..model.evaluate import Evaluator
+from ..model.inputs import quantity_field
+from ..model.results import MUST_BE_FINITE, Result, out_of_bounds
+from ..model.steps import MODEL
 from ..sources.cells import neutralise_cell
 from .context import Context
 from .pricing import Priced, price
@@ -125,7 +126,7 @@ def _csv_cell(text: str) -> str:
 def output_step(name: str) -> str:
     """An output by step name (``cost_per_mtok_total``) or dotted (``cost_per_mtok.total``)
     -> its step name; an :class:`InputError` at ``outputs`` otherwise."""
-    from ..sensitivity.base import _output
+    from ..decisions.sensitivity.base import _output
     try:
         return _output(name)[0]
     except SensitivityError as exc:

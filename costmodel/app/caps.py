@@ -11,15 +11,36 @@ Each bound keeps the slowest request it allows short: 50 quotes ranked for a dem
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from ..errors import InputError
+from pydantic import AfterValidator, ConfigDict, Field, TypeAdapter, ValidationError
 
-__all__ = ["MAX_QUOTES", "MAX_SCENARIOS", "MAX_DRAWS", "check_count", "limited"]
+from ..model.errors import InputError
+from ..model.inputs import check_text
+
+__all__ = ["MAX_QUOTES", "MAX_SCENARIOS", "MAX_DRAWS", "MAX_SCENARIO_NAME", "check_count",
+           "limited", "scenario_name_error"]
 
 MAX_QUOTES = 50  # quotes compared or ranked for a demand in one request
 MAX_SCENARIOS = 12  # scenarios of one request (a comparison, a workbook, our own builds)
 MAX_DRAWS = 2_000_000  # Monte Carlo draws of one analysis (about 0.3 s)
+MAX_SCENARIO_NAME = 200  # characters of a saved scenario's name
+
+# a saved scenario's name: the API's ScenarioCreate.name states it in its schema; the web's
+# Save page checks it here (the faces do not import each other)
+_SCENARIO_NAME = TypeAdapter(
+    Annotated[str, Field(min_length=1, max_length=MAX_SCENARIO_NAME), AfterValidator(check_text)],
+    config=ConfigDict(strict=True))
+
+
+def scenario_name_error(name: str) -> str | None:
+    """Why ``name`` cannot name a saved scenario (1 to MAX_SCENARIO_NAME characters, no
+    control characters), in pydantic's words, or None."""
+    try:
+        _SCENARIO_NAME.validate_python(name)
+    except ValidationError as exc:
+        return exc.errors()[0]["msg"]
+    return None
 
 
 def limited(ctx: Any) -> bool:

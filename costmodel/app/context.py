@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from ..errors import InputError
+from ..model.errors import InputError
 from ..sources.catalog import Catalog, default_catalog
 from ..sources.curve_point import CurveLibrary, fixture_curves
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..curves import Curve, Selection, Unreachable, select
-from ..errors import InputError, UnreachablePoint
+from ..model.curves import Curve, Selection, Unreachable, select
+from ..model.errors import InputError, UnreachablePoint
 from ..sources.curve_point import find_curve
 from .context import Context
 

@@ -13,10 +13,8 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
 
-from ..chain import price as price_result
-from ..curves import TtftCeiling
-from ..decision import Decision, Option, decide
-from ..demand import (
+from ..decisions.decision import Decision, Option, decide
+from ..decisions.demand import (
     HOURS_PER_MONTH,
     Demand,
     DemandLoad,
@@ -29,10 +27,12 @@ from ..demand import (
     share,
     size,
 )
-from ..errors import InputError, UnknownReference
-from ..plan import PlanOverflow, nodes_for, racks_for
-from ..quotes import NO_POINT, Quote
-from ..results import Result
+from ..decisions.plan import PlanOverflow, nodes_for, racks_for
+from ..decisions.quotes import NO_POINT, Quote
+from ..model.chain import price as price_result
+from ..model.curves import TtftCeiling
+from ..model.errors import InputError, UnknownReference
+from ..model.results import Result
 from ..sources.curve_point import Target
 from ..sources.scenario_file import PreparedScenario
 from .caps import MAX_QUOTES, MAX_SCENARIOS, check_count

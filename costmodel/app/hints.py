@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from ..inputs import Scenario
+from ..model.inputs import Scenario
 from ..sources.catalog import SCENARIO_KINDS
 from ..sources.power_trace_point import TRACE_KEYS
 from ..sources.scenario_file import known_key

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..curves import matched_interactivity
-from ..errors import InputError, UnknownReference
+from ..model.curves import matched_interactivity
+from ..model.errors import InputError, UnknownReference
 from ..sources.curve_point import Target
 from ..sources.paths import shown_path
 from ..sources.scenario_file import (

@@ -2,13 +2,13 @@
 power budget buys (``--power-budget``), priced.
 
 The scenario is loaded and priced once, read where the request says (its own point, or a
-named interactivity); the sizing arithmetic is the core's (:mod:`costmodel.plan`) on that
+named interactivity); the sizing arithmetic is the core's (:mod:`costmodel.decisions.plan`) on that
 result's own steps. A fleet sized for a demand is rounded up, so it serves the demand at a
 lower utilisation than the scenario's: it is priced again at that utilisation, and its cost
 per million tokens is the demand's. A fleet bought with a power budget is priced at the
 scenario's utilisation.
 
-Errors are :class:`~costmodel.errors.InputError`: the scenario's marked with the spec's
+Errors are :class:`~costmodel.model.errors.InputError`: the scenario's marked with the spec's
 subject, the plan's own at the request's fields (``demand``, ``power_budget``,
 ``availability``) for the face to name as its options.
 """
@@ -19,9 +19,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import __version__
-from .. import plan as core
-from ..errors import InputError
-from ..results import quantity_json
+from ..decisions import plan as core
+from ..model.errors import InputError
+from ..model.results import quantity_json
 from ..sources.scenario_file import LoadedScenario
 from .context import Context
 from .load import load_all

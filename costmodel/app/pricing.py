@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..chain import compare as compare_results
-from ..chain import price as price_result
-from ..errors import InputError
-from ..results import Comparison, Result, check_finite
+from ..model.chain import compare as compare_results
+from ..model.chain import price as price_result
+from ..model.errors import InputError
+from ..model.results import Comparison, Result, check_finite
 from ..sources.curve_point import CurveReading
 from ..sources.scenario_file import LoadedScenario
 from .context import Context
@@ -21,7 +21,7 @@ from .load import load, load_all
 from .specs import OWN_POINT, Reading, ScenarioSpec
 
 if TYPE_CHECKING:  # the reader loads openpyxl: only when a workbook is read
-    from ..workbook.reader import InputChange
+    from ..render.workbook.reader import InputChange
 
 __all__ = ["Priced", "Compared", "WorkbookFile", "price", "price_loaded", "compare",
            "workbook", "render_workbook", "reprice", "WorkbookImport", "FlexibleShift",
@@ -117,11 +117,11 @@ class FlexibleShift:
 def shift_flexible(priced: Priced, share: float) -> FlexibleShift:
     """The cost if ``share`` [fraction] of the load moved to the cheapest hours (needs a
     tariff: at a flat price every hour costs the same)."""
-    from ..chain import price as price_scenario
-    from ..evaluate import Evaluator
-    from ..inputs import validate_scenario
-    from ..model import MODEL
-    from ..profile import move_flexible
+    from ..model.chain import price as price_scenario
+    from ..model.evaluate import Evaluator
+    from ..model.inputs import validate_scenario
+    from ..model.profile import move_flexible
+    from ..model.steps import MODEL
     scenario = priced.result.scenario
     if scenario.electricity.tariff is None:
         raise InputError([("flexible_share", "needs a tariff (electricity.tariff): at a flat "
@@ -153,7 +153,7 @@ def render_workbook(systems: Sequence[Priced], *, title: str | None = None,
                     sensitivity: Sequence[Any] = ()) -> WorkbookFile:
     """The workbook (live formulas) of priced systems, with optional Quotes and Sensitivity
     sheets."""
-    from ..workbook.export import WorkbookSystem, build_workbook
+    from ..render.workbook.export import WorkbookSystem, build_workbook
     wb = build_workbook([WorkbookSystem(p.result, p.curve) for p in systems], title=title,
                         quotes=quotes, sensitivity=sensitivity)
     buf = BytesIO()
@@ -185,7 +185,7 @@ class WorkbookImport:
 
 def reprice(source: bytes | str | Path, name: str = "workbook") -> WorkbookImport:
     """An edited workbook read back: its inputs validated (by the reader) and priced."""
-    from ..workbook.reader import read_workbook
+    from ..render.workbook.reader import read_workbook
     read = read_workbook(source, name=name)
     results = []
     for system in read.systems:

@@ -13,9 +13,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ..errors import InputError, UnknownReference
-from ..inputs import ReferenceRate
-from ..quotes import (
+from ..decisions.quotes import (
     Quote,
     QuoteComparison,
     TermRow,
@@ -29,10 +27,12 @@ from ..quotes import (
     term_table,
     validate_quote,
 )
-from ..rates import RateError, RateNotFound, resolve_rate
+from ..model.errors import InputError, UnknownReference
+from ..model.inputs import ReferenceRate
+from ..model.rates import RateError, RateNotFound, resolve_rate
+from ..model.units import UnitInputError
 from ..sources.curve_point import Target
 from ..sources.scenario_file import PreparedScenario
-from ..units import UnitInputError
 from .caps import MAX_QUOTES, MAX_SCENARIOS, check_count
 from .context import Context
 from .load import prepare

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputError
+from ..model.errors import InputError
 from ..sources.scenario_file import known_key, parse_override
 
 __all__ = ["Override", "FileScenario", "InlineScenario", "SavedRevision", "ScenarioSpec",

@@ -1,10 +1,10 @@
 """One-page summaries (PDF) of a decision for a demand and of a capacity plan: what a
-negotiator or a finance reader passes on, drawn offline (:mod:`costmodel.onepage`)."""
+negotiator or a finance reader passes on, drawn offline (:mod:`costmodel.render.onepage`)."""
 from __future__ import annotations
 
-from ..display import format_number, format_percent
-from ..onepage import Heading, Paragraph, Table, render_page
-from ..report import disclosure_items
+from ..render.display import format_number, format_percent
+from ..render.onepage import Heading, Paragraph, Table, render_page
+from ..render.report import disclosure_items
 from .decide import QuotesDecision
 from .planning import Plan
 

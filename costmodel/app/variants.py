@@ -29,9 +29,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import InputError
-from ..inputs import cross_checks
-from ..sensitivity.inputs import VARS
+from ..decisions.sensitivity.inputs import VARS
+from ..model.errors import InputError
+from ..model.inputs import cross_checks
 from ..sources.scenario_file import LoadedScenario
 from .batch import read_value
 from .pricing import Priced, price_loaded

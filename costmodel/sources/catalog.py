@@ -1,5 +1,5 @@
 """The catalog of accelerators, published operating points, electricity prices, system
-presets and public reference rates (dated versions, see :mod:`costmodel.rates`).
+presets and public reference rates (dated versions, see :mod:`costmodel.model.rates`).
 
 Catalog files live in the fixtures' ``catalog/`` folder (:func:`fixtures_dir`, from
 :mod:`costmodel.resources`), one TOML file per kind. Every quantity there is
@@ -14,7 +14,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from ..errors import UnknownReference
+from ..model.errors import UnknownReference
 from ..resources import fixtures_dir
 
 __all__ = ["Catalog", "default_catalog", "fixtures_dir", "split_sources", "KINDS",

@@ -7,7 +7,7 @@ reading the file back (:func:`unneutralise_cell`, one apostrophe off) gives ever
 exactly.
 
 (The workbooks need no such mark: every text cell is written as a string cell, which a
-spreadsheet never evaluates; see :meth:`costmodel.workbook.sheet.Sheet.text`.)
+spreadsheet never evaluates; see :meth:`costmodel.render.workbook.sheet.Sheet.text`.)
 """
 from __future__ import annotations
 

@@ -36,9 +36,9 @@ from typing import Any
 
 import numpy as np
 
-from ..curves import LATENCY_COLUMNS, LATENCY_METRICS, PERCENTILES, Curve, CurveKey
-from ..inputs import InputError
-from ..units import UnitInputError, parse_quantity, parse_unit
+from ..model.curves import LATENCY_COLUMNS, LATENCY_METRICS, PERCENTILES, Curve, CurveKey
+from ..model.inputs import InputError
+from ..model.units import UnitInputError, parse_quantity, parse_unit
 from .cells import neutralise_cell, unneutralise_cell
 
 __all__ = ["read_curves", "read_curve_text", "write_curves_csv", "curves_csv_text",

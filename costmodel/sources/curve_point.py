@@ -25,7 +25,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from ..curves import (
+from ..model.curves import (
     PERCENTILES,
     SELECTIONS,
     AboveCeiling,
@@ -35,10 +35,10 @@ from ..curves import (
     Unreachable,
     select,
 )
-from ..errors import InputError, UnknownReference, UnreachablePoint
-from ..inputs import MAX_TEXT
-from ..model import TOKEN_KINDS
-from ..units import UnitInputError, parse_quantity
+from ..model.errors import InputError, UnknownReference, UnreachablePoint
+from ..model.inputs import MAX_TEXT
+from ..model.steps import TOKEN_KINDS
+from ..model.units import UnitInputError, parse_quantity
 from .catalog import fixtures_dir
 from .curve_files import read_curves
 from .paths import shown_path

@@ -59,7 +59,7 @@ import math
 from collections.abc import Iterable
 from typing import Any
 
-from ..errors import InputError
+from ..model.errors import InputError
 
 __all__ = ["read_openei", "parse_openei_json", "tariff_toml", "MAX_JSON_BYTES", "MAX_ITEMS",
            "MAX_PERIODS", "WAIVABLE", "DAYS_PER_MONTH"]

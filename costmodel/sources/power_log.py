@@ -1,4 +1,5 @@
-"""Power logs into a :class:`~costmodel.power.PowerTrace`: nvidia-smi CSVs, InferenceX metrics.
+"""Power logs into a :class:`~costmodel.model.power.PowerTrace`: nvidia-smi CSVs, InferenceX
+metrics.
 
 Formats read:
 
@@ -44,8 +45,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..inputs import InputError
-from ..power import GpuSamples, PowerTrace
+from ..model.inputs import InputError
+from ..model.power import GpuSamples, PowerTrace
 
 __all__ = ["read_power_log", "parse_power_log", "read_inferencex_metrics",
            "parse_inferencex_metrics"]

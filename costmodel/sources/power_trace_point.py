@@ -15,9 +15,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..inputs import InputError
-from ..power import DEFAULT_MAX_GAP, integrate
-from ..units import UnitInputError, parse_quantity
+from ..model.inputs import InputError
+from ..model.power import DEFAULT_MAX_GAP, integrate
+from ..model.units import UnitInputError, parse_quantity
 from .paths import shown_path
 from .power_log import read_power_log
 

@@ -6,9 +6,9 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from ..errors import check_nesting, parse_nested
-from ..inputs import InputError
-from ..quotes import Quote, validate_quote
+from ..decisions.quotes import Quote, validate_quote
+from ..model.errors import check_nesting, parse_nested
+from ..model.inputs import InputError
 from .catalog import split_sources
 from .scenario_file import read_scenario_file
 

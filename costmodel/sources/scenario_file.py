@@ -16,9 +16,9 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from ..errors import InputError, UnknownReference, check_nesting, parse_nested
-from ..inputs import CITED_BY, Scenario, replace_citations, validate_scenario
-from ..rates import ALL_IN, RateError, RateNotFound, resolve_rate
+from ..model.errors import InputError, UnknownReference, check_nesting, parse_nested
+from ..model.inputs import CITED_BY, Scenario, replace_citations, validate_scenario
+from ..model.rates import ALL_IN, RateError, RateNotFound, resolve_rate
 from .catalog import SCENARIO_KINDS, Catalog, default_catalog, split_sources
 from .curve_point import (
     CurveLibrary,
@@ -281,7 +281,7 @@ def apply_overrides(data: dict[str, Any], overrides: Iterable[tuple[str, Any]],
     """Set dotted keys in a (catalog-expanded) scenario mapping; unknown keys are errors.
 
     An override replaces what cited the value it replaced (the electricity price's source
-    and date, a published point's label and source: :data:`~costmodel.inputs.CITED_BY`)
+    and date, a published point's label and source: :data:`~costmodel.model.inputs.CITED_BY`)
     with the override itself, unless the same overrides set those too."""
     data = _copy_tree(data)
     overrides = list(overrides)

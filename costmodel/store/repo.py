@@ -13,7 +13,7 @@ from sqlalchemy import func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from ..curves import Curve
+from ..model.curves import Curve
 from ..sources.catalog import KINDS, Catalog, Entry
 from ..sources.curve_files import curves_csv_text, read_curve_text
 from ..sources.curve_point import CurveLibrary

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from markupsafe import Markup, escape
 
-from .. import display
+from ..render import display
 
 __all__ = ["COLOURS", "Segment", "Series", "stacked_bar", "frontier_chart", "tornado_chart",
            "histogram", "nice_ticks", "hourly_chart"]

@@ -1,14 +1,14 @@
 """A result's disclosure in plain words: what was divided by what, and where each input came
-from (:meth:`costmodel.results.Result.disclosure`), as lines a finance reader can follow."""
+from (:meth:`costmodel.model.results.Result.disclosure`), as lines a finance reader can follow."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
 
-from .. import display
-from ..profile import MONTH_NAMES
-from ..report import electricity_text, load_text
-from ..results import Result
+from ..model.profile import MONTH_NAMES
+from ..model.results import Result
+from ..render import display
+from ..render.report import electricity_text, load_text
 
 __all__ = ["Line", "disclosure_lines"]
 

@@ -13,10 +13,10 @@ from flask import render_template, request
 from werkzeug.exceptions import HTTPException
 from werkzeug.exceptions import NotFound as UnknownAddress
 
-from ..errors import InputError
+from ..model.errors import InputError
 from ..store.health import StoreUnwritable
 from ..store.repo import NotFound
-from . import blueprint
+from .site import blueprint
 
 __all__ = ["error_page"]
 
@@ -55,7 +55,7 @@ def _unknown_address(exc: UnknownAddress):
     """An address no route serves: a page in words for a browser; the API's problem+json for
     the API's paths and for clients that do not ask for HTML."""
     if request.path.startswith(_API_PATHS) or not request.accept_mimetypes.accept_html:
-        from ..api.errors import Problem, problem_response
+        from ..http.errors import Problem, problem_response
         return problem_response(Problem(404, exc.name, exc.description or ""))
     return error_page(404)
 
@@ -69,7 +69,7 @@ def _input(exc: InputError):
 @blueprint.errorhandler(StoreUnwritable)
 def _unwritable(exc: StoreUnwritable):
     """A save the store refused (disk full, read-only database): nothing was kept."""
-    from ..api.errors import UNWRITABLE_RETRY_AFTER
+    from ..http.errors import UNWRITABLE_RETRY_AFTER
     log.error("the store cannot write on page %s %s: %s", request.method, request.path,
               exc.reason)
     words = _WORDS[503][1]
@@ -88,7 +88,7 @@ def _http(exc: HTTPException):
 @blueprint.errorhandler(Exception)
 def _unexpected(exc: Exception):
     # the API's problem (an auth refusal) keeps its status and words
-    from ..api.errors import Problem
+    from ..http.errors import Problem
     if isinstance(exc, Problem):
         return error_page(exc.status, exc.detail or exc.title)
     log.exception("unexpected error on page %s %s", request.method, request.path)

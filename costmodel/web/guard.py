@@ -3,8 +3,8 @@
 ``@computes("POST", "/api/v1/quotes/compare")`` on a page's view: the caller (the signed-in
 key, or the anonymous reader's address, :func:`costmodel.web.session.need`) is counted
 against the same rate as the API's requests, and the page holds a heavy slot when its twin
-is a heavy analysis (:data:`costmodel.api.limits.HEAVY`), through
-:meth:`costmodel.api.limits.Limits.work`. A refusal is a 429 page in words with
+is a heavy analysis (:data:`costmodel.http.limits.HEAVY`), through
+:meth:`costmodel.http.limits.Limits.work`. A refusal is a 429 page in words with
 ``Retry-After``; every counted page carries the RateLimit headers. How much a request may
 ask for (quotes, scenarios, draws) is the use cases' bound (:mod:`costmodel.app.caps`), said
 beside the field that asked for more.
@@ -20,8 +20,8 @@ from typing import Any
 
 from flask import g
 
-from ..api.errors import Problem
-from ..api.limits import current_limits
+from ..http.errors import Problem
+from ..http.limits import current_limits
 from .errors import error_page
 from .session import need
 
@@ -32,7 +32,7 @@ _INSIDE = "costmodel_guarded"  # g: this request holds its count (and slot) alre
 
 def computes(method: str, api_path: str, *, access: str = "read") -> Callable:
     """Guard a page with the limits of its API twin ``method api_path`` (an OpenAPI path,
-    as :data:`~costmodel.api.limits.HEAVY` names it); ``access``: read | write."""
+    as :data:`~costmodel.http.limits.HEAVY` names it); ``access``: read | write."""
     operation = (method, api_path)
 
     def decorate(view: Callable) -> Callable:

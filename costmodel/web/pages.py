@@ -18,22 +18,22 @@ import numpy as np
 from flask import current_app, render_template, request
 
 from .. import app
-from ..errors import InputError, UnreachablePoint
-from ..evaluate import Evaluator
-from ..model import MODEL
-from ..profile import shape_of
-from ..report import flexible_line
+from ..model.errors import InputError, UnreachablePoint
+from ..model.evaluate import Evaluator
+from ..model.profile import shape_of
+from ..model.results import Result
+from ..model.steps import MODEL
+from ..model.units import UnitInputError, parse_quantity
+from ..render.report import flexible_line
 from ..resources import fixtures_dir
-from ..results import Result
 from ..store import repo
-from ..units import UnitInputError, parse_quantity
-from . import blueprint
 from .charts import COLOURS, Segment, Series, frontier_chart, hourly_chart, stacked_bar
 from .disclosure import disclosure_lines
 from .downloads import curl_line, json_response, xlsx_response
 from .guard import computes
 from .scenario_form import ScenarioForm, form_catalog, hour_span, scenario_form
 from .session import need
+from .site import blueprint
 
 __all__ = ["HEADLINE", "BREAKDOWN", "EFFICIENCY", "COMPARE_ROWS", "fixture_scenarios",
            "MAX_SYSTEMS"]

@@ -9,13 +9,13 @@ from dataclasses import dataclass
 from flask import Response, current_app, render_template, request
 
 from .. import app
-from ..errors import InputError
-from ..units import UnitInputError, parse_quantity
-from . import blueprint
+from ..model.errors import InputError
+from ..model.units import UnitInputError, parse_quantity
 from .downloads import curl_line, json_response
 from .guard import computes
 from .scenario_form import ScenarioForm, form_catalog, scenario_form
 from .session import need
+from .site import blueprint
 
 __all__ = ["PLAN_FIELDS", "PlanArgs", "plan_args"]
 

@@ -20,19 +20,19 @@ from flask import Response, current_app, render_template, request
 from werkzeug.exceptions import RequestEntityTooLarge
 
 from .. import app
-from ..api.errors import Problem
-from ..curves import PERCENTILES
-from ..demand import Demand, validate_demand
-from ..errors import InputError, parse_nested
-from ..quotes import FORMS, Quote
+from ..decisions.demand import Demand, validate_demand
+from ..decisions.quotes import FORMS, Quote
+from ..http.errors import Problem
+from ..model.curves import PERCENTILES
+from ..model.errors import InputError, parse_nested
 from ..resources import fixtures_dir
 from ..sources.quote_file import quotes_of, read_quotes_text
 from ..store import repo
-from . import blueprint
 from .guard import computes
 from .pages import fixture_scenarios  # the Compare page's list: one list of examples
 from .scenario_form import FIELDS, scenario_form
 from .session import need
+from .site import blueprint
 
 __all__ = ["QUOTE_FIELDS", "DEMAND_FIELDS", "QuotesForm"]
 

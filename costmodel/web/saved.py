@@ -17,20 +17,19 @@ from typing import Any
 from urllib.parse import urlencode
 
 from flask import Response, current_app, redirect, render_template, request, url_for
-from pydantic import ValidationError
 
 from .. import __version__, app
-from ..api.errors import Problem
-from ..api.schemas import ScenarioCreate
-from ..display import format_input
-from ..errors import InputError
+from ..app.caps import scenario_name_error
+from ..http.errors import Problem
+from ..model.errors import InputError
+from ..render.display import format_input
 from ..store import repo
 from ..store.models import MAX_ID
-from . import blueprint
 from .disclosure import Line, disclosure_lines
 from .guard import computes
 from .scenario_form import FIELDS, scenario_form
 from .session import need
+from .site import blueprint
 
 __all__ = ["Figure", "figures", "flatten", "input_changes", "figure_changes", "price_query",
            "api_errors"]
@@ -39,7 +38,7 @@ PAGE = 50  # scenarios a list page shows
 XLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
 
 # The headline figures of a stored result: (JSON key, part, display name); the name picks
-# the label and the rounding (costmodel.display).
+# the label and the rounding (costmodel.render.display).
 HEADLINE = (
     ("cost_per_mtok", "total", "cost_per_mtok_total"),
     ("price_per_mtok", "total", "price_per_mtok_total"),
@@ -452,10 +451,8 @@ def saved_new_post():
         except ValueError:
             errors["target"] = f"expected 'new' or a saved scenario's id, got {target!r}"
     else:
-        try:
-            ScenarioCreate.model_validate({"name": saved_name, "scenario": {}})
-        except ValidationError as exc:
-            errors["saved_name"] = exc.errors()[0]["msg"]
+        if (wrong := scenario_name_error(saved_name)) is not None:
+            errors["saved_name"] = wrong
     if errors or not form.valid:
         return _save_page(form, 422, errors=errors, target=target, saved_name=saved_name)
     based_on = None if scenario_id is None else \

@@ -27,11 +27,11 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlencode
 
-from ..curves import PERCENTILES
-from ..errors import InputError
-from ..inputs import quantity_field
-from ..model import BASES, BOUNDARIES
-from ..units import UnitInputError, parse_quantity
+from ..model.curves import PERCENTILES
+from ..model.errors import InputError
+from ..model.inputs import quantity_field
+from ..model.steps import BASES, BOUNDARIES
+from ..model.units import UnitInputError, parse_quantity
 
 __all__ = ["ScenarioForm", "scenario_form", "FIELDS", "DEFAULTS", "FormCatalog",
            "form_catalog", "field_of", "CURVE_PREFIX", "LoadPreset", "LOAD_PRESETS",

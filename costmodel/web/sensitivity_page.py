@@ -15,14 +15,15 @@ from dataclasses import dataclass
 
 from flask import current_app, render_template, request
 
-from .. import app, display
-from ..errors import InputError
-from . import blueprint
+from .. import app
+from ..model.errors import InputError
+from ..render import display
 from .charts import histogram, tornado_chart
 from .downloads import curl_line, json_response, xlsx_response
 from .guard import computes
 from .scenario_form import ScenarioForm, form_catalog, scenario_form
 from .session import need
+from .site import blueprint
 
 __all__ = ["OUTPUTS", "MC_INPUTS", "DEFAULT_DRAWS", "MAX_DRAWS", "SEED", "SensitivityArgs",
            "sensitivity_args", "triangular_from"]

@@ -50,7 +50,7 @@ from markupsafe import Markup, escape
 
 from ..store.models import ApiKey
 from ..store.repo import key_end_sessions, key_verify, role_allows
-from . import blueprint
+from .site import blueprint
 
 __all__ = ["Refused", "SignedIn", "signed_in", "need", "csrf_token", "SECRET_ENV",
            "SESSION_ENV", "session_seconds"]

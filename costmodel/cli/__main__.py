@@ -1,0 +1,4 @@
+"""``python -m costmodel.cli``: the ``costmodel`` command."""
+from . import main
+
+main()

@@ -1,0 +1,100 @@
+"""What every command shares: turning arguments into the application layer's typed
+requests, one-line errors, JSON output and atomic file writes."""
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, NoReturn
+
+import click
+
+from ..app import (
+    MATCHED,
+    OWN_POINT,
+    AtInteractivity,
+    FileScenario,
+    LocalContext,
+    Reading,
+    ScenarioSpec,
+    WorkbookFile,
+    overrides_from_text,
+)
+from ..model.errors import InputError
+from ..model.units import UnitInputError, parse_quantity
+
+__all__ = ["fail", "fail_input", "emit_json", "CONTEXT", "specs_for", "reading_for",
+           "check_xlsx", "write_workbook", "write_file"]
+
+CONTEXT = LocalContext()
+
+
+def fail(message: str) -> NoReturn:
+    """One readable line on stderr, exit status 2: bad input changes nothing."""
+    click.echo(f"costmodel: error: {message}", err=True)
+    sys.exit(2)
+
+
+def fail_input(exc: InputError, options: Mapping[str, str] | None = None) -> NoReturn:
+    """An input error as one line: the scenario it is about (a file) first, request fields
+    by their option names (``improvement`` -> ``--improvement``)."""
+    options = options or {}
+    message = "; ".join(f"{options.get(p, p)}: {m}" if p else m for p, m in exc.errors)
+    if exc.subject and not message.startswith(exc.subject):
+        message = f"{exc.subject}: {message}"
+    fail(message)
+
+
+def emit_json(data: Any) -> None:
+    click.echo(json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False))
+
+
+def specs_for(files: Sequence[str], overrides: Sequence[str]) -> list[ScenarioSpec]:
+    """Scenario files with ``--set`` overrides; with several files, errors name the file."""
+    try:
+        parsed = overrides_from_text(overrides)
+    except InputError as exc:
+        fail_input(exc)
+    named = len(files) > 1
+    return [ScenarioSpec(FileScenario(Path(f)), parsed, f if named else None) for f in files]
+
+
+def reading_for(at_interactivity: str | None, matched: bool) -> Reading:
+    """Where curves are read: ``--matched``, ``--at-interactivity`` or each file's own."""
+    if matched and at_interactivity:
+        fail("give --matched or --at-interactivity, not both")
+    if matched:
+        return MATCHED
+    if at_interactivity:
+        try:
+            return AtInteractivity(parse_quantity(at_interactivity, "token/s/user",
+                                                  allow_zero=False))
+        except UnitInputError as exc:
+            fail(f"--at-interactivity: {exc}")
+    return OWN_POINT
+
+
+def check_xlsx(path: str | None, option: str) -> None:
+    """Refuse a workbook path that is not .xlsx before any work is done."""
+    if path is not None and not path.lower().endswith(".xlsx"):
+        fail(f"{option} must end in .xlsx")
+
+
+def write_workbook(path: str, book: WorkbookFile) -> None:
+    """Write the workbook atomically: a half-written file never replaces a good one."""
+    write_file(path, book.content)
+
+
+def write_file(path: str, content: bytes) -> None:
+    """Write ``content`` atomically: a half-written file never replaces a good one."""
+    p = Path(path)
+    tmp = p.with_name(f".{p.name}.tmp")
+    try:
+        tmp.write_bytes(content)
+        tmp.replace(p)
+    except OSError as exc:
+        fail(f"cannot write {path}: {exc.strerror or exc}")
+    finally:
+        tmp.unlink(missing_ok=True)
+

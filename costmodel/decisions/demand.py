@@ -1,0 +1,318 @@
+"""The buyer's demand, and what serving it costs from each offer and from our own build.
+
+A negotiator's question is not "which quote has the lowest unit price" but "for my demand,
+which offer, why, and when would that change". Every offer is therefore priced for one
+:class:`Demand`: a monthly volume and a peak rate at a service level (interactivity, at a
+percentile). Per-million-token offers are volume x price (tiers, committed volumes with
+take-or-pay, overage, a batch discount, cached input); capacity offers and our own build
+are *sized*: whole accelerators enough for the peak at the service level, costed for the
+month whatever they serve.
+
+Tokens: the demand counts tokens of one kind (``mixed`` = input + output, the default);
+everything here is converted to mixed tokens with the request shape (ISL/OSL) of the demand,
+else of the scenario. A throughput measured in output (or input) tokens is converted with the
+shape it was measured at. A month is 730 hours (8,760 / 12).
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Literal
+
+from pydantic import Field, ValidationError, model_validator
+
+from ..model.curves import PERCENTILES
+from ..model.inputs import InputError, Qty, Section, error_message, error_path
+from ..model.steps import TOKEN_KINDS
+from ..model.units import HOURS_PER_MONTH
+from .plan import whole_up
+
+__all__ = ["Demand", "Supply", "validate_demand", "Shape", "DemandLoad", "load_of",
+           "share", "per_mtok_monthly", "capacity_monthly", "size", "HOURS_PER_MONTH",
+           "SECONDS_PER_MONTH", "Charge", "fleet_charge", "availability_lines"]
+
+SECONDS_PER_MONTH = HOURS_PER_MONTH * 3600.0
+DAYS_PER_MONTH = HOURS_PER_MONTH / 24.0  # 30.4167
+
+
+def _fraction(*, positive: bool = False):
+    return Qty("dimensionless", positive=positive, maximum=1.0)
+
+
+class Supply(Section):
+    """How much of the time a supply serves: an ``availability`` fraction, or a mean time
+    between interruptions ``mtbi`` and the ``recovery`` time each takes [h]."""
+    availability: _fraction(positive=True) | None = None
+    mtbi: Qty("h", positive=True) | None = None
+    recovery: Qty("h") | None = None
+
+    @model_validator(mode="after")
+    def _one_way(self):
+        if self.availability is not None and (self.mtbi is not None or
+                                              self.recovery is not None):
+            raise ValueError("give availability, or mtbi and recovery, not both")
+        if (self.mtbi is None) != (self.recovery is None):
+            raise ValueError("mtbi and recovery go together")
+        return self
+
+    @property
+    def available(self) -> float:
+        """The fraction of hours it serves [dimensionless]: mtbi / (mtbi + recovery)."""
+        if self.availability is not None:
+            return self.availability
+        if self.mtbi is not None:
+            return self.mtbi / (self.mtbi + self.recovery)
+        return 1.0
+
+    def availability_words(self) -> str | None:
+        """The availability as the file gave it, or None when it is the default (1)."""
+        if self.availability is not None:
+            return f"availability {self.availability:.4%}"
+        if self.mtbi is not None:
+            return (f"availability {self.available:.4%} (an interruption every "
+                    f"{self.mtbi:g} h, {self.recovery:g} h to recover)")
+        return None
+
+
+class Demand(Section):
+    """What the buyer needs served: a volume (``volume`` [Mtok/month], or
+    ``requests_per_day`` with the request shape), a ``peak`` rate [token/s] (default: the
+    average), all in tokens of ``token_kind``; the service level (``interactivity``
+    [token/s/user] at a ``percentile``, and a ``ttft_max`` [s] at it); the shares of the
+    volume sent as batch and of input tokens served from a prefix cache; and ``own``, the
+    availability of our own build."""
+    volume: Qty("Mtok/month", positive=True) | None = None
+    requests_per_day: Qty("request/day", positive=True) | None = None
+    isl: Qty("token", positive=True) | None = None
+    osl: Qty("token", positive=True) | None = None
+    token_kind: Literal[TOKEN_KINDS] = "mixed"  # type: ignore[valid-type]
+    peak: Qty("token/s", positive=True) | None = None
+    interactivity: Qty("token/s/user", positive=True) | None = None
+    percentile: str | None = None
+    ttft_max: Qty("s", positive=True) | None = None  # at the same percentile
+    model: str | None = None  # what is served (default: the first scenario's)
+    precision: str | None = None
+    batch_share: _fraction() = 0.0
+    cached_input_share: _fraction() = 0.0
+    own: Supply = Field(default_factory=Supply)
+
+    @model_validator(mode="after")
+    def _volume(self):
+        if (self.volume is None) == (self.requests_per_day is None):
+            raise ValueError("give volume or requests_per_day (one of them)")
+        if self.requests_per_day is not None and self.token_kind != "mixed":
+            raise ValueError("requests_per_day counts whole requests: token_kind must be "
+                             "mixed")
+        return self
+
+
+def validate_demand(data: object, where: str = "demand") -> Demand:
+    """A demand from plain data; :class:`InputError` with field paths otherwise."""
+    if not isinstance(data, dict):
+        raise InputError([(where, "a demand must be a table/object")])
+    try:
+        demand = Demand.model_validate(data)
+    except ValidationError as exc:
+        raise InputError([(f"{where}.{error_path(e['loc'])}".rstrip("."), error_message(e))
+                          for e in exc.errors()]) from None
+    if demand.percentile is not None and demand.percentile not in PERCENTILES:
+        raise InputError([(f"{where}.percentile", f"unknown percentile {demand.percentile!r} "
+                                                  f"(known: {', '.join(PERCENTILES)})")])
+    return demand
+
+
+@dataclass(frozen=True)
+class Shape:
+    """A request shape [token]: ISL input and OSL output tokens."""
+    isl: float
+    osl: float
+
+    @property
+    def input_share(self) -> float:
+        """Input tokens as a fraction of mixed tokens."""
+        return self.isl / (self.isl + self.osl)
+
+    def differs(self, other: Shape) -> bool:
+        return not (math.isclose(self.isl, other.isl, rel_tol=0.01)
+                    and math.isclose(self.osl, other.osl, rel_tol=0.01))
+
+    def words(self) -> str:
+        return f"ISL {self.isl:,.0f} / OSL {self.osl:,.0f}"
+
+
+def share(kind: str, shape: Shape) -> float:
+    """Tokens of ``kind`` per mixed token of a request of ``shape`` [dimensionless]."""
+    return {"mixed": 1.0, "input": shape.input_share, "output": 1.0 - shape.input_share}[kind]
+
+
+@dataclass(frozen=True)
+class DemandLoad:
+    """A demand in mixed tokens, at a scale (1 = as stated): ``volume`` [Mtok/month],
+    ``average`` and ``peak`` [token/s], the request shape and the shares."""
+    volume: float
+    average: float
+    peak: float
+    shape: Shape
+    batch_share: float
+    cached_input_share: float
+    peak_given: bool
+
+    def scaled(self, s: float) -> DemandLoad:
+        """The same demand ``s`` times larger (volume and peak together)."""
+        return DemandLoad(self.volume * s, self.average * s, self.peak * s, self.shape,
+                          self.batch_share, self.cached_input_share, self.peak_given)
+
+
+def load_of(demand: Demand, scenario_shape: Shape) -> DemandLoad:
+    """The demand in mixed tokens, with the demand's request shape (else the scenario's)."""
+    shape = Shape(demand.isl if demand.isl is not None else scenario_shape.isl,
+                  demand.osl if demand.osl is not None else scenario_shape.osl)
+    if demand.requests_per_day is not None:
+        volume = demand.requests_per_day * DAYS_PER_MONTH * (shape.isl + shape.osl) / 1e6
+    else:
+        volume = demand.volume / share(demand.token_kind, shape)
+    average = volume * 1e6 / SECONDS_PER_MONTH
+    peak = average if demand.peak is None else demand.peak / share(demand.token_kind, shape)
+    if peak < average * (1 - 1e-9):
+        raise InputError([("demand.peak", f"the peak ({peak:,.0f} token/s, mixed) is below "
+                                          f"the average the volume implies ({average:,.0f} "
+                                          f"token/s)")])
+    return DemandLoad(volume, average, peak, shape, demand.batch_share,
+                      demand.cached_input_share, demand.peak is not None)
+
+
+def size(peak: float, throughput: float, available: float) -> int:
+    """Whole accelerators that serve ``peak`` [token/s] when each serves ``throughput``
+    [token/s] for the ``available`` fraction of hours: ceil(peak / (throughput x a)), the
+    planner's rounding (:func:`costmodel.decisions.plan.whole_up`; PlanOverflow beyond a count)."""
+    return max(1, whole_up(peak / (throughput * available),
+                           "peak / (throughput x availability)"))
+
+
+@dataclass
+class Charge:
+    """What a month of the demand costs from one offer [USD/month], and why."""
+    monthly: float
+    lines: list[str] = field(default_factory=list)  # how it was charged, in words
+    committed_unused: float = 0.0  # [USD/month] paid for commitment not used
+    accelerators: int | None = None  # capacity and own build: the fleet
+    utilisation: float | None = None  # the fleet's: the demand's average over its capacity
+    capacity: float | None = None  # [token/s mixed] the fleet serves, availability counted
+
+
+def per_mtok_monthly(tiers: list[tuple[float | None, float, float]], load: DemandLoad, *,
+                     cached_fraction: float | None, batch_discount: float | None,
+                     committed_volume: float | None,
+                     overage: tuple[float, float] | None,
+                     commitment_monthly: float | None) -> Charge:
+    """A per-million-token offer for a month of ``load``.
+
+    ``tiers`` are (up to [Mtok/month mixed, None: no limit], input price, output price
+    [USD/Mtok]), graduated: each tier's slice of the volume at its prices. Input tokens
+    served from cache (the demand's share) cost ``cached_fraction`` of the input price; the
+    batch share of the volume gets ``batch_discount`` off. A ``committed_volume``
+    [Mtok/month] is paid for even when unused (take-or-pay); above it the ``overage`` prices
+    apply when given (else the tiers continue). ``commitment_monthly`` [USD/month] is a floor
+    on the bill (a minimum spend spread over the term)."""
+    fin = load.shape.input_share
+    cached = load.cached_input_share if cached_fraction is not None else 0.0
+    input_factor = 1.0 - cached + cached * (cached_fraction or 0.0)
+    batch = load.batch_share * (batch_discount or 0.0)
+    lines = []
+
+    def blended(p_in: float, p_out: float) -> float:  # [USD/Mtok mixed]
+        return (fin * p_in * input_factor + (1.0 - fin) * p_out) * (1.0 - batch)
+
+    def usage(v: float) -> float:  # [USD/month] for v Mtok/month of mixed tokens, tiered
+        cost, low = 0.0, 0.0
+        for up_to, p_in, p_out in tiers:
+            high = math.inf if up_to is None else up_to
+            cost += max(0.0, min(v, high) - low) * blended(p_in, p_out)
+            if v <= high:
+                break
+            low = high
+        return cost
+
+    v = load.volume
+    if committed_volume is not None:
+        if overage is not None:
+            bill = usage(committed_volume) + max(0.0, v - committed_volume) * blended(*overage)
+        else:
+            bill = usage(max(v, committed_volume))
+        unused = max(0.0, committed_volume - v)
+        unused_usd = bill - usage(v) if unused > 0 else 0.0
+        lines.append(f"committed {committed_volume:,.0f} Mtok a month (take-or-pay)"
+                     + (f": {unused:,.0f} Mtok unused, {unused_usd:,.0f} USD a month"
+                        if unused > 0 else "")
+                     + ("" if overage is None else
+                        f"; overage {overage[0]:.4g} / {overage[1]:.4g} USD/Mtok in/out"))
+    else:
+        bill, unused_usd = usage(v), 0.0
+    if len(tiers) > 1:
+        lines.append("tiers " + "; ".join(
+            f"{'above' if i else 'up to'} "
+            f"{(tiers[i - 1][0] if i else t[0]) or 0:,.0f} Mtok: {t[1]:.4g} / {t[2]:.4g} "
+            f"USD/Mtok in/out" for i, t in enumerate(tiers)))
+    if cached:
+        lines.append(f"{cached:.0%} of input tokens from cache at {cached_fraction:.0%} of "
+                     f"the input price")
+    if batch:
+        lines.append(f"{load.batch_share:.0%} of the volume as batch at "
+                     f"{batch_discount:.0%} off")
+    return _floored(Charge(bill, lines, unused_usd), commitment_monthly)
+
+
+def capacity_monthly(needed: int, offered: int | None, unit_monthly: float, *,
+                     block_monthly: float | None, commitment_monthly: float | None
+                     ) -> Charge:
+    """A capacity offer for ``needed`` accelerators [USD/month]: ``unit_monthly`` an
+    accelerator-month. A block of ``offered`` accelerators (``block_monthly`` for the block
+    when it is priced as one) is paid whole; accelerators beyond it are taken at the same
+    unit price (an assumption, said in the lines)."""
+    lines = []
+    paid = needed if offered is None else max(needed, offered)
+    if offered is not None and needed > offered:
+        lines.append(f"the demand needs {needed} accelerators, the offer is for {offered}: "
+                     f"the other {needed - offered} priced at the offer's rate (assumption)")
+    if block_monthly is not None and offered is not None:
+        bill = block_monthly + max(0, needed - offered) * unit_monthly
+    else:
+        bill = paid * unit_monthly
+    unused = max(0, paid - needed) * unit_monthly
+    if unused:
+        lines.append(f"{paid - needed} of the {paid} accelerators offered are not needed "
+                     f"for the peak ({unused:,.0f} USD a month)")
+    return _floored(Charge(bill, lines, unused, accelerators=paid), commitment_monthly)
+
+
+def _floored(charge: Charge, commitment_monthly: float | None) -> Charge:
+    """``charge`` with a minimum spend [USD/month] applied: a bill below it is raised to it,
+    the difference paid unused."""
+    if commitment_monthly is None or commitment_monthly <= charge.monthly:
+        return charge
+    charge.lines.append(f"minimum spend {commitment_monthly:,.0f} USD a month sets the bill "
+                        f"(use priced {charge.monthly:,.0f} USD)")
+    charge.committed_unused += commitment_monthly - charge.monthly
+    charge.monthly = commitment_monthly
+    return charge
+
+
+def fleet_charge(load: DemandLoad, throughput: float, available: float,
+                 price_hour: Callable[[float], float]) -> Charge:
+    """Our own build (or any fleet costed by the accelerator-hour at a utilisation) for a
+    month of ``load``: accelerators = ceil(peak / (throughput x availability)), the
+    utilisation the demand leaves = average / (accelerators x throughput), and
+    ``price_hour(u)`` [USD/h an accelerator at utilisation u]."""
+    n = size(load.peak, throughput, available)
+    u = min(1.0, load.average / (n * throughput))
+    return Charge(n * price_hour(u) * HOURS_PER_MONTH, availability_lines(available), 0.0,
+                  accelerators=n, utilisation=u, capacity=n * throughput * available)
+
+
+def availability_lines(available: float) -> list[str]:
+    """What an availability below 1 did to the sizing, in words (nothing at 1)."""
+    if available >= 1.0:
+        return []
+    return [f"availability {available:.2%}: sized to serve the peak with "
+            f"{1 - available:.2%} of hours lost to interruptions"]

@@ -1,0 +1,156 @@
+"""The Cover (what was priced, when, by which engine, and the disclosure: the switches that can
+change in the workbook are live formulas) and the Sources sheet (where every input came
+from)."""
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from typing import Any
+
+from ... import __version__
+from ...model.results import ALLOCATION_RULE, CONVENTIONS
+from ...model.steps import MODEL
+from ..display import display_unit, excel_format
+from .layout import FIRST_COL, WorkbookSystem, system_header
+from .model_sheets import input_value
+from .sheet import Sheet
+
+__all__ = ["write_cover", "write_sources", "LIVE_ITEMS", "live_value", "describe"]
+
+# (label, the name a live item shows): inputs and steps; units and formats follow the name
+LIVE_ITEMS = [("power boundary", "power_boundary"), ("power basis", "power_basis"),
+              ("power per accelerator", "power_per_accelerator"),
+              ("token kind", "operating_point_token_kind"),
+              ("throughput per accelerator", "throughput"),
+              ("electricity price", "electricity_effective_price"),
+              ("utilisation", "utilisation"),
+              ("cost basis", "accelerator_cost_basis"),
+              ("rack power basis", "accelerator_rack_power_basis"),
+              ("economic life", "financing_life"),
+              ("cost of capital", "financing_cost_of_capital"),
+              ("cost per million tokens", "cost_per_mtok_total")]
+
+
+def unit_of(name: str) -> str:
+    """The engine's unit of an input or step ("" for a categorical input)."""
+    if name in MODEL.inputs:
+        return MODEL.inputs[name].unit
+    if name in MODEL.steps:
+        return MODEL.steps[name].unit
+    return ""
+
+
+def live_value(system: WorkbookSystem, name: str) -> Any:
+    """What ``=name`` computes for ``system``: an input as given, a step as priced."""
+    if name in MODEL.steps:
+        return system.result.values[name]
+    return input_value(system.result.scenario.to_inputs(), name)
+
+
+def write_live(ws: Sheet, row: int, systems: Sequence[WorkbookSystem], text: str,
+               name: str, style: str = "result") -> None:
+    """One live row: label, unit as displayed, ``=name`` in each system's column."""
+    unit = unit_of(name)
+    ws.text(row, 1, text)
+    ws.text(row, 3, display_unit(name, unit) if unit else "")
+    for i, s in enumerate(systems):
+        value = live_value(s, name)
+        num_format = excel_format(name, unit) if unit else None
+        ws.formula(row, FIRST_COL + i, f"={name}", value, style, num_format)
+
+
+def describe() -> dict[str, Callable[[dict], str]]:
+    """The fixed disclosure items (what was priced), from a result's disclosure."""
+    return {"operating point": lambda d: d["operating_point"]["chosen"],
+            "interactivity": lambda d: _q(d["operating_point"]["interactivity"]),
+            "time between tokens": lambda d: _q(d["operating_point"]["tbt"]),
+            "workload": lambda d: workload(d["workload"]),
+            "electricity source": lambda d: d["electricity"]["source"] or "no source given",
+            "electricity date": lambda d: d["electricity"]["date"] or "undated",
+            "reference rate": lambda d: _rate(d["reference_rate"]),
+            "defaults used": lambda d: ", ".join(d["defaults_used"]) or "none"}
+
+
+def write_cover(ws: Sheet, systems: Sequence[WorkbookSystem], title: str | None,
+                generated: datetime) -> int:
+    """The Cover; returns the row naming the systems."""
+    n = len(systems)
+    ws.text(1, 1, title or "costmodel: cost and price per million tokens", "title")
+    facts = [("generated", generated.isoformat(timespec="seconds")),
+             ("engine", f"costmodel {__version__}"),
+             ("systems", str(n)),
+             ("how to use", "Change the blue cells on Inputs (units as shown); every figure "
+                            "recomputes. Boundary, basis and token kind are lists.")]
+    ws.set_widths({1: 26, 2: 3, 3: 10, **{FIRST_COL + i: 40 if n < 3 else 34
+                                          for i in range(n)}})
+    for row, (k, v) in enumerate(facts, 3):
+        ws.text(row, 1, k, "label")
+        ws.text(row, 2, v, "wrap", span=FIRST_COL + n - 2)
+        ws.ws.merge_range(row - 1, 1, row - 1, FIRST_COL + n - 2, v, ws.book.format("wrap"))
+    top = 3 + len(facts) + 1
+    ws.text(top, 1, "Disclosure: what every figure divides by", "section")
+    ws.header(top + 1, system_header(systems, ["item", "", "unit"]))
+    row = top + 1
+    for text, name in LIVE_ITEMS:
+        row += 1
+        write_live(ws, row, systems, text, name)
+    disclosures = [s.result.disclosure() for s in systems]
+    for text, get in describe().items():
+        row += 1
+        ws.text(row, 1, text)
+        for i, d in enumerate(disclosures):
+            ws.text(row, FIRST_COL + i, get(d), "wrap")
+    ws.ws.freeze_panes(top + 1, FIRST_COL - 1)
+    return top + 1
+
+
+def write_sources(ws: Sheet, systems: Sequence[WorkbookSystem]) -> None:
+    ws.text(1, 1, "Sources: where every input came from", "title")
+    ws.header(3, ["system", "input", "source"])
+    row = 3
+    for s in systems:
+        for key, source in sorted(s.result.provenance.items()):
+            row += 1
+            ws.text(row, 1, s.result.name, "wrap")
+            ws.text(row, 2, key)
+            ws.text(row, 3, source, "wrap")
+    row += 2
+    ws.text(row, 1, "Defaults used (illustrative assumptions unless a source is named)",
+            "section")
+    for s in systems:
+        row += 1
+        ws.text(row, 1, s.result.name, "wrap")
+        ws.text(row, 3, ", ".join(s.result.defaults_used) or "none", "wrap")
+    row += 2
+    ws.text(row, 1, "Conventions", "section")
+    for line in [*CONVENTIONS, f"input/output prices: {ALLOCATION_RULE}"]:
+        row += 1
+        ws.text(row, 1, line, "wrap", span=3)
+        ws.ws.merge_range(row - 1, 0, row - 1, 2, line, ws.book.format("wrap"))
+    ws.set_widths({1: 30, 2: 34, 3: 80})
+    ws.ws.freeze_panes(3, 0)
+
+
+def _q(d: dict | None) -> str:
+    if not d or d.get("value") is None:
+        return "not stated"
+    return f"{d['value']:.6g} {d['unit']}"
+
+
+def _rate(r: dict | None) -> str:
+    """The reference rate a system was priced from, as the disclosure states it."""
+    if r is None:
+        return "none"
+    parts = [f"{r['key']} (version {r['version']}): {_q(r['hourly_price'])}, all-in power "
+             f"{_q(r['all_in_power'])}; {r['status']}", r["all_in"],
+             f"origin: {r['origin'] or 'no source given'}",
+             *(f"departs from the rate: {x}" for x in r["departures"])]
+    return "; ".join(parts)
+
+
+def workload(w: dict) -> str:
+    parts = [w["model"], f"ISL {w['isl']['value']:g} / OSL {w['osl']['value']:g}",
+             w["precision"], w["framework"],
+             f"speculative decoding {w['speculative_decoding']}"
+             if w["speculative_decoding"] else None]
+    return ", ".join(p for p in parts if p)

@@ -1,0 +1,145 @@
+"""A scenario, or a comparison of several, as an .xlsx model with live formulas whose results
+are cached: the file reads right before any recalculation (previews, mail clients, pandas,
+openpyxl ``data_only``), and Excel or LibreOffice recompute it when an input changes.
+
+Written with XlsxWriter (openpyxl cannot store a formula's cached result; it stays the
+reader's library). Sheets, in order:
+
+- **Summary**: the answer per system, the cost stack chart, the key assumptions (live) and
+  the disclosure in a few lines; one printed page.
+- **Cover**: what was priced, when, by which engine, and the disclosure; the switches that can
+  change in the workbook (boundary, basis, token kind, electricity price...) are formulas
+  that follow the Inputs sheet.
+- **Inputs**: the named constants, then every declared input, one row each, with its unit and
+  a value per system; input cells are styled as inputs and validated (lists for categorical
+  inputs, ranges for fractions and counts).
+- **Calculations**: every declared step, one row each, the same formula along the row
+  (a step that reads a profile names each system's blocks).
+- **Tariff** (when a system has a tariff or a load shape): rates, demand charges, calendar
+  weights and load by hour, and the profile steps, live (:mod:`.tariff_sheet`).
+- **Results**: the cost stack per million tokens with a chart, prices, efficiency figures and,
+  for a comparison, ratios to the first system.
+- **Curves** (when an operating point was read off a curve): raw points, the frontier, the
+  chosen point and a scatter chart.
+- **Quotes**, **Sensitivity** (when asked for): see their modules.
+- **Sources**: the provenance of every input, the defaults used and the conventions.
+- **Lists** and **Meta** (hidden): the levels of categorical inputs, and what the engine was
+  given, so an edited workbook can be read back and compared.
+
+Names: see :mod:`costmodel.render.workbook.layout`. Figures carry the number format of their name
+and
+unit (:func:`costmodel.render.display.excel_format`); each sheet prints landscape with its header
+rows repeated (:mod:`costmodel.render.workbook.print_setup`).
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import IO, Any
+
+from .cover import write_cover, write_sources
+from .curves_sheet import write_curves
+from .layout import (
+    COUNT_INPUTS,
+    FIRST_COL,
+    HEADER_ROW,
+    META_FORMAT,
+    SHEETS,
+    Names,
+    WorkbookSystem,
+    suffixed,
+)
+from .model_sheets import write_calculations, write_inputs, write_lists, write_meta
+from .print_setup import print_setup
+from .quotes_sheet import write_quotes
+from .results_sheet import RESULT_ROWS, write_results
+from .sheet import Book
+from .summary import write_summary
+from .tariff_sheet import TARIFF_SHEET, ProfileLayout, write_tariff
+
+__all__ = ["WorkbookSystem", "ExportedWorkbook", "build_workbook", "save_workbook",
+           "FIRST_COL", "SHEETS", "META_FORMAT", "COUNT_INPUTS", "RESULT_ROWS", "suffixed"]
+
+
+@dataclass(frozen=True)
+class ExportedWorkbook:
+    """A finished .xlsx file in memory."""
+    content: bytes
+
+    def save(self, target: str | Path | IO[bytes]) -> None:
+        """Write the file to a path or a binary stream."""
+        if isinstance(target, (str, Path)):
+            Path(target).write_bytes(self.content)
+        else:
+            target.write(self.content)
+
+
+def build_workbook(systems: Sequence[WorkbookSystem], *, title: str | None = None,
+                   generated: datetime | None = None,
+                   quotes: Sequence[tuple[Any, Sequence[Any]]] = (),
+                   sensitivity: Sequence[Any] = ()) -> ExportedWorkbook:
+    """The workbook for one or more priced systems (see the module docstring).
+
+    ``quotes``: (quote, its comparison with each system) pairs for a Quotes sheet;
+    ``sensitivity``: tornado, grid and Monte Carlo results for a Sensitivity sheet.
+    """
+    if not systems:
+        raise ValueError("nothing to export")
+    generated = generated or datetime.now(UTC)
+    n = len(systems)
+    book = Book()
+    names = Names(book, n)
+    profiles = ProfileLayout([s.result.scenario for s in systems])
+    order = ["Summary", "Cover", "Inputs", "Calculations",
+             *([TARIFF_SHEET] if profiles else []), "Results",
+             *(["Curves"] if any(s.curve is not None for s in systems) else []),
+             *(["Quotes"] if quotes else []), *(["Sensitivity"] if sensitivity else []),
+             "Sources", "Lists", "Meta"]
+    sheets = {title_: book.add_sheet(title_) for title_ in order}
+    last_system = FIRST_COL + n - 1
+    write_lists(sheets["Lists"], names)
+    write_inputs(sheets["Inputs"], systems, names)
+    print_setup(sheets["Inputs"], last_col=last_system, title_rows=(HEADER_ROW, HEADER_ROW),
+                title_cols=3)
+    write_calculations(sheets["Calculations"], systems, names, profiles)
+    # printed without the declarations column (on screen beside the formulas)
+    print_setup(sheets["Calculations"], last_col=last_system,
+                title_rows=(HEADER_ROW, HEADER_ROW), title_cols=3)
+    if profiles:
+        write_tariff(sheets[TARIFF_SHEET], systems, profiles, names)
+        # too wide for one page: the names repeat on the left of each page of hours
+        print_setup(sheets[TARIFF_SHEET], title_rows=(1, 4), title_cols=1)  # hours on top
+    write_results(sheets["Results"], systems)
+    print_setup(sheets["Results"], last_col=last_system, title_rows=(HEADER_ROW, HEADER_ROW),
+                title_cols=3)
+    if "Curves" in sheets:
+        write_curves(sheets["Curves"], systems)
+        print_setup(sheets["Curves"], title_rows=(1, 2))
+    if quotes:
+        write_quotes(sheets["Quotes"], systems, quotes)
+        print_setup(sheets["Quotes"], last_col=last_system, title_rows=(1, 3), title_cols=3)
+    if sensitivity:
+        from .sensitivity_sheet import write_sensitivity
+        write_sensitivity(sheets["Sensitivity"], sensitivity)
+        print_setup(sheets["Sensitivity"], title_rows=(1, 2))
+    write_sources(sheets["Sources"], systems)
+    print_setup(sheets["Sources"], title_rows=(3, 3))
+    header = write_cover(sheets["Cover"], systems, title, generated)
+    print_setup(sheets["Cover"], last_col=last_system, title_rows=(header, header))
+    write_summary(sheets["Summary"], systems, title, generated)
+    write_meta(sheets["Meta"], systems, generated)
+    return ExportedWorkbook(book.close())
+
+
+def save_workbook(wb: ExportedWorkbook, path: str | Path) -> Path:
+    """Save atomically: a half-written file never replaces a good one."""
+    p = Path(path)
+    tmp = p.with_name(f".{p.name}.tmp")
+    try:
+        wb.save(tmp)
+        tmp.replace(p)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return p

@@ -1,0 +1,124 @@
+"""The Results sheet: the headline figures per system (live, with the engine's values cached),
+ratios to the first system, and the cost stack chart."""
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from ...model.results import HEADLINE
+from ...model.steps import MODEL, SHOWN, shown
+from ..display import display_unit, excel_format, label
+from .layout import FIRST_COL, HEADER_ROW, WorkbookSystem, suffixed, system_header, system_width
+from .sheet import NA, Sheet
+from .styles import SERIES_COLOURS
+
+__all__ = ["write_results", "RESULT_ROWS", "STACK", "cost_stack_chart", "ratio"]
+
+RESULT_ROWS = ["cost_per_mtok_energy", "cost_per_mtok_capex", "cost_per_mtok_opex",
+               "cost_per_mtok_total", "price_per_mtok_total", "price_per_mtok_input",
+               "price_per_mtok_output", "power_per_accelerator", "throughput",
+               "throughput_per_kw", "tokens_per_kwh", "joules_per_token", "bandwidth_per_watt",
+               "emissions_per_mtok", "cost_per_hour", "capex_per_accelerator"]
+assert set(RESULT_ROWS) == set(HEADLINE)
+STACK = (("cost_per_mtok_energy", "energy"), ("cost_per_mtok_capex", "capex"),
+         ("cost_per_mtok_opex", "opex"))
+
+
+def ratio(a: float, b: float) -> Any:
+    """``a / b`` as a spreadsheet computes it: an error where it has no value."""
+    if math.isnan(a) or math.isnan(b):
+        return NA
+    return "#DIV/0!" if b == 0 else a / b
+
+
+def cost_stack_chart(ws: Sheet, rows: dict[str, int], n: int, header_row: int,
+                     *, width: int = 560, height: int = 300) -> Any:
+    """A stacked column chart of energy, capital and operating cost per million tokens, one
+    column per system, from ``rows`` (step name -> row on ``ws``)."""
+    chart = ws.book.wb.add_chart({"type": "column", "subtype": "stacked"})
+    sheet = ws.title
+    last = FIRST_COL - 1 + n - 1
+    for name, short in STACK:
+        r = rows[name] - 1
+        chart.add_series({
+            "name": label(name).replace(" per million tokens", ""),
+            "categories": [sheet, header_row - 1, FIRST_COL - 1, header_row - 1, last],
+            "values": [sheet, r, FIRST_COL - 1, r, last],
+            "fill": {"color": SERIES_COLOURS[short]},
+            "border": {"color": "#404040", "width": 0.5},
+            "gap": 80,
+        })
+    chart.set_title({"name": "Cost per million tokens", "name_font": {"size": 12}})
+    chart.set_y_axis({"name": "USD per million tokens", "num_format": "#,##0.00",
+                      "major_gridlines": {"visible": True, "line": {"color": "#D9D9D9"}}})
+    chart.set_x_axis({"num_font": {"size": 9}})
+    chart.set_legend({"position": "bottom"})
+    chart.set_size({"width": width, "height": height})
+    return chart
+
+
+def _in_currency(ws: Sheet, systems: Sequence[WorkbookSystem], last: int) -> int:
+    """Where a system's results are shown in another currency: the money figures in it (each
+    the USD figure times money_rate on Inputs, live); returns the last row written."""
+    currencies = [s.result.currency for s in systems]
+    if all(c == "USD" for c in currencies):
+        return last
+    top = last + 2
+    ws.text(top, 1, "In each system's currency (the USD figure x money_rate on Inputs)",
+            "section")
+    ws.header(top + 1, system_header(systems, ["figure", "", "unit"]))
+    ws.text(top + 2, 1, "currency")
+    for i, code in enumerate(currencies):
+        ws.text(top + 2, FIRST_COL + i, code)
+    one = currencies[0] if len(set(currencies)) == 1 else "currency"
+    for k, name in enumerate(SHOWN, top + 3):
+        unit = MODEL.steps[name].unit
+        ws.text(k, 1, shown(name))
+        ws.text(k, 3, display_unit(name, unit).replace("USD", one))
+        for i, s in enumerate(systems):
+            ws.figure(k, FIRST_COL + i, s.result.values[shown(name)], name, unit, "result",
+                      formula=f"={shown(name)}")
+    return top + 2 + len(SHOWN)
+
+
+def write_results(ws: Sheet, systems: Sequence[WorkbookSystem]) -> None:
+    n = len(systems)
+    ws.text(1, 1, "Results: cost and price per million tokens", "title")
+    ws.text(2, 1, "Per token of the operating point's token kind; see Cover for what each "
+                  "figure divides by.", "note")
+    ws.header(HEADER_ROW, system_header(systems, ["figure", "description", "unit"]))
+    rows: dict[str, int] = {}
+    for row, name in enumerate(RESULT_ROWS, HEADER_ROW + 1):
+        step = MODEL.steps[name]
+        rows[name] = row
+        ws.text(row, 1, name)
+        ws.text(row, 2, step.description, "wrap")
+        ws.text(row, 3, display_unit(name, step.unit))
+        for i, s in enumerate(systems):
+            ws.figure(row, FIRST_COL + i, s.result.values[name], name, step.unit, "result",
+                      formula=f"={name}")
+    last = HEADER_ROW + len(RESULT_ROWS)
+    if n > 1:
+        top = last + 2
+        ws.text(top, 1, f"Ratios to {systems[0].result.name}", "section")
+        ws.header(top + 1, system_header(systems, ["figure", "", "unit"]))
+        fmt = excel_format("facility_pue", "dimensionless")  # a ratio: two decimals
+        for k, name in enumerate(RESULT_ROWS):
+            row = top + 2 + k
+            ws.text(row, 1, name)
+            ws.text(row, 3, "ratio")
+            first = systems[0].result.values[name]
+            for i, s in enumerate(systems):
+                ws.formula(row, FIRST_COL + i, f"={name}/{suffixed(name, 1)}",
+                           ratio(s.result.values[name], first), "calc", fmt)
+        last = top + 1 + len(RESULT_ROWS)
+    last = _in_currency(ws, systems, last)
+    chart = cost_stack_chart(ws, rows, n, HEADER_ROW, width=640, height=320)
+    ws.ws.insert_chart(last + 2, 0, chart, {"x_offset": 4, "y_offset": 4})
+    if n > 1:  # under the ratios, the chart starts a printed page: never cut in two
+        ws.ws.set_h_pagebreaks([last + 1])
+    ws.set_widths({1: 26, 2: 36, 3: 12, **{FIRST_COL + i: system_width(systems)
+                                          for i in range(n)}})
+    ws.ws.freeze_panes(HEADER_ROW, FIRST_COL - 1)
+    ws.last_row = max(ws.last_row, last + 2 + 17)  # the chart, for the print area

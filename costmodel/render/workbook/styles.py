@@ -1,0 +1,36 @@
+"""Cell styles of the workbook, following financial-modelling practice (FAST): inputs stand out
+(blue on pale yellow), constants are grey, calculations black, results bold on green.
+
+Each style is a set of XlsxWriter format properties; a cell's format is its style plus its
+number format (:func:`costmodel.render.display.excel_format`), built once per pair by
+:class:`costmodel.render.workbook.sheet.Book`.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["STYLES", "BORDER_COLOUR", "SERIES_COLOURS"]
+
+BORDER_COLOUR = "#BFBFBF"
+_BOX = {"border": 1, "border_color": BORDER_COLOUR, "valign": "top"}
+
+STYLES: dict[str, dict[str, Any]] = {
+    "plain": {"valign": "top"},
+    "title": {"bold": True, "font_size": 14},
+    "section": {"bold": True, "font_size": 11, "font_color": "#1F3864"},
+    "header": {**_BOX, "bold": True, "font_color": "#FFFFFF", "bg_color": "#1F3864",
+               "text_wrap": True},
+    "label": {"bold": True, "valign": "top"},
+    "input": {**_BOX, "font_color": "#0000FF", "bg_color": "#FFF2CC"},
+    "constant": {**_BOX, "bg_color": "#EDEDED"},
+    "calc": {**_BOX},
+    "result": {**_BOX, "bold": True, "bg_color": "#E2EFDA"},
+    "note": {"italic": True, "font_color": "#595959", "valign": "top"},
+    "wrap": {"text_wrap": True, "valign": "top"},
+    "note_wrap": {"italic": True, "font_color": "#595959", "text_wrap": True, "valign": "top"},
+}
+
+# energy, capital, operating; measured points, frontier, chosen point: distinct in colour and
+# readable in grey print
+SERIES_COLOURS = {"energy": "#F4B183", "capex": "#2F5597", "opex": "#A9D18E",
+                  "measured": "#7F7F7F", "frontier": "#2F5597", "chosen": "#C00000"}

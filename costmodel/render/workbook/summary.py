@@ -1,0 +1,78 @@
+"""The Summary sheet, first in the workbook and one printed page: the answer (cost and price
+per million tokens per system), the cost stack chart, the key assumptions (live) and the
+disclosure in a few lines."""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+from ... import __version__
+from ..display import label
+from .cover import describe, write_live
+from .layout import FIRST_COL, WorkbookSystem, system_header, system_width
+from .print_setup import print_setup
+from .results_sheet import STACK, cost_stack_chart
+from .sheet import Sheet
+
+__all__ = ["write_summary", "ANSWER", "ASSUMPTIONS"]
+
+ANSWER = ["cost_per_mtok_total", "price_per_mtok_total"]
+ASSUMPTIONS = [("Power boundary", "power_boundary"),
+               ("Token kind", "operating_point_token_kind"),
+               ("Throughput per accelerator", "throughput"),
+               ("Power per accelerator", "power_per_accelerator"),
+               ("Utilisation", "utilisation"),
+               ("Electricity price", "electricity_price"),
+               ("Cost of capital", "financing_cost_of_capital"),
+               ("Economic life", "financing_life"),
+               ("Gross margin", "pricing_gross_margin")]
+_DISCLOSED = ("operating point", "workload", "electricity source")
+_CHART_ROWS = 12  # rows of 15 pt the chart covers
+
+
+def write_summary(ws: Sheet, systems: Sequence[WorkbookSystem], title: str | None,
+                  generated: datetime) -> None:
+    n = len(systems)
+    ws.text(1, 1, title or "Cost and price per million tokens", "title")
+    last_col = FIRST_COL + n - 1
+    width = system_width(systems, least=22, most=30)
+    ws.set_widths({1: 30, 2: 1, 3: 12, **{FIRST_COL + i: width for i in range(n)}})
+    ws.paragraph(2, f"costmodel {__version__}, {generated.isoformat(timespec='seconds')}. "
+                    f"Live: change the blue cells on Inputs and this page follows.", last_col)
+    ws.header(4, system_header(systems, ["The answer", "", "unit"]))
+    rows: dict[str, int] = {}
+    row = 4
+    for name in ANSWER:
+        row += 1
+        rows[name] = row
+        write_live(ws, row, systems, label(name), name, "result")
+    for name, _ in STACK:
+        row += 1
+        rows[name] = row
+        write_live(ws, row, systems, "  of which " + label(name).replace(
+            " per million tokens", "").lower(), name, "calc")
+    row += 2
+    ws.header(row, ["Key assumptions", "", "unit", *([""] * n)])
+    for text, name in ASSUMPTIONS:
+        row += 1
+        write_live(ws, row, systems, text, name, "calc")
+    row += 2
+    ws.header(row, ["Disclosure", "", "", *([""] * n)])
+    items = describe()
+    for s in systems:  # one paragraph per system, across the page
+        row += 1
+        d = s.result.disclosure()
+        ws.paragraph(row, f"{s.result.name}: " + "; ".join(f"{key} {items[key](d)}"
+                                                            for key in _DISCLOSED),
+                     last_col, "wrap")
+    row += 1
+    ws.paragraph(row, "Defaults used, sources and conventions: see the Cover and Sources "
+                      "sheets; every step: Calculations.", last_col)
+    chart_row = row + 1
+    pixels = int((30 + 1 + 12 + width * n) * 7)
+    chart = cost_stack_chart(ws, rows, n, 4, width=min(max(420, pixels), 900),
+                             height=_CHART_ROWS * 16)
+    ws.ws.insert_chart(chart_row - 1, 0, chart, {"x_offset": 4, "y_offset": 2})
+    ws.last_row = max(ws.last_row, chart_row + _CHART_ROWS)
+    ws.ws.activate()
+    print_setup(ws, last_col=FIRST_COL + n - 1, one_page=True)

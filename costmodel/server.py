@@ -1,0 +1,126 @@
+"""The service: ``create_app()`` builds the Flask application and registers both faces side
+by side, the JSON API (:mod:`costmodel.api`) and the web pages (:mod:`costmodel.web`); neither
+face imports the other, and this is the one module that imports both.
+
+Configuration comes from the environment (or the ``config`` mapping, which wins):
+
+- ``DATABASE_URL``: SQLAlchemy URL; a SQLite file ``costmodel.db`` by default, PostgreSQL
+  (``postgresql://...``) for several workers or hosts;
+- ``COSTMODEL_OPEN_READS``: ``1`` lets price, compare and catalog reads answer without a key
+  (``costmodel serve`` opens them on a loopback address); writes always need one;
+- ``COSTMODEL_MAX_BODY``: the request body limit in bytes (default 2 MiB; workbook uploads
+  may reach the reader's own 20 MiB limit);
+- ``COSTMODEL_KEY_CACHE_SECONDS`` (``KEY_CACHE_SECONDS``): how long a worker's reads trust a
+  key it verified (default 2; writes and key management always ask the database: see
+  :mod:`costmodel.api.auth`);
+- limits (see :mod:`costmodel.http.limits`): ``COSTMODEL_RATE_LIMIT`` (``RATE_LIMIT``, default
+  ``600/minute`` a key, ``off``), ``REDIS_URL`` (shared counts), ``COSTMODEL_REDIS_PREFIX``,
+  ``COSTMODEL_HEAVY_PER_WORKER`` (2), ``COSTMODEL_HEAVY_TOTAL`` (4, with Redis),
+  ``COSTMODEL_HEAVY_LEASE`` (300 s), ``COSTMODEL_GRID_MAX_CELLS`` (1,000,000).
+
+gunicorn: ``gunicorn 'costmodel.server:create_app()'``.
+"""
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from datetime import UTC, date, datetime
+from importlib import resources
+from typing import Any
+
+from flask import Flask, Response, abort, json, render_template, send_file
+from flask.json.provider import DefaultJSONProvider
+
+from . import __version__
+from .api.auth import EXTENSION as KEYS
+from .api.auth import KEY_CACHE_SECONDS, VerifiedKeys
+from .api.openapi import build_spec
+from .api.routes import catalog, keys, pricing, scenarios
+from .api.services import Services
+from .http import limits, security
+from .http.errors import register_error_handlers
+from .resources import templates_dir
+from .web import blueprint as web_pages
+
+__all__ = ["create_app", "open_reads_from_env"]
+
+TEMPLATES = templates_dir()  # packaged with the wheel (costmodel.templates)
+
+
+def open_reads_from_env() -> bool:
+    """``COSTMODEL_OPEN_READS`` as a flag (1, true, yes, on)."""
+    return os.environ.get("COSTMODEL_OPEN_READS", "0").strip().lower() in (
+        "1", "true", "yes", "on")
+
+
+class _JSON(DefaultJSONProvider):
+    """ISO 8601 times (RFC 3339), as the OpenAPI ``date-time`` format says; no sorting;
+    no NaN (the engine answers null where it has no value)."""
+    sort_keys = False
+
+    @staticmethod
+    def default(o: Any) -> Any:
+        if isinstance(o, datetime):
+            # stored in UTC; SQLite hands times back without their zone
+            return (o if o.tzinfo else o.replace(tzinfo=UTC)).isoformat()
+        if isinstance(o, date):
+            return o.isoformat()
+        return DefaultJSONProvider.default(o)
+
+
+def create_app(config: Mapping[str, Any] | None = None) -> Flask:
+    config = dict(config or {})
+    app = Flask(__name__, template_folder=str(TEMPLATES))
+    app.json = _JSON(app)  # this app's JSON, not every Flask app's in the process
+    app.config.update(
+        DATABASE_URL=os.environ.get("DATABASE_URL"),
+        OPEN_READS=open_reads_from_env(),
+        MAX_CONTENT_LENGTH=int(os.environ.get("COSTMODEL_MAX_BODY", 2 * 2**20)),
+        KEY_CACHE_SECONDS=float(os.environ.get("COSTMODEL_KEY_CACHE_SECONDS",
+                                               KEY_CACHE_SECONDS)),
+        **limits.config_from_env(),
+    )
+    app.config.update(config)
+    app.extensions["costmodel"] = Services(app.config["DATABASE_URL"])
+    app.extensions[KEYS] = VerifiedKeys(app.config["KEY_CACHE_SECONDS"])
+    limits.install(app)
+    security.install(app)
+    register_error_handlers(app)
+    for bp in (pricing, catalog, scenarios, keys, web_pages):
+        app.register_blueprint(bp)
+    app.jinja_env.globals["version"] = __version__
+    spec = build_spec()
+
+    @app.get("/healthz")
+    def healthz() -> Response:
+        # unreachable: 503 (nothing answers). Unwritable (disk full, read-only): 200 and
+        # "degraded", since reads and prices still answer; a balancer that took every host
+        # out over one full disk or a read-only database would stop those too.
+        state = app.extensions["costmodel"].health()
+        body = {"status": "ok" if state["database"] == "ok" else "degraded", **state,
+                "version": __version__}
+        return Response(json.dumps(body), status=503 if state["database"] == "unreachable"
+                        else 200, mimetype="application/json")
+
+    @app.get("/api/v1/openapi.json")
+    def openapi() -> Response:
+        return Response(json.dumps(spec), mimetype="application/json")
+
+    @app.get("/api/v1/docs")
+    def docs() -> Response:
+        return Response(render_template("docs.html", version=__version__),
+                        mimetype="text/html",
+                        headers={"Content-Security-Policy": security.DOCS_CSP})
+
+    @app.get("/api/v1/docs/assets/<name>")
+    def docs_asset(name: str):
+        # Swagger UI shipped in a Python package: the docs page works without a network
+        # (its start-up script and note style are the pages' assets: docs.js, docs.css)
+        allowed = {"swagger-ui.css": "css", "swagger-ui-bundle.js": "js",
+                   "swagger-ui-standalone-preset.js": "js"}
+        if name not in allowed:
+            abort(404)
+        root = resources.files("flask_openapi3_swagger") / "templates" / "swagger"
+        return send_file(root / allowed[name] / name, max_age=86400)
+
+    return app

@@ -1,0 +1,50 @@
+"""The web pages' blueprint and the template filters every page uses (figures rounded by
+:mod:`costmodel.render.display`). The pages (:mod:`.pages`, :mod:`.saved`, ...) register their
+routes on it; :mod:`costmodel.web` imports them all."""
+from __future__ import annotations
+
+from flask import Blueprint
+
+from ..render import display
+from ..resources import templates_dir
+
+__all__ = ["blueprint"]
+
+blueprint = Blueprint("web", __name__, static_folder=str(templates_dir() / "web" / "static"),
+                      static_url_path="/assets")
+
+
+@blueprint.app_template_filter("qty")
+def _qty(value: float | None, unit: str, name: str | None = None) -> str:
+    """A figure and its display unit, rounded by the display rules."""
+    return display.format_quantity(value, unit, name)
+
+
+@blueprint.app_template_filter("num")
+def _num(value: float | None, unit: str = "", name: str | None = None) -> str:
+    return display.format_number(value, unit, name)
+
+
+@blueprint.app_template_filter("ratio")
+def _ratio(value: float | None) -> str:
+    return display.format_ratio(value)
+
+
+@blueprint.app_template_filter("pct")
+def _pct(value: float | None) -> str:
+    return display.format_percent(value)
+
+
+@blueprint.app_template_global("label")
+def _label(name: str) -> str:
+    return display.label(name)
+
+
+@blueprint.app_template_global("unit_words")
+def _unit_words(unit: str) -> str:
+    return display.unit_words(unit)
+
+
+@blueprint.app_template_global("display_unit")
+def _display_unit(name: str | None, unit: str) -> str:
+    return display.display_unit(name, unit)

@@ -1,0 +1,319 @@
+"""The Quotes page (Flask test client): the example quote file ranked as the API ranks it,
+the workbook download, a typed quote, and bad files said in words at the field."""
+from __future__ import annotations
+
+import io
+import re
+import tomllib
+import uuid
+from html import unescape
+
+import openpyxl
+import pytest
+from conftest import ROOT, auth
+
+from costmodel.render import display
+from costmodel.store.repo import key_create, scenario_list
+
+API = "/api/v1"
+EXAMPLE = ROOT / "fixtures" / "quotes" / "example-quotes.toml"
+FIXTURE = ROOT / "fixtures" / "scenarios" / "published" / "deepseek-r1_gb300_matched.toml"
+MATCHED = "fixture:published/deepseek-r1_gb300_matched"
+
+
+@pytest.fixture(scope="module")
+def viewer(app) -> str:
+    with app.extensions["costmodel"].sessions() as session:
+        _, token = key_create(session, f"quotes-viewer-{uuid.uuid4().hex[:6]}", "viewer")
+    return token
+
+
+@pytest.fixture
+def signed(app, client, viewer):
+    """The client signed in with a viewer key (reads are closed in the ``app`` fixture);
+    its CSRF token."""
+    token = _csrf(client, "/signin")
+    r = client.post("/signin", data={"api_key": viewer, "csrf_token": token, "next": "/quotes"})
+    assert r.status_code == 303
+    return _csrf(client, "/quotes")
+
+
+def _csrf(client, path: str) -> str:
+    r = client.get(path)
+    found = re.search(r'name="csrf_token" value="([^"]+)"', r.text)
+    assert found, (path, r.status_code)
+    return found.group(1)
+
+
+def _text(html: str) -> str:
+    return re.sub(r"\s+", " ", unescape(re.sub(r"<[^>]+>", " ", html))).strip()
+
+
+def _upload(client, token: str, content: bytes, name: str, scenario: str = MATCHED):
+    return client.post("/quotes", data={"csrf_token": token, "scenario": scenario,
+                                        "quote_file": (io.BytesIO(content), name)},
+                       content_type="multipart/form-data")
+
+
+def _ranking(html: str) -> list[tuple[str, str]]:
+    """(quote name, price per Mtok as shown) in the page's order."""
+    return re.findall(r'<tr class="quote-row" data-quote="([^"]+)">.*?'
+                      r'<td class="num quote-price"[^>]*>([^<]+)</td>', html, flags=re.S)
+
+
+def _errors(html: str) -> list[str]:
+    return [unescape(m) for m in re.findall(r'class="field-error"[^>]*>([^<]*)<', html)]
+
+
+def test_the_example_file_ranks_as_the_api_ranks_it(client, signed, viewer):
+    r = _upload(client, signed, EXAMPLE.read_bytes(), "example-quotes.toml")
+    assert r.status_code == 200, _errors(r.text)
+    shown = _ranking(r.text)
+
+    quotes = tomllib.loads(EXAMPLE.read_text())["quote"]
+    scenario = tomllib.loads(FIXTURE.read_text())
+    api = client.post(f"{API}/quotes/compare", json={"quotes": quotes, "scenarios": [
+        {"scenario": scenario}]}, headers=auth(viewer))
+    assert api.status_code == 200, api.json
+    ranked = api.json["scenarios"][0]["ranked"]
+    assert shown == [(c["quote"], display.format_quantity(
+        c["price_per_mtok"]["value"], "USD/Mtok", "price_per_mtok_total")) for c in ranked]
+    # vendor A blended over an 8k/1k request: (8,192 x 0.55 + 1,024 x 2.19) / 9,216
+    # = 0.73222 USD/Mtok; B and C are capacity at our throughput, a little dearer
+    assert [n for n, _ in shown] == ["vendor-a-tokens", "vendor-b-reserved",
+                                     "vendor-c-no-point"]
+    assert shown[0][1] == "0.7322 USD/Mtok"
+    text = _text(r.text)
+    assert "Ranked against deepseek-r1 gb300 matched" in text
+    assert "Flag no operating point in writing" in text  # vendor C states none
+    # the implied margin of vendor A: 1 - our cost / its price, as a percentage
+    assert display.format_quantity(ranked[0]["implied_margin"], "dimensionless",
+                                   "implied_margin") in text
+
+
+def test_the_workbook_download_opens_with_openpyxl(client, signed):
+    r = _upload(client, signed, EXAMPLE.read_bytes(), "example-quotes.toml")
+    kept = unescape(re.search(r'name="quotes_json" value="([^"]*)"', r.text)[1])
+    book = client.post("/quotes/workbook", data={"csrf_token": signed, "scenario": MATCHED,
+                                                 "quotes_json": kept})
+    assert book.status_code == 200
+    assert book.mimetype == ("application/vnd.openxmlformats-officedocument."
+                             "spreadsheetml.sheet")
+    assert book.headers["Content-Disposition"].startswith("attachment; filename=")
+    wb = openpyxl.load_workbook(io.BytesIO(book.data))
+    assert "Quotes" in wb.sheetnames
+    cells = [str(c.value) for row in wb["Quotes"].iter_rows() for c in row if c.value]
+    # one block per quote, headed by its name, in the file's order
+    assert [c for c in cells if c.startswith("quote ")] == [
+        "quote vendor-a-tokens", "quote vendor-b-reserved", "quote vendor-c-no-point"]
+    assert "deepseek-r1 gb300 matched" in cells
+
+
+def test_a_typed_quote_is_ranked_and_a_bad_field_is_marked(client, signed, viewer):
+    typed = {"csrf_token": signed, "scenario": MATCHED, "q_name": "typed-offer",
+             "q_vendor": "Vendor T", "q_form": "per_mtok", "q_price_input": "0.5",
+             "q_price_output": "2 USD/Mtok", "q_interactivity": "169", "q_term": "12"}
+    r = client.post("/quotes", data=typed)
+    assert r.status_code == 200, _errors(r.text)
+    # (8,192 x 0.5 + 1,024 x 2) / 9,216 = 0.6667 USD/Mtok
+    assert _ranking(r.text) == [("typed-offer", "0.6667 USD/Mtok")]
+
+    r = client.post("/quotes", data={**typed, "q_price_output": "2 W"})
+    assert r.status_code == 422
+    assert 'aria-invalid="true"' in re.search(r'<input[^>]*id="f-q_price_output"[^>]*>',
+                                              r.text)[0]
+    # the API's words for the same quote, at the field
+    api = client.post(f"{API}/quotes/compare", json={"quotes": [{
+        "name": "typed-offer", "vendor": "Vendor T", "form": "per_mtok",
+        "price_input": "0.5 USD/Mtok", "price_output": "2 W"}], "scenarios": [
+        {"scenario": tomllib.loads(FIXTURE.read_text())}]}, headers=auth(viewer))
+    assert api.json["errors"][0]["path"] == "quotes[0].price_output"
+    assert _errors(r.text) == [api.json["errors"][0]["message"]] == [
+        "expected units like 'USD/Mtok', got watt"]
+    r = client.post("/quotes", data={k: v for k, v in typed.items() if k != "q_price_output"})
+    assert r.status_code == 422
+    assert _errors(r.text) == ["required for form per_mtok"]
+
+
+@pytest.mark.parametrize("content,name,words", [
+    (b"[[quote]\nname = 'x'", "q.toml", "q.toml: malformed TOML"),
+    (b"\xff\xfe\x00bad", "q.toml", "q.toml is not UTF-8 text"),
+    (b"title = 'no quotes'", "q.toml", "quote: q.toml: no [[quote]] tables"),
+    (b'[[quote]]\nname = "x"\nvendor = "v"\nform = "per_mtok"\nprice_input = "1 W"\n'
+     b'price_output = "1 USD/Mtok"\n', "q.toml", "quote[0].price_input: "),
+    (b'{"quote": [{"name": "x"}]}', "q.json", "quote[0].vendor: "),
+])
+def test_a_bad_file_is_said_in_words_at_the_file_field(client, signed, content, name, words):
+    r = _upload(client, signed, content, name)
+    assert r.status_code == 422
+    errors = _errors(r.text)
+    assert any(e.startswith(words) for e in errors), errors
+    assert "Traceback" not in r.text and "Ranked against" not in r.text
+
+
+def test_an_upload_over_the_body_limit_is_refused_in_words(database):
+    from costmodel.server import create_app
+    small = create_app({"DATABASE_URL": database, "OPEN_READS": True, "TESTING": True,
+                        "MAX_CONTENT_LENGTH": 4096})
+    try:
+        client = small.test_client()
+        token = _csrf(client, "/quotes")
+        r = _upload(client, token, b"#" * 8192 + EXAMPLE.read_bytes(), "big.toml")
+        assert r.status_code == 413
+        assert _errors(r.text) == ["the upload is larger than the service's limit of 4 KiB "
+                                   "(COSTMODEL_MAX_BODY): send a smaller file"]
+    finally:
+        small.extensions["costmodel"].dispose()
+
+
+def test_quotes_against_a_saved_scenario_match_the_api(app, client, signed, viewer):
+    with app.extensions["costmodel"].sessions() as session:
+        _, editor = key_create(session, "quotes-editor", "editor")
+    name = f"quotes saved {uuid.uuid4().hex[:6]}"
+    saved = client.post(f"{API}/scenarios", json={"name": name, "scenario": {
+        "accelerator": "gb300", "operating_point": "deepseek-r1/gb300/matched",
+        "utilisation": "50 %"}}, headers=auth(editor))
+    assert saved.status_code == 201
+    sid = saved.json["scenario_id"]
+    r = _upload(client, signed, EXAMPLE.read_bytes(), "example-quotes.toml",
+                scenario=f"saved:{sid}")
+    assert r.status_code == 200, _errors(r.text)
+    api = client.post(f"{API}/quotes/compare", json={
+        "quotes": tomllib.loads(EXAMPLE.read_text())["quote"],
+        "scenarios": [{"scenario_id": sid}]}, headers=auth(viewer)).json
+    ranked = api["scenarios"][0]["ranked"]
+    assert _ranking(r.text) == [(c["quote"], display.format_quantity(
+        c["price_per_mtok"]["value"], "USD/Mtok", "price_per_mtok_total")) for c in ranked]
+    # at 50 % utilisation a capacity quote is spread over half the tokens: vendor B is
+    # 14,000 USD / 8 accelerators / 730 h over 118 token/s/kW x 1.4 kW x 3,600 s x 0.5
+    assert ranked[1]["quote"] == "vendor-b-reserved"
+    assert ranked[1]["price_per_mtok"]["value"] == pytest.approx(
+        14000 / 8 / 730 / (118 * 1.4 * 3600 * 0.5) * 1e6)
+    assert _ranking(r.text)[1] == ("vendor-b-reserved", "8.06 USD/Mtok")
+    with app.extensions["costmodel"].sessions(write=False) as session:
+        assert scenario_list(session, q=name)[1] == 1  # reading quotes saved nothing
+
+
+def test_the_quotes_page_needs_a_reader_and_a_csrf_token(client, viewer):
+    assert client.get("/quotes").status_code == 401  # reads are closed in this app
+    r = client.post("/quotes", data={"scenario": MATCHED, "example": "1"})
+    assert r.status_code == 400
+    assert "it carries no security token" in _text(r.text)
+
+
+def test_the_price_pages_scenario_is_offered_when_arriving_from_it(client, signed):
+    r = client.get("/quotes?accelerator=gb300&point=deepseek-r1/gb300/matched&utilisation=100"
+                   "&boundary=chip&system=")
+    assert r.status_code == 200
+    assert '<option value="price" selected>The Price page\'s scenario</option>' in r.text
+    query = unescape(re.search(r'name="price_query" value="([^"]*)"', r.text)[1])
+    r = client.post("/quotes", data={"csrf_token": signed, "scenario": "price",
+                                     "price_query": query, "example": "1"})
+    assert r.status_code == 200, _errors(r.text)
+    assert [n for n, _ in _ranking(r.text)] == ["vendor-a-tokens", "vendor-b-reserved",
+                                                "vendor-c-no-point"]
+
+
+DECIDE_FILE = {"quote": [
+    {"name": "h100-capacity", "vendor": "Cloud X", "date": "2026-11-20",
+     "form": "per_accelerator_hour", "hourly_price": "2.10 USD/h", "accelerators": 64,
+     "term": "12 month", "hardware": "h100"},
+    {"name": "api-tokens", "vendor": "API Y", "date": "2026-11-20", "form": "per_mtok",
+     "price_input": "0.60 USD/Mtok", "price_output": "0.60 USD/Mtok", "term": "12 month",
+     "operating_point": {"interactivity": "100 token/s/user"}}]}
+B200 = "fixture:curve-gpt-oss-120b-b200"
+
+
+def _decide_upload(client, token, **fields):
+    import json as _json
+    return client.post("/quotes", data={"csrf_token": token, "scenario": B200, **fields,
+                                        "quote_file": (io.BytesIO(_json.dumps(
+                                            DECIDE_FILE).encode()), "offers.json")},
+                       content_type="multipart/form-data")
+
+
+def test_with_a_demand_the_offers_are_ranked_for_it_as_the_api_ranks_them(client, signed,
+                                                                          viewer):
+    r = _decide_upload(client, signed, d_volume="50000", d_interactivity="100")
+    assert r.status_code == 200, _errors(r.text)
+    text = _text(r.text)
+    scenario = tomllib.loads((ROOT / "fixtures" / "scenarios" /
+                              "curve-gpt-oss-120b-b200.toml").read_text())
+    scenario["operating_point"].pop("curve")  # the API reads a stored curve by id
+    scenario["operating_point"]["curve"] = scenario["operating_point"].pop("curve_id")
+    api = client.post(f"{API}/quotes/decide", headers=auth(viewer), json={
+        "quotes": DECIDE_FILE["quote"], "scenarios": [{"scenario": scenario}],
+        "demand": {"volume": "50000 Mtok/month", "interactivity": "100 token/s/user"}})
+    assert api.status_code == 200, api.json
+    shown = re.findall(r'<tr class="quote-row" data-quote="([^"]+)">.*?'
+                       r'<td class="num monthly"[^>]*>([^<]+)</td>', r.text, flags=re.S)
+    assert shown == [(p["offer"], display.format_quantity(p["monthly_cost"]["value"], "USD"))
+                     for p in api.json["ranked"]]
+    assert api.json["recommendation"]["text"] in text
+    # the H100 offer is not priced at the B200's throughput: said, not ranked
+    assert "not priced at another accelerator's throughput" in text
+
+
+def test_a_bad_demand_is_marked_at_its_field(client, signed):
+    r = _decide_upload(client, signed, d_volume="5 W")
+    assert r.status_code == 422
+    assert any("Mtok/month" in e for e in _errors(r.text)), _errors(r.text)
+    assert 'id="f-d_volume"' in r.text and 'aria-invalid="true"' in r.text
+
+
+def test_the_one_page_summary_downloads(client, signed):
+    import json as _json
+    from io import BytesIO
+
+    from pypdf import PdfReader
+    r = client.post("/quotes/summary.pdf", data={
+        "csrf_token": signed, "scenario": B200, "quotes_json": _json.dumps(DECIDE_FILE),
+        "d_volume": "50000", "d_interactivity": "100"})
+    assert r.status_code == 200 and r.mimetype == "application/pdf"
+    reader = PdfReader(BytesIO(r.data))
+    assert len(reader.pages) == 1
+    assert "Take gpt-oss-120b b200" in " ".join(reader.pages[0].extract_text().split())
+
+
+FREE_FILE = b'''
+[[quote]]
+name = "free-tokens"
+vendor = "Trial"
+form = "per_mtok"
+price_input = "0 USD/Mtok"
+price_output = "0 USD/Mtok"
+
+[[quote]]
+name = "free-reserved"
+vendor = "Credit"
+form = "reserved_monthly"
+monthly_price = "0 USD/month"
+accelerators = 8
+
+[[quote]]
+name = "free-hours"
+vendor = "Credit"
+form = "per_accelerator_hour"
+hourly_price = "0 USD/h"
+'''
+
+
+def test_free_offers_are_shown_first_with_the_margin_not_defined(client, signed):
+    r = _upload(client, signed, EXAMPLE.read_bytes()
+                + FREE_FILE, "free.toml")
+    assert r.status_code == 200, _errors(r.text)
+    shown = _ranking(r.text)
+    assert shown[:3] == [("free-tokens", "0 USD/Mtok"), ("free-reserved", "0 USD/Mtok"),
+                         ("free-hours", "0 USD/Mtok")]
+    assert len(shown) == 6
+    margins = re.findall(r'data-label="Implied margin">(.*?)</td>', r.text)
+    assert [_text(m) for m in margins[:3]] == ["not defined (free offer)"] * 3
+    assert all(m.endswith("%") for m in margins[3:])
+    # the workbook of the same quotes: the free offers' margins are text, not #DIV/0!
+    kept = unescape(re.search(r'name="quotes_json" value="([^"]*)"', r.text)[1])
+    book = client.post("/quotes/workbook", data={"csrf_token": signed, "scenario": MATCHED,
+                                                 "quotes_json": kept})
+    assert book.status_code == 200
+    ws = openpyxl.load_workbook(io.BytesIO(book.data), data_only=True)["Quotes"]
+    cached = [r[3].value for r in ws.iter_rows() if r[0].value == "Implied margin on our cost"]
+    assert cached[3:] == ["not defined (free offer)"] * 3
