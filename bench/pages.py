@@ -34,14 +34,9 @@ MI300X_CURVE = "curve:mi300x/gpt-oss-120b/vllm/fp8/8192x1024/none/agg"
 def seeded_app(folder: Path):
     from costmodel.server import create_app
     from costmodel.sources.catalog import fixtures_dir
-    from costmodel.store.db import make_engine, make_sessions, upgrade
-    from costmodel.store.seed import seed
+    from costmodel.store.seed import prepare
     url = f"sqlite:///{folder / 'bench.db'}"
-    upgrade(url)
-    engine = make_engine(url)
-    with make_sessions(engine).begin() as session:
-        seed(session, fixtures_dir())
-    engine.dispose()
+    prepare(url, fixtures_dir())
     return create_app({"DATABASE_URL": url, "OPEN_READS": True, "RATE_LIMIT": "off"})
 
 

@@ -97,15 +97,10 @@ def open_live_server(tmp_dir: Path, *, open_reads: bool = True,
 
     from costmodel.server import create_app
     from costmodel.sources.catalog import fixtures_dir
-    from costmodel.store.db import make_engine, make_sessions, upgrade
-    from costmodel.store.seed import seed
+    from costmodel.store.seed import prepare
 
     url = f"sqlite:///{tmp_dir / 'costmodel.db'}"
-    upgrade(url)
-    engine = make_engine(url)
-    with make_sessions(engine).begin() as session:
-        seed(session, fixtures_dir())
-    engine.dispose()
+    prepare(url, fixtures_dir())
     application = create_app({"DATABASE_URL": url, "OPEN_READS": open_reads,
                               "RATE_LIMIT": "off", "SECRET_KEY": "browser-tests",
                               **(config or {})})

@@ -79,18 +79,13 @@ def _postgres_database():
 def database(request, tmp_path_factory):
     """A migrated, seeded database URL (module-wide), on each backend."""
     from costmodel.sources.catalog import fixtures_dir
-    from costmodel.store.db import make_engine, make_sessions, upgrade
-    from costmodel.store.seed import seed
+    from costmodel.store.seed import prepare
     if request.param == "sqlite":
         gen = iter([f"sqlite:///{tmp_path_factory.mktemp('db') / 'costmodel.db'}"])
     else:
         gen = _postgres_database()
     url = next(gen)
-    upgrade(url)
-    engine = make_engine(url)
-    with make_sessions(engine).begin() as session:
-        seed(session, fixtures_dir())
-    engine.dispose()
+    prepare(url, fixtures_dir())
     yield url
     for _ in gen:  # runs the generator's cleanup
         pass
@@ -146,14 +141,9 @@ def db(tmp_path_factory):
     """A migrated, seeded SQLite database of the module (for tests that do not depend on the
     backend: the limits)."""
     from costmodel.sources.catalog import fixtures_dir
-    from costmodel.store.db import make_engine, make_sessions, upgrade
-    from costmodel.store.seed import seed
+    from costmodel.store.seed import prepare
     url = f"sqlite:///{tmp_path_factory.mktemp('db') / 'costmodel.db'}"
-    upgrade(url)
-    engine = make_engine(url)
-    with make_sessions(engine).begin() as session:
-        seed(session, fixtures_dir())
-    engine.dispose()
+    prepare(url, fixtures_dir())
     return url
 
 

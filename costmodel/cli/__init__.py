@@ -602,15 +602,10 @@ def serve(host: str, port: int, url: str | None, no_seed: bool, workers: int,
     """
     from ..server import create_app, open_reads_from_env
     from ..sources.catalog import fixtures_dir
-    from ..store.db import database_url, make_engine, make_sessions, upgrade
-    from ..store.seed import seed
+    from ..store.db import database_url
+    from ..store.seed import prepare
     url = database_url(url)
-    upgrade(url)
-    if not no_seed:
-        engine = make_engine(url)
-        with make_sessions(engine).begin() as session:
-            seed(session, fixtures_dir())
-        engine.dispose()
+    prepare(url, None if no_seed else fixtures_dir())
     loopback = _is_loopback(host)
     app = create_app({"DATABASE_URL": url,
                       "OPEN_READS": loopback or open_reads_from_env()})

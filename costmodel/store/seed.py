@@ -11,7 +11,7 @@ from ..sources.curve_files import read_curves
 from .models import CatalogEntry, CurveRecord
 from .repo import curve_record
 
-__all__ = ["seed"]
+__all__ = ["seed", "prepare"]
 
 
 def seed(session: Session, fixtures: Path) -> dict[str, int]:
@@ -43,3 +43,18 @@ def seed(session: Session, fixtures: Path) -> dict[str, int]:
             added["curve"] += 1
     session.flush()
     return added
+
+
+def prepare(url: str, fixtures: Path | None = None) -> dict[str, int] | None:
+    """Migrate the database at ``url`` to the newest schema and, given ``fixtures``, seed it
+    (what ``costmodel serve`` does before it serves); returns what :func:`seed` added."""
+    from .db import make_engine, make_sessions, upgrade
+    upgrade(url)
+    if fixtures is None:
+        return None
+    engine = make_engine(url)
+    try:
+        with make_sessions(engine).begin() as session:
+            return seed(session, fixtures)
+    finally:
+        engine.dispose()
