@@ -1020,12 +1020,11 @@ def _validate_with_rates(data: dict) -> Scenario:
     return scenario
 
 
-def _invalid(exc: ValidationError, prefix: tuple = (), *, model: type[BaseModel] | None = None,
-             data: Any = None) -> InputError:
+def _invalid(exc: ValidationError, prefix: tuple = (), *, data: Any = None) -> InputError:
     """pydantic's errors as an InputError, each at its field path (under ``prefix``). With
-    more errors than an InputError lists and ``data`` (validated as ``model``, default the
-    Scenario), the unknown keys past the first few are only counted (:func:`fewer_errors`)."""
-    exc, dropped = fewer_errors(exc, model or Scenario, data)
+    more errors than an InputError lists and ``data`` (validated as the Scenario), the
+    unknown keys past the first few are only counted (:func:`fewer_errors`)."""
+    exc, dropped = fewer_errors(exc, Scenario, data)
     return InputError([*((error_path((*prefix, *e["loc"])), error_message(e))
                          for e in exc.errors(include_url=False)),
                        *([("", more_errors(dropped))] if dropped else [])])
