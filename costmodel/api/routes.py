@@ -551,11 +551,10 @@ def scenario_revise(scenario_id: int, body: ScenarioRevise, principal) -> Answer
     are one step, under the scenario's lock (:func:`repo.scenario_revise`)."""
     expect = _if_match()
     with services().sessions() as session:
-        latest = repo.revision_get(session, scenario_id, None)  # 404 before pricing anything
-        if expect is not None and not expect(latest):
-            raise _stale(scenario_id, latest)  # nor a stale edit (checked again below)
-        result = _priced(session, body.scenario)
         try:
+            # 404 and a stale edit before pricing anything (checked again under the lock)
+            repo.revision_expected(session, scenario_id, expect)
+            result = _priced(session, body.scenario)
             rev, created = repo.scenario_revise(session, scenario_id, body.scenario, result,
                                                 engine_version=__version__,
                                                 created_by=principal.name,

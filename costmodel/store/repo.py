@@ -29,9 +29,9 @@ from .models import (
 __all__ = ["NotFound", "Conflict", "Stale", "ROLES", "content_hash", "catalog_list",
            "catalog_get", "catalog_create", "catalog_snapshot", "curve_list", "curve_get",
            "curve_create", "curve_library", "curve_record", "scenario_create", "scenario_lock",
-           "scenario_revise", "scenario_get", "scenario_list", "revision_get", "key_create",
-           "key_verify", "key_list", "key_revoke", "key_end_sessions", "role_allows",
-           "curve_of", "curves_after"]
+           "scenario_revise", "revision_expected", "scenario_get", "scenario_list",
+           "revision_get", "key_create", "key_verify", "key_list", "key_revoke",
+           "key_end_sessions", "role_allows", "curve_of", "curves_after"]
 
 ROLES = ("viewer", "editor", "admin")  # each includes the ones before it
 
@@ -213,15 +213,28 @@ def scenario_revise(session: Session, scenario_id: int, data: dict, result: dict
     latest revision; False raises :class:`Stale` and nothing is written. The check, the
     comparison with the latest and the increment are one step: the scenario's row is locked
     first, so two writers of equal content at once make one revision, not two."""
-    scenario = scenario_lock(session, scenario_id)
-    latest = _revision_of(session, scenario, None)
-    if expect is not None and not expect(latest):
-        raise Stale(f"scenario {scenario_id} moved on to revision {latest.number} "
-                    f"(by {latest.created_by}); nothing was written", latest)
+    latest = _expected(_revision_of(session, scenario_lock(session, scenario_id), None),
+                       expect)
     if latest.content_hash == content_hash(data):
         return latest, False
     return _add_revision(session, scenario_id, data, result, engine_version, created_by,
                          created_by_key_id), True
+
+
+def revision_expected(session: Session, scenario_id: int,
+                      expect: Callable[[ScenarioRevision], bool] | None) -> ScenarioRevision:
+    """The scenario's latest revision, asked first by a writer before it prices its edit:
+    :class:`NotFound` without the scenario, :class:`Stale` when ``expect`` refuses the latest
+    (:func:`scenario_revise` asks again under the lock)."""
+    return _expected(revision_get(session, scenario_id, None), expect)
+
+
+def _expected(latest: ScenarioRevision,
+              expect: Callable[[ScenarioRevision], bool] | None) -> ScenarioRevision:
+    if expect is not None and not expect(latest):
+        raise Stale(f"scenario {latest.scenario_id} moved on to revision {latest.number} "
+                    f"(by {latest.created_by}); nothing was written", latest)
+    return latest
 
 
 def _add_revision(session: Session, scenario_id: int, data: dict, result: dict,

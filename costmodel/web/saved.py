@@ -460,10 +460,8 @@ def saved_new_post():
     expect = None if based_on is None else (lambda latest: latest.number == based_on)
     try:
         with _services().sessions() as s:
-            if scenario_id is not None:
-                latest = repo.revision_get(s, scenario_id, None)  # 404 before pricing
-                if expect is not None and not expect(latest):
-                    raise repo.Stale("moved on", latest)  # (checked again under the lock)
+            if scenario_id is not None:  # 404, or moved on, before pricing (and under the lock)
+                repo.revision_expected(s, scenario_id, expect)
             result = _priced(s, form.mapping)
             if scenario_id is None:
                 rev = repo.scenario_create(s, saved_name, form.mapping, result,
