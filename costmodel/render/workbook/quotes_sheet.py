@@ -76,7 +76,10 @@ def write_quotes(ws: Sheet, systems: Sequence[WorkbookSystem],
     n = len(systems)
     ws.text(1, 1, "Quotes: each quote against our own cost at its operating point, over its "
                   "term", "title")
-    ws.set_widths({1: 44, 2: 14, 3: 12, **{FIRST_COL + i: system_width(systems, least=18)
+    # a free offer's margin is text: its column holds it whole when printed
+    free = any(c.implied_margin is None for _, comparisons in quotes for c in comparisons)
+    least = len(FREE_OFFER) + 3 if free else 18
+    ws.set_widths({1: 44, 2: 14, 3: 12, **{FIRST_COL + i: system_width(systems, least=least)
                                           for i in range(n)}})
     last_col = FIRST_COL + n - 1
     ws.paragraph(2, "Blue cells are the quote's terms; every figure is a live formula over them "
