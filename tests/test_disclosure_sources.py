@@ -356,16 +356,16 @@ def deal(tmp_path) -> list[Path]:
     folder = tmp_path / "clients" / "acme" / "deal"
     (folder / "curves").mkdir(parents=True)
     (folder / "runs").mkdir()
-    (tmp_path / "shared").mkdir()
+    (tmp_path / "common").mkdir()
     shutil.copy(ILLUSTRATIVE, folder / "curves" / "mine.csv")
-    shutil.copy(ILLUSTRATIVE, tmp_path / "shared" / "other.csv")
+    shutil.copy(ILLUSTRATIVE, tmp_path / "common" / "other.csv")
     shutil.copy(TRACE, folder / "runs" / "power.csv")
     point = '[operating_point]\ncurve = "{}"\ncurve_id = "{}"\nat = "peak"\n'
     files = {
         "beside.toml": 'name = "beside"\naccelerator = "b200"\n'
                        + point.format("curves/mine.csv", B200_CURVE),
         "outside.toml": 'name = "outside"\naccelerator = "h100"\n'
-                        + point.format("../../../shared/other.csv", H100_CURVE),
+                        + point.format("../../../common/other.csv", H100_CURVE),
         "fixture.toml": 'name = "fixture"\naccelerator = "b200"\n'
                         + point.format(ILLUSTRATIVE.as_posix(), B200_CURVE),
         "by-id.toml": 'name = "by id"\naccelerator = "h100"\n'
