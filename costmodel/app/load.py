@@ -1,7 +1,9 @@
 """Loading scenarios: a typed spec -> a validated scenario, read at a chosen target."""
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
 
 from ..model.curves import matched_interactivity
 from ..model.errors import InputError, UnknownReference
@@ -27,6 +29,7 @@ from .specs import (
 
 __all__ = ["prepare", "load", "load_all", "target_of", "NOT_FROM_CURVE"]
 
+T = TypeVar("T")
 NOT_FROM_CURVE = ("a matched or named interactivity needs an operating point read from a "
                   "curve")
 
@@ -40,34 +43,55 @@ def prepare(ctx: Context, spec: ScenarioSpec) -> PreparedScenario:
         raise exc.about(spec.subject) from None
 
 
-def _prepare(ctx: Context, spec: ScenarioSpec) -> PreparedScenario:
+def _data_of(ctx: Context, spec: ScenarioSpec) -> tuple[dict[str, Any], str, Path | None]:
+    """The spec's scenario mapping, its origin and the folder its file names are read in."""
     src = spec.source
-    base_dir = None
     if isinstance(src, FileScenario):
         base_dir = src.path.resolve().parent
-        data, origin = read_scenario_file(src.path), shown_path(src.path, base_dir)
-    elif isinstance(src, InlineScenario):
-        data, origin = dict(src.data), src.label
-    else:
-        data, origin = ctx.revision(src.scenario_id, src.revision)
+        return read_scenario_file(src.path), shown_path(src.path, base_dir), base_dir
+    if isinstance(src, InlineScenario):
+        return dict(src.data), src.label, None
+    data, origin = ctx.revision(src.scenario_id, src.revision)
+    return data, origin, None
+
+
+def _prepare(ctx: Context, spec: ScenarioSpec) -> PreparedScenario:
+    data, origin, base_dir = _data_of(ctx, spec)
     overrides = [(o.key, o.value) for o in spec.overrides]
-    for fresh in (False, True):
-        try:
-            return prepare_scenario(data, overrides, ctx.catalog(fresh), origin=origin,
-                                    override_label=ctx.override_label, base_dir=base_dir,
-                                    curves=ctx.curves(fresh),
-                                    files_allowed=ctx.files_allowed)
-        except UnknownReference:
-            if fresh:  # another writer may have added it a moment ago: looked again
-                raise
-    raise AssertionError("unreachable")
+    return _looked_again(ctx, lambda fresh: prepare_scenario(
+        data, overrides, ctx.catalog(fresh), origin=origin, override_label=ctx.override_label,
+        base_dir=base_dir, curves=ctx.curves(fresh), files_allowed=ctx.files_allowed))
+
+
+def _looked_again(ctx: Context, step: Callable[[bool], T]) -> T:
+    """``step(fresh)``, and once more with the context looking again when it names a
+    catalog key or curve the context does not know (another writer may have added it a
+    moment ago)."""
+    try:
+        return step(False)
+    except UnknownReference:
+        return step(True)
 
 
 def load(ctx: Context, spec: ScenarioSpec, target: Target | None = None, *,
          sources: bool = True) -> LoadedScenario:
     """The spec's scenario, validated, at ``target`` (default: its own operating point);
     ``sources=False``: its provenance is not completed (for an answer without the per-input
-    sources)."""
+    sources). A service's scenario without overrides is loaded through its frames
+    (:mod:`costmodel.sources.frames`): the same scenario, its steps run once per frame."""
+    frames = ctx.frames
+    if frames is not None and target is None and not spec.overrides \
+            and not isinstance(spec.source, FileScenario):
+        try:
+            data, origin, _ = _data_of(ctx, spec)
+            return _looked_again(ctx, lambda fresh: frames.load(
+                data, origin, sources=sources, marker=(ctx.catalog(fresh), ctx.curves(fresh)),
+                prepare=lambda d: prepare_scenario(
+                    d, (), ctx.catalog(fresh), origin=origin,
+                    override_label=ctx.override_label, curves=ctx.curves(fresh),
+                    files_allowed=ctx.files_allowed)))
+        except InputError as exc:
+            raise exc.about(spec.subject) from None
     prepared = prepare(ctx, spec)
     try:
         return prepared.finish(target, sources=sources)

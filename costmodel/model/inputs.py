@@ -54,7 +54,7 @@ from .units import (
 )
 
 __all__ = ["default_source", "CITED_BY", "replace_citations", "InputError", "QuantityField",
-           "Scenario", "validate_scenario", "cross_checks", "quantity_field",
+           "Scenario", "validate_scenario", "cross_checks", "quantity_field", "assign",
            "NORMALISED_BY_DEFAULT", "MIN_UTILISATION", "MIN_THROUGHPUT", "MIN_THROUGHPUT_PER_KW",
            "MAX_LIFE", "TYPICAL", "trim_unknown", "fewer_errors",
            "Accelerator", "Node", "Rack", "Facility", "Financing", "Electricity",
@@ -1001,6 +1001,23 @@ def _validate_shared(data: dict) -> Scenario:
         for key in missed:
             _SECTION_CACHE[key] = getattr(scenario, key[0])
     return scenario
+
+
+_ASSIGN = Scenario.__pydantic_validator__.validate_assignment
+
+
+def assign(scenario: Scenario, name: str, value: Any) -> None:
+    """Set top-level key ``name`` of ``scenario`` (a copy of the caller's own) to ``value``,
+    validated as validation of the whole would validate it (a section table through the
+    validated sections, see _SECTION_CACHE; the scenario has no validator of its own that
+    reads two keys: those are :func:`cross_checks`). Raises ``ValidationError``."""
+    key = _section_key(name, value) if name in _SECTIONS else None
+    hit = _SECTION_CACHE.get(key) if key is not None else None
+    _ASSIGN(scenario, name, value if hit is None else hit)
+    if key is not None and hit is None:
+        if len(_SECTION_CACHE) >= _SECTION_CACHE_SIZE:
+            _SECTION_CACHE.clear()
+        _SECTION_CACHE[key] = getattr(scenario, name)
 
 
 def _validate_with_rates(data: dict) -> Scenario:
