@@ -120,6 +120,11 @@ def load_all(ctx: Context, specs: Sequence[ScenarioSpec],
              reading: Reading) -> list[LoadedScenario]:
     """Scenarios for a comparison or workbook, every curve read where ``reading`` says."""
     check_count(ctx, len(specs), MAX_SCENARIOS, "scenarios", "scenarios")
+    if ctx.frames is not None and isinstance(reading, OwnPoint):
+        try:
+            return [load(ctx, s) for s in specs]
+        except InputError:
+            pass  # the steps below say which error comes first
     prepared = [prepare(ctx, s) for s in specs]
     target = target_of(prepared, specs, reading)
     out = []

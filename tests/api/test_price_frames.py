@@ -200,3 +200,25 @@ def test_a_cross_check_failed_is_the_ordinary_refusal(apps):
         assert a.data == b.data
     assert a.status_code == 422
     assert "utilisation" in a.json["detail"]
+
+
+def test_a_comparison_at_each_scenarios_own_point_answers_byte_for_byte(apps):
+    """Compare loads through the frames too; a comparison with one scenario refused is the
+    ordinary refusal (which error comes first)."""
+    fast, ordinary, frames = apps
+    other = with_values({"operating_point": "deepseek-r1/jalapeno/peak"})
+    for u in (0.61, 0.62):
+        before = frames.assembled
+        body = {"scenarios": [{"scenario": {**BASE, "utilisation": u}},
+                              {"scenario": {**other, "utilisation": u}}]}
+        a = fast.post("/api/v1/compare", json=body)
+        b = ordinary.post("/api/v1/compare", json=body)
+        assert a.status_code == b.status_code == 200, a.json
+        assert a.data == b.data
+    assert frames.assembled >= before + 2
+    body = {"scenarios": [{"scenario": {**BASE, "utilisation": 2}},
+                          {"scenario": {**other, "operating_point": "no/such/point"}}]}
+    a = fast.post("/api/v1/compare", json=body)
+    b = ordinary.post("/api/v1/compare", json=body)
+    assert a.status_code == b.status_code == 422
+    assert a.data == b.data
