@@ -422,9 +422,12 @@ class Electricity(Section):
                 # and were not given (so not reported as defaults used either)
                 self.__dict__.update(price=None, source=None, date=None)
         elif "price" in given:  # (a price and a tariff: refused by the cross checks)
-            for name in ("source", "date"):
-                if name not in given:
-                    setattr(self, name, None)
+            # cleared, and set (so not reported as defaults used): what setattr would do,
+            # without its per-call dispatch (every priced request with a price passes here)
+            cleared = {"source", "date"} - given
+            if cleared:
+                self.__dict__.update(dict.fromkeys(cleared))
+                given.update(cleared)
         return self
 
     @property
@@ -1013,8 +1016,12 @@ def assign(scenario: Scenario, name: str, value: Any) -> None:
     reads two keys: those are :func:`cross_checks`). Raises ``ValidationError``."""
     key = _section_key(name, value) if name in _SECTIONS else None
     hit = _SECTION_CACHE.get(key) if key is not None else None
-    _ASSIGN(scenario, name, value if hit is None else hit)
-    if key is not None and hit is None:
+    if hit is not None:  # validated already: taken as it is (as validation takes a model)
+        scenario.__dict__[name] = hit
+        scenario.model_fields_set.add(name)
+        return
+    _ASSIGN(scenario, name, value)
+    if key is not None:
         if len(_SECTION_CACHE) >= _SECTION_CACHE_SIZE:
             _SECTION_CACHE.clear()
         _SECTION_CACHE[key] = getattr(scenario, name)

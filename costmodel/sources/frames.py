@@ -42,6 +42,7 @@ MAX_FRAMES = 512  # frames kept a worker
 _CURVE_KEYS = frozenset(("curve", "curve_id"))
 _TRACE_KEYS = frozenset(power_trace_point.TRACE_KEYS)
 _TREES = (dict, list)
+_UNMET: Any = object()
 _WIDE = 256  # free keys past this many (in all) are loaded the ordinary way (its error caps)
 
 
@@ -95,8 +96,8 @@ class _Frame:
     assembly), its provenance as the file gave it (by top-level key) and as the steps added
     it, its expanded tables in order, and what was read off a curve."""
     scenario: Scenario
-    given: dict[str, list[tuple[str, str]]]  # file sources, by top-level key
-    added: list[tuple[str, str]]  # what the steps said after the file's own sources
+    given: dict[str, dict[str, str]]  # file sources, by top-level key
+    added: dict[str, str]  # what the steps said after the file's own sources
     expanded: dict[str, Any]
     appended: tuple[str, ...]  # top-level keys the steps added, after the scenario's own
     curve: CurveReading | None
@@ -117,24 +118,31 @@ class Frames:
         """``data`` loaded as ``prepare(data).finish(sources=sources)`` would load it, from
         its frame when one is known. ``marker`` names what ``prepare`` reads besides the
         data (its catalog and curves); ``prepare`` raises InputError for a bad scenario."""
+        key, frame, free = None, None, ()
         names = frame_names(data)
-        free = tuple(k for k in data if k not in names) if names is not None else ()
-        key = None
-        if free and sum(len(data[k]) if isinstance(data[k], dict) else 1
-                        for k in free) <= _WIDE:
-            try:
-                key = (marker, origin, sources, free,
-                       marshal.dumps({k: v for k, v in data.items() if k in names}, 2))
-            except ValueError:  # not plain data, or nested too deep to be a key
-                key = None
-        frame = None
+        if names is not None:
+            own, free_keys, width = {}, [], 0
+            for k, v in data.items():
+                if k in names:
+                    own[k] = v
+                else:
+                    free_keys.append(k)
+                    width += len(v) if type(v) is dict else 1
+            free = tuple(free_keys)
+            if free and width <= _WIDE:
+                try:
+                    key = (marker, origin, sources, free, marshal.dumps(own, 2))
+                except ValueError:  # not plain data, or nested too deep to be a key
+                    key = None
         if key is not None:
             with self._lock:
-                if key in self._frames:
-                    frame = self._frames[key]
+                frame = self._frames.get(key, _UNMET)
+                if frame is not _UNMET:
                     self._frames.move_to_end(key)
-                    if frame is None:  # its checks failed: always the ordinary way
-                        key = None
+            if frame is _UNMET:
+                frame = None
+            elif frame is None:  # its checks failed: always the ordinary way
+                key = None
         if frame is not None:
             loaded = _assemble(frame, data, free, origin, sources)
             if loaded is not None:
@@ -161,11 +169,13 @@ def _assemble(frame: _Frame, data: Mapping[str, Any], free: tuple[str, ...], ori
     scenario = frame.scenario.model_copy()
     provenance: dict[str, str] = {}
     tables: dict[str, Any] = {}
+    given, expanded = frame.given, frame.expanded
     try:
         for name, value in data.items():
             if name not in free:
-                provenance.update(frame.given.get(name, ()))
-                tables[name] = frame.expanded[name]
+                if name in given:
+                    provenance.update(given[name])
+                tables[name] = expanded[name]
                 continue
             if type(value) is list or (type(value) is dict and ("value" in value or any(
                     type(v) in _TREES for v in value.values()))):  # (a flat table: as given)
@@ -205,14 +215,14 @@ def _frame_of(data: Mapping[str, Any], names: set[str], free: tuple[str, ...],
             or any(k not in alone for k in read if k not in free):
         return None
     own = _file_keys(data, free)
-    given: dict[str, list[tuple[str, str]]] = {}
+    given: dict[str, dict[str, str]] = {}
     items = list(alone_provenance.items())
     lead = 0
     while lead < len(items) and items[lead][0] in own:
-        given.setdefault(_top(items[lead][0]), []).append(items[lead])
+        given.setdefault(_top(items[lead][0]), {}).__setitem__(*items[lead])
         lead += 1
-    added = items[lead:]
-    if any(k in own for k, _ in added):  # a file's source moved after the steps' own
+    added = dict(items[lead:])
+    if not own.isdisjoint(added):  # a file's source moved after the steps' own
         return None
     frame = _Frame(loaded.scenario, given, added, alone,
                    tuple(k for k in alone if k not in data), loaded.curve)
