@@ -19,6 +19,7 @@ from .display import (
     display_unit,
     format_number,
     format_percent,
+    format_quantity,
     format_ratio,
     label,
     unit_words,
@@ -26,7 +27,7 @@ from .display import (
 
 __all__ = ["WIDTH", "SECTIONS", "columns", "words", "wrap", "in_sentence", "result_table",
            "comparison_table", "disclosure_items", "curve_table", "energy_table",
-           "quotes_table", "term_report"]
+           "quotes_table", "term_report", "assumed_defaults", "assumed_line"]
 
 WIDTH = 120  # [characters] the widest line a rendering writes (a laptop terminal, halved)
 MARK = "=> "  # marks the lines that are the answer
@@ -238,6 +239,48 @@ def _defaults(keys: Sequence[str]) -> str:
     return ", ".join(in_sentence(label(k)) for k in keys)
 
 
+# the inputs that move a price most, said next to the figure whenever the scenario left them
+# to the engine's defaults (a pricing tool and a finance team then see why two figures differ)
+_ASSUMED = ("utilisation", "power.boundary", "power.basis", "electricity.price",
+            "facility.pue", "financing.life", "financing.cost_of_capital", "financing.salvage",
+            "pricing.gross_margin", "node.accelerators")
+
+
+def assumed_defaults(r: Result) -> list[str]:
+    """The inputs that move a price most which the scenario left at the engine's defaults,
+    each in words with its value (``utilisation 100%``); empty when it gave them all."""
+    used = set(r.defaults_used)
+    s = r.scenario
+    out = []
+    if "utilisation" in used and s.load is None:
+        out.append(f"utilisation {format_percent(s.utilisation)}")
+    if "power.boundary" in used or "power.basis" in used:
+        out.append(f"power at the {s.power.boundary} boundary, {s.power.basis} basis")
+    if "electricity.price" in used and s.electricity.tariff is None \
+            and s.electricity.price is not None:
+        out.append(f"electricity {format_quantity(s.electricity.price, 'USD/kWh')}")
+    if "facility.pue" in used and s.power.boundary == "facility":
+        out.append(f"PUE {s.facility.pue:g}")
+    if "financing.life" in used and s.reference_rate is None:
+        out.append(f"a {s.financing.life:g}-year life")
+    if "financing.cost_of_capital" in used and s.reference_rate is None:
+        out.append(f"cost of capital {format_percent(s.financing.cost_of_capital)}")
+    if "financing.salvage" in used and s.reference_rate is None:
+        out.append(f"salvage {format_percent(s.financing.salvage)}")
+    if "pricing.gross_margin" in used:
+        out.append(f"gross margin {format_percent(s.pricing.gross_margin)}")
+    if "node.accelerators" in used and s.system is None:
+        out.append(f"{s.node.accelerators} accelerators a server")
+    return out
+
+
+def assumed_line(r: Result) -> str | None:
+    """``At the engine's defaults: ...`` (or None): said next to the headline figure."""
+    phrases = assumed_defaults(r)
+    return "At the engine's defaults: " + "; ".join(phrases) + \
+        ". Give them for your own site." if phrases else None
+
+
 # -- one result --------------------------------------------------------------------------------
 def result_table(r: Result) -> str:
     """The answer first (marked), then the breakdown with each part's share, the efficiency
@@ -265,8 +308,12 @@ def result_table(r: Result) -> str:
                           + (f"; money in {r.currency} at {rate['value']:g} {rate['unit']} "
                              f"({rate['date']}, {rate['source']})" if rate else ""),
                           "", "  ")]
+    assumed = assumed_line(r)
     for i, line in enumerate(columns(rows, {1, 3})):
         if i in headings:
+            if i and assumed is not None:  # beside the answer, before the breakdown
+                out += wrap(assumed, PAD, PAD)
+                assumed = None
             out += ["", headings[i]]
         out.append(line)
     if any(r.value(n) is None for n in HEADLINE):

@@ -24,7 +24,7 @@ from ..model.profile import shape_of
 from ..model.results import Result
 from ..model.steps import MODEL
 from ..model.units import UnitInputError, parse_quantity
-from ..render.report import flexible_line
+from ..render.report import assumed_line, flexible_line
 from ..resources import fixtures_dir
 from ..store import repo
 from .charts import COLOURS, Segment, Series, frontier_chart, hourly_chart, stacked_bar
@@ -170,6 +170,7 @@ def price_page():
             if priced.curve is not None else None,
             "disclosure": disclosure_lines(r),
             "sources": sorted(r.provenance.items()),
+            "assumed": assumed_line(r),
         }
     status = 200 if priced is not None else 422
     return render_template("web/price.html", form=form, catalog=catalog, view=view,

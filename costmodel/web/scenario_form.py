@@ -29,45 +29,64 @@ from urllib.parse import urlencode
 
 from ..model.curves import PERCENTILES
 from ..model.errors import InputError
-from ..model.inputs import quantity_field
+from ..model.inputs import Scenario, quantity_field
 from ..model.steps import BASES, BOUNDARIES
 from ..model.units import UnitInputError, parse_quantity
 
-__all__ = ["ScenarioForm", "scenario_form", "FIELDS", "DEFAULTS", "FormCatalog",
+__all__ = ["ScenarioForm", "scenario_form", "FIELDS", "DEFAULTS", "ENGINE_DEFAULTS", "FormCatalog",
            "form_catalog", "field_of", "CURVE_PREFIX", "LoadPreset", "LOAD_PRESETS",
            "parse_load_row", "hour_span"]
 
 CURVE_PREFIX = "curve:"  # a ``point`` read from a curve: ``curve:<curve id>``
 
 # field -> its value when the query does not name it (an empty value means "not given": the
-# engine's default applies and the disclosure says so). The defaults price the sample TCO
-# scenario's system at its published peak.
+# engine's default applies and the disclosure says so). The form starts from the engine's
+# own defaults (the scenario model's, as the API and the CLI do): a GB300 at DeepSeek R1's
+# published peak, every other input left to the engine and said next to the figure.
 DEFAULTS: dict[str, str] = {
     "name": "",
     "accelerator": "gb300",
     "accelerator_price": "",
-    "system": "gb300-nvl72",
+    "system": "",
     "point": "deepseek-r1/gb300/peak",
     "interactivity": "",
     "percentile": "median",
     "electricity_kind": "flat",  # flat (a catalog price or a typed one) | tariff
-    "electricity": "eia-2026-05-us-industrial",
+    "electricity": "",
     "electricity_price": "",
     "tariff": "",  # a catalog tariff's key (electricity_kind = tariff)
     "load": "",  # "": no load shape; a LOAD_PRESETS key; "custom": the typed rows
     "load_hourly": "",  # 24 fractions, weekdays (or every day)
     "load_weekend": "",  # 24 fractions, weekend days (optional)
-    "boundary": "facility",
-    "basis": "rated",
-    "utilisation": "70",
+    "boundary": "",
+    "basis": "",
+    "utilisation": "",
     "financing": "own",
-    "life": "5",
-    "cost_of_capital": "10",
-    "salvage": "10",
+    "life": "",
+    "cost_of_capital": "",
+    "salvage": "",
     "rate": "",
-    "margin": "50",
+    "margin": "",
 }
 FIELDS = tuple(DEFAULTS)  # the canonical order of the query string
+
+
+def _engine_defaults() -> dict[str, str]:
+    """What a blank field means, in the field's own unit: the scenario model's defaults."""
+    def default(model: Any, name: str) -> float:
+        return model.model_fields[name].default
+    financing, pricing, power = (Scenario.model_fields[n].default_factory
+                                 for n in ("financing", "pricing", "power"))
+    return {"utilisation": f"{default(Scenario, 'utilisation') * 100:g}",
+            "life": f"{default(financing, 'life'):g}",
+            "cost_of_capital": f"{default(financing, 'cost_of_capital') * 100:g}",
+            "salvage": f"{default(financing, 'salvage') * 100:g}",
+            "margin": f"{default(pricing, 'gross_margin') * 100:g}",
+            "boundary": default(power, "boundary"), "basis": default(power, "basis")}
+
+
+# field -> what leaving it blank means (shown in the field: "default: 100")
+ENGINE_DEFAULTS = _engine_defaults()
 MAX_TEXT = 200  # characters kept of a typed field
 MAX_ROW_TEXT = 1000  # ... of a typed load row (24 numbers)
 HOURS = 24

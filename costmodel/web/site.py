@@ -7,6 +7,7 @@ from flask import Blueprint
 
 from ..render import display
 from ..resources import templates_dir
+from .scenario_form import ENGINE_DEFAULTS
 
 __all__ = ["blueprint"]
 
@@ -38,6 +39,12 @@ def _pct(value: float | None) -> str:
 @blueprint.app_template_global("label")
 def _label(name: str) -> str:
     return display.label(name)
+
+
+@blueprint.app_template_global("engine_default")
+def _engine_default(field: str) -> str:
+    """What leaving a form field blank means, in its unit (the scenario model's default)."""
+    return ENGINE_DEFAULTS[field]
 
 
 @blueprint.app_template_global("unit_words")

@@ -99,12 +99,17 @@ def test_price_page_shows_the_apis_figures(web, case):
 
 
 def test_price_page_default_figures(web):
-    # the default form prices the sample system: GB300 NVL72 at DeepSeek R1's published peak,
-    # 11,781 token/s/kW x 1,400 W = 16,493 token/s per GPU, at the facility meter
+    # the default form is the engine's defaults (as the API's example and a two-line scenario
+    # file): GB300 at DeepSeek R1's published peak, 11,781 token/s/kW x 1,400 W = 16,493
+    # token/s per GPU, at the chip boundary and 100 % utilisation; price = cost / (1 - 0.5)
     page = page_text(web.get("/"))
     assert "16,493 token/s" in figure_html(page, "throughput")
-    assert "0.0677 USD/Mtok" in figure_html(page, "cost_per_mtok_total")
-    assert "0.1354 USD/Mtok" in figure_html(page, "price_per_mtok_total")
+    assert "0.0411 USD/Mtok" in figure_html(page, "cost_per_mtok_total")
+    assert "0.0821 USD/Mtok" in figure_html(page, "price_per_mtok_total")
+    # ... and says so beside the figure
+    assumed = re.search(r'data-testid="assumed">([^<]*)<', page)[1]
+    assert assumed.startswith("At the engine&#39;s defaults: utilisation 100.0%; power at the "
+                              "chip boundary, rated basis; electricity 0.0871 USD/kWh;")
 
 
 def test_typed_price_in_cents_equals_usd(web):

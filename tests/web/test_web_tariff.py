@@ -141,10 +141,10 @@ def test_rates_and_loads_by_hour_by_hand(web):
 def test_a_tariff_without_weekend_rates_or_load_has_one_day(web):
     page = get(web, FORMS["urdb-no-load"]).get_data(as_text=True)
     # Wallingford: 0.070276 USD/kWh Nov-Apr (181 days), 0.077076 May-Oct (184 days), no
-    # weekend rates, no load shape: the utilisation (70%) in every hour
+    # weekend rates, no load shape: the utilisation (the engine's 100%) in every hour
     rate = (181 * 0.070276 + 184 * 0.077076) / 365
     for hour in (0, 12, 23):
-        assert hour_row(page, hour) == [(pytest.approx(rate), pytest.approx(0.7))]
+        assert hour_row(page, hour) == [(pytest.approx(rate), pytest.approx(1.0))]
     chart = re.search(r'<svg class="chart hourly".*?</svg>', page, re.S).group(0)
     assert "Weekend days" not in chart and ">Every day<" in chart
     assert "Every day: rate 0.0737 USD/kWh in every hour" in page
