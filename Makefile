@@ -2,41 +2,58 @@
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
-STAMP  := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
+CK     := $(shell cksum pyproject.toml | cut -d' ' -f1)
+STAMP  := $(VENV)/.installed-test-$(CK)
+RUN_STAMP := $(VENV)/.installed-run-$(CK)
 
 PUBLISHED := fixtures/scenarios/published
+# the part of a report before its breakdown: the answer (the full reports go to out/)
+ANSWER := awk '/^Cost breakdown/{exit} {print}'
 
 .PHONY: run test bench clean
 
+# `make run` installs the package alone; `make test` adds the test extras (Playwright,
+# schemathesis, hypothesis...)
+$(RUN_STAMP): pyproject.toml
+	rm -f $(VENV)/.installed-run-*
+	@if [ ! -e $(STAMP) ]; then $(PYTHON) -m venv $(VENV) && $(BIN)/python -m pip install \
+	    --quiet --disable-pip-version-check -e .; fi
+	touch $(RUN_STAMP)
+
 $(STAMP): pyproject.toml
-	rm -f $(VENV)/.installed-*
+	rm -f $(VENV)/.installed-test-*
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test]'
 	touch $(STAMP)
 
 # The main job: price the sample TCO scenario, a time-of-use tariff sample (with its what-if,
-# in EUR) and the published DeepSeek R1 comparisons,
-# write sample workbooks (live formulas) to out/, then serve the web pages and the pricing API
-# on http://127.0.0.1:8000 (SQLite file costmodel.db, migrated and seeded from fixtures/).
-run: $(STAMP)
-	$(BIN)/costmodel price fixtures/scenarios/sample-tco.toml
+# in EUR) and the published DeepSeek R1 comparisons (each answer printed, the full reports
+# written to out/*.txt), write sample workbooks (live formulas) to out/, then serve the web
+# pages and the pricing API on http://127.0.0.1:8000 (SQLite file costmodel.db, migrated and
+# seeded from fixtures/).
+run: $(RUN_STAMP)
+	@mkdir -p out
+	@$(BIN)/costmodel price fixtures/scenarios/sample-tco.toml > out/sample-tco.txt
+	@$(ANSWER) out/sample-tco.txt
+	@$(BIN)/costmodel price fixtures/scenarios/sample-tou.toml --flexible-share 0.3 \
+	    > out/sample-tou.txt
+	@$(ANSWER) out/sample-tou.txt; grep '^What if' out/sample-tou.txt
 	@echo
-	$(BIN)/costmodel price fixtures/scenarios/sample-tou.toml --flexible-share 0.3
-	@echo
-	$(BIN)/costmodel compare $(PUBLISHED)/deepseek-r1_gb300_peak.toml \
+	@$(BIN)/costmodel compare $(PUBLISHED)/deepseek-r1_gb300_peak.toml \
 	    $(PUBLISHED)/deepseek-r1_jalapeno_peak.toml \
 	    $(PUBLISHED)/deepseek-r1_gb300_matched.toml \
-	    $(PUBLISHED)/deepseek-r1_jalapeno_matched.toml
-	@mkdir -p out
-	$(BIN)/costmodel workbook fixtures/scenarios/sample-tco.toml -o out/sample-tco.xlsx
-	$(BIN)/costmodel workbook fixtures/scenarios/sample-tou.toml -o out/sample-tou.xlsx
-	$(BIN)/costmodel workbook --matched fixtures/scenarios/curve-gpt-oss-120b-h100.toml \
+	    $(PUBLISHED)/deepseek-r1_jalapeno_matched.toml > out/deepseek-r1-comparison.txt
+	@$(ANSWER) out/deepseek-r1-comparison.txt
+	@$(BIN)/costmodel workbook fixtures/scenarios/sample-tco.toml -o out/sample-tco.xlsx
+	@$(BIN)/costmodel workbook fixtures/scenarios/sample-tou.toml -o out/sample-tou.xlsx
+	@$(BIN)/costmodel workbook --matched fixtures/scenarios/curve-gpt-oss-120b-h100.toml \
 	    fixtures/scenarios/curve-gpt-oss-120b-b200.toml \
 	    fixtures/scenarios/curve-gpt-oss-120b-mi300x.toml -o out/matched-comparison.xlsx
 	@echo
+	@echo "Full reports: out/sample-tco.txt, out/sample-tou.txt, out/deepseek-r1-comparison.txt."
 	@echo "Open http://127.0.0.1:8000/ in a browser: Price, Compare, Quotes, Saved scenarios and"
 	@echo "Sensitivity pages (API docs at http://127.0.0.1:8000/api/v1/docs). Ctrl-C stops it."
-	$(BIN)/costmodel serve --host 127.0.0.1 --port 8000
+	@$(BIN)/costmodel serve --host 127.0.0.1 --port 8000
 
 # The docs site (mkdocs.yml, docs/) is built with --strict first: a broken link or anchor fails.
 test: $(STAMP)
