@@ -1,30 +1,55 @@
-"""The Quotes page: vendor quotes (an uploaded quote file, or one quote typed in a form)
-ranked against a scenario (a fixture, a saved scenario, or the Price page's), with flags, and
-the quotes workbook to download; with the buyer's demand (typed, or the file's [demand]),
-every offer and our own build priced for it, the recommendation, and its one-page summary.
+"""The Quotes page: vendor quotes against our own builds, for the buyer's demand.
 
-The ranking is the application layer's (:func:`costmodel.app.quotes_compare`), the same as
-``POST /api/v1/quotes/compare``; errors carry the API's words at the field they name. An
-upload is read within the service's body limit (``MAX_CONTENT_LENGTH``).
+With a demand (a quote file's ``[demand]`` table, the demand fields typed over it) every offer
+and each own build is priced and sized for that same demand, ranked by what the month costs,
+with break-evens and a recommendation: the application layer's
+:func:`costmodel.app.quotes_decide`, as ``POST /api/v1/quotes/decide`` and ``costmodel quotes
+compare`` with a demand answer it, with its one-page summary (PDF). Without a demand the
+quotes are ranked by unit price at each offer's own volume and term
+(:func:`costmodel.app.quotes_compare`, ``POST /api/v1/quotes/compare``), with the quotes
+workbook; that ranking recommends nothing, since the volumes it compares differ.
+
+A first visit (``GET /quotes``, no query) shows the decision docs/negotiators.md walks
+through: the quotes and buyer's demand of fixtures/quotes/negotiation.toml against the
+gpt-oss-120b B200 and H100 example scenarios (:data:`DEFAULT_QUOTES`,
+:data:`DEFAULT_SCENARIOS`).
+
+The whole view is its query string (:meth:`QuotesForm.pairs`): the quotes (``quotes``: an
+example file, ``typed`` for the one-quote form's ``q_*`` fields, or ``file`` for an uploaded
+file carried in the link, compressed, as ``qf`` with its name ``qn``), the demand
+(``demand=buyer|none`` and the ``d_*`` fields), the own builds (``scenario``, repeated) and,
+when the Price page's scenario is one, the Price page's own fields. An upload is the one
+POST: the file is read within the service's body limit (``MAX_CONTENT_LENGTH``) and answered
+by a redirect to the link of the view it makes. A file too large to carry in a link
+(:data:`LINK_LIMIT`) is answered on the POST itself; that view says it has no link, and its
+form and downloads post the file along. Errors carry the API's words at the field they name.
 """
 from __future__ import annotations
 
+import base64
+import binascii
 import json
+import re
 import tomllib
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlencode
 
-from flask import Response, current_app, render_template, request
+from flask import Response, current_app, redirect, render_template, request
+from werkzeug.datastructures import MultiDict
 from werkzeug.exceptions import RequestEntityTooLarge
 
 from .. import app
+from ..app.caps import MAX_SCENARIOS
 from ..decisions.demand import Demand, validate_demand
 from ..decisions.quotes import FORMS, Quote
 from ..http.errors import Problem
 from ..model.curves import PERCENTILES
 from ..model.errors import InputError, parse_nested
+from ..model.units import UnitInputError, parse_quantity
+from ..render import display
 from ..resources import fixtures_dir
 from ..sources.quote_file import quotes_of, read_quotes_text
 from ..store import repo
@@ -34,11 +59,27 @@ from .scenario_form import FIELDS, scenario_form
 from .session import need
 from .site import blueprint
 
-__all__ = ["QUOTE_FIELDS", "DEMAND_FIELDS", "QuotesForm"]
+__all__ = ["QUOTE_FIELDS", "DEMAND_FIELDS", "EXAMPLES", "DEFAULT_QUOTES", "DEFAULT_SCENARIOS",
+           "LINK_LIMIT", "QuotesForm", "pack_quotes", "unpack_quotes"]
 
 XLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
-EXAMPLE = "example-quotes.toml"
-DEFAULT_SCENARIO = "fixture:published/deepseek-r1_gb300_matched"
+
+# quotes=<key>: the example quote files in fixtures/quotes, and what each holds
+EXAMPLES: dict[str, tuple[str, str]] = {
+    "negotiation": ("negotiation.toml", "an H100 capacity offer and a tiered API offer for "
+                                        "gpt-oss-120b, with a buyer's demand"),
+    "example-quotes": ("example-quotes.toml", "three offers for DeepSeek R1 at 169 "
+                                              "token/s/user, with no demand"),
+}
+# the first view: the decision docs/negotiators.md shows (its quotes, its demand, its builds)
+DEFAULT_QUOTES = "negotiation"
+DEFAULT_SCENARIOS = ("fixture:curve-gpt-oss-120b-b200", "fixture:curve-gpt-oss-120b-h100")
+QUOTE_SOURCES = (*EXAMPLES, "typed", "file")
+DEMAND_MODES = ("buyer", "none")
+SLOTS = 3  # own-build pickers shown at least (a link may name more, up to MAX_SCENARIOS)
+# The longest link the page offers [characters]: nginx and gunicorn take a request line of
+# at most 4 KB ("GET " + the link + " HTTP/1.1"; deploy/nginx.conf).
+LINK_LIMIT = 3800
 
 # The one-quote form: field -> (the quote key, the unit a bare number is read in, label).
 QUOTE_FIELDS: dict[str, tuple[str, str, str]] = {
@@ -67,33 +108,106 @@ DEMAND_FIELDS: dict[str, tuple[str, str, str]] = {
     "d_interactivity": ("interactivity", "token/s/user", "Service level (interactivity)"),
     "d_percentile": ("percentile", "", "Read at the percentile"),
 }
+# the yearly fall of the market price that prices a winning offer's lock-in (not the demand's)
+IMPROVEMENT = "d_improvement"
+TEXT_FIELDS = (*QUOTE_FIELDS, *DEMAND_FIELDS, IMPROVEMENT)
 FORM_WORDS = {"per_mtok": "per million tokens (input and output prices)",
               "per_accelerator_hour": "capacity, per accelerator-hour",
               "reserved_monthly": "capacity, reserved by the month"}
 
 FORM_SHORT = {"per_mtok": "per million tokens", "per_accelerator_hour": "per accelerator-hour",
               "reserved_monthly": "reserved by the month"}
+KIND_WORDS = {"own": "own build", "per_mtok": "per million tokens", "capacity": "capacity"}
+
+
+def pack_quotes(data: dict[str, Any]) -> str:
+    """A quote file's data for a link: its JSON, deflated, in unpadded base64url."""
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str)
+    return base64.urlsafe_b64encode(zlib.compress(text.encode("utf-8"), 9)).decode().rstrip("=")
+
+
+def unpack_quotes(packed: str, limit: int) -> dict[str, Any]:
+    """The data :func:`pack_quotes` packed, at most ``limit`` bytes of it inflated; anything
+    else is an InputError in words."""
+    def bad(why: str) -> InputError:
+        return InputError([("", f"the quote file in this link {why}: upload the file "
+                                  f"again")])
+    try:
+        raw = base64.urlsafe_b64decode(packed + "=" * (-len(packed) % 4))
+        inflate = zlib.decompressobj()
+        text = inflate.decompress(raw, limit)
+        if inflate.unconsumed_tail:
+            raise bad(f"is larger than the service's limit of {limit // 1024:,} KiB")
+        data = parse_nested(json.loads, text.decode("utf-8"), "the quote file")
+    except (binascii.Error, ValueError, zlib.error):  # JSONDecodeError, UnicodeDecodeError
+        raise bad("is damaged (cut short when copied?)") from None
+    if not isinstance(data, dict):
+        raise bad("is not a quote file")
+    return data
 
 
 @dataclass
 class QuotesForm:
-    """What the Quotes page was sent: its quotes (as plain quote-file data), the scenario
-    chosen, and the errors by field (``""``: the form as a whole)."""
+    """The page's state: its fields as typed (``values``), which quotes (``quotes_from``,
+    with ``file_name`` and ``packed`` for a file), the demand mode, the own builds
+    (``scenarios``: ``fixture:<name>``, ``saved:<id>`` or ``price``) and the Price page's
+    query; once read, the quotes (as plain quote-file data too), the demand, and the errors
+    by field (``""``: the page as a whole)."""
     values: dict[str, str]
-    scenario: str
+    quotes_from: str = DEFAULT_QUOTES
+    scenarios: list[str] = field(default_factory=lambda: list(DEFAULT_SCENARIOS))
+    demand_mode: str = "buyer"
     price_query: str = ""
+    file_name: str = ""
+    packed: str = ""
     quotes_data: dict[str, Any] | None = None
     source: str = ""  # what the quotes came from, in words
     quotes: list[Quote] = field(default_factory=list)
+    demand: Demand | None = None
+    demand_typed: list[str] = field(default_factory=list)  # the demand fields typed
     errors: dict[str, list[str]] = field(default_factory=dict)
 
     def error(self, where: str, message: str) -> None:
         self.errors.setdefault(where, []).append(message)
 
+    def pairs(self, *, state: bool = True) -> list[tuple[str, str]]:
+        """The view as query pairs, in a fixed order (empty fields left out); ``state=False``:
+        only what the main form does not show as a field (the file, the Price page's)."""
+        out: list[tuple[str, str]] = [("quotes", self.quotes_from)] if state else []
+        if self.quotes_from == "file":
+            out += [("qn", self.file_name), ("qf", self.packed)]
+        if state:
+            out += [(k, self.values[k]) for k in QUOTE_FIELDS if self.values[k]]
+            out.append(("demand", self.demand_mode))
+            out += [(k, self.values[k]) for k in (*DEMAND_FIELDS, IMPROVEMENT) if self.values[k]]
+            out += [("scenario", s) for s in self.scenarios]
+        return out + parse_qsl(self.price_query, keep_blank_values=True)
+
     @property
-    def quotes_json(self) -> str:
-        # default=str: a TOML date or time in a source note is not JSON
-        return json.dumps(self.quotes_data or {}, ensure_ascii=False, default=str)
+    def query(self) -> str:
+        return urlencode(self.pairs())
+
+    @property
+    def link(self) -> str:
+        """The link that opens this view again, in any browser."""
+        return f"/quotes?{self.query}"
+
+    @property
+    def linkable(self) -> bool:
+        """Whether the view fits in a link (a large quote file does not)."""
+        return (self.quotes_from != "file" or bool(self.packed)) and \
+            len(self.link) <= LINK_LIMIT
+
+    @property
+    def file_demand(self) -> dict[str, Any]:
+        """The quote file's own [demand] table (empty without one)."""
+        table = (self.quotes_data or {}).get("demand")
+        return table if isinstance(table, dict) else {}
+
+    @property
+    def typed_unused(self) -> bool:
+        """A quote is typed in the form but other quotes are shown."""
+        return self.quotes_from != "typed" and any(self.values[k] for k in QUOTE_FIELDS)
 
 
 def _typed(text: str, unit: str) -> Any:
@@ -120,69 +234,125 @@ def _quote_of_form(values: dict[str, str]) -> dict[str, Any]:
     return quote
 
 
-def _field_of(path: str) -> str:
-    """The form field of an error at ``quote[0].<key>``; ``q_file`` otherwise."""
+def _typed_field_of(path: str) -> str:
+    """The form field of an error at ``quote[0].<key>``; ``quotes`` otherwise."""
     key = path.partition(".")[2] if path.startswith("quote[0]") else ""
     for name, (k, _, _) in QUOTE_FIELDS.items():
         if key == k or (key and key.startswith(k + ".")):
             return name
-    return "q_file"
+    return "quotes"
 
 
-def _read(form: QuotesForm, files) -> None:
-    """Fill ``form.quotes`` from an upload, the typed quote, the example or a re-post."""
-    upload = files.get("quote_file")
+def _form_of(values: MultiDict) -> QuotesForm:
+    """The page's state from a query string or a posted form (what it does not name takes
+    the first view's)."""
+    kept = {k: str(values.get(k, "")).strip()[:200] for k in TEXT_FIELDS}
+    form = QuotesForm(kept)
+    form.price_query = str(values.get("price_query", ""))[:4000]
+    if not form.price_query and any(k in values for k in FIELDS if k != "name"):
+        # arrived from the Price page (/quotes?<its query>), or a link carrying its fields
+        form.price_query = urlencode([(k, values.get(k, "")) for k in FIELDS if k in values])
+    chosen = str(values.get("quotes", "")).strip()
+    if not chosen:  # a quote typed in a link that names no quotes means that quote
+        chosen = "typed" if kept["q_name"] or kept["q_form"] else DEFAULT_QUOTES
+    if chosen in QUOTE_SOURCES:
+        form.quotes_from = chosen
+    else:
+        form.error("quotes", f"no quotes {chosen[:40]!r}: choose an example, the quote typed "
+                             f"below or upload a file")
+    form.file_name = Path(str(values.get("qn", ""))).name[:100] or "the quote file"
+    form.packed = str(values.get("qf", ""))
+    mode = str(values.get("demand", "buyer"))
+    if mode in DEMAND_MODES:
+        form.demand_mode = mode
+    else:
+        form.error("demand", f"expected buyer or none, got {mode[:20]!r}")
+    if "scenario" in values:
+        form.scenarios = [s.strip()[:100] for s in values.getlist("scenario")
+                          if s.strip()][:MAX_SCENARIOS]
+        if not form.scenarios:
+            form.error("scenario1", "choose at least one own build")
+    elif form.price_query:
+        form.scenarios = ["price"]
+    return form
+
+
+# ---- reading the quotes, the demand and the own builds --------------------------------------
+
+def _plain(text: str, name: str) -> dict[str, Any]:
+    """A quote file's data (already read once without error), as a link carries it (JSON:
+    a TOML date is its text)."""
+    data = json.loads(text) if name.lower().endswith(".json") else tomllib.loads(text)
+    return json.loads(json.dumps(data, ensure_ascii=False, default=str))
+
+
+def _read_upload(form: QuotesForm, upload) -> None:
+    """An uploaded quote file becomes the view's quotes (errors at ``q_file``)."""
+    name = Path(upload.filename).name[:100] or "upload"
     try:
-        if upload is not None and upload.filename:
-            name = Path(upload.filename).name[:100] or "upload"
-            try:
-                text = upload.read().decode("utf-8")
-            except UnicodeDecodeError:
-                form.error("q_file", f"{name} is not UTF-8 text: upload the quote file as "
-                                     f"TOML or JSON")
-                return
-            form.quotes = read_quotes_text(text, name)
-            form.quotes_data = _plain(text, name)
-            form.source = f"the file {name}"
-        elif request.form.get("example"):
-            path = fixtures_dir() / "quotes" / EXAMPLE
-            form.quotes = read_quotes_text(path.read_text(encoding="utf-8"), EXAMPLE)
-            form.quotes_data = _plain(path.read_text(encoding="utf-8"), EXAMPLE)
-            form.source = f"the example file {EXAMPLE}"
-        elif request.form.get("quotes_json"):  # a re-post of quotes read before
-            data = parse_nested(json.loads, request.form["quotes_json"], "quotes")
-            if not isinstance(data, dict):
-                raise InputError([("", "the quotes sent back are not a quote file")])
-            form.quotes, form.quotes_data = quotes_of(data, "quotes"), data
-            form.source = request.form.get("source", "")[:200] or "the quotes read before"
-        elif form.values.get("q_name") or form.values.get("q_form"):
-            data = {"quote": [_quote_of_form(form.values)]}
-            form.quotes, form.quotes_data = quotes_of(data, "form"), data
-            form.source = "the quote typed in the form"
-        else:
-            form.error("q_file", "upload a quote file, use the example, or fill in the "
-                                 "quote form")
-    except json.JSONDecodeError:
-        form.error("q_file", "the quotes sent back are not JSON: upload the file again")
+        text = upload.read().decode("utf-8")
+    except UnicodeDecodeError:
+        form.error("q_file", f"{name} is not UTF-8 text: upload the quote file as TOML or "
+                             f"JSON")
+        return
+    try:
+        read_quotes_text(text, name)  # the file's own words for what is wrong
+        data = _plain(text, name)
+        quotes_of(data, name)
     except InputError as exc:
-        typed = not (upload is not None and upload.filename) and not request.form.get(
-            "example") and not request.form.get("quotes_json")
         for e in Problem.from_input(exc).errors:
-            where = _field_of(e["path"]) if typed else "q_file"
-            form.error(where, f"{e['path']}: {e['message']}" if e["path"] and
-                       where == "q_file" else e["message"])
+            form.error("q_file", f"{e['path']}: {e['message']}" if e["path"] else e["message"])
+        return
+    form.quotes_from, form.file_name, form.packed = "file", name, pack_quotes(data)
+
+
+def _read_quotes(form: QuotesForm) -> None:
+    """Fill ``form.quotes`` (and its data and source) from the quotes the view names."""
+    where = {"typed": None, "file": "q_file"}.get(form.quotes_from, "quotes")
+    try:
+        if form.quotes_from in EXAMPLES:
+            name = EXAMPLES[form.quotes_from][0]
+            text = (fixtures_dir() / "quotes" / name).read_text(encoding="utf-8")
+            data, form.source = _plain(text, name), f"the example file fixtures/quotes/{name}"
+        elif form.quotes_from == "file":
+            if not form.packed:
+                form.error("q_file", "this link carries no quote file: upload it")
+                return
+            data = unpack_quotes(form.packed, current_app.config["MAX_CONTENT_LENGTH"])
+            form.source = f"your file {form.file_name}"
+        else:
+            if not any(form.values[k] for k in QUOTE_FIELDS):
+                form.error("q_name", "type a quote below (its name, vendor, form and prices)")
+                return
+            data, form.source = {"quote": [_quote_of_form(form.values)]}, \
+                "the quote typed in the form"
+        form.quotes = quotes_of(data, form.file_name if form.quotes_from == "file" else
+                                "quotes")
+        form.quotes_data = data
+    except InputError as exc:
+        for e in Problem.from_input(exc).errors:
+            at = where or _typed_field_of(e["path"])
+            form.error(at, e["message"] if where is None and at != "quotes" else
+                       (f"{e['path']}: {e['message']}" if e["path"] else e["message"]))
 
 
 def _demand(form: QuotesForm) -> Demand | None:
     """The buyer's demand: the quote file's [demand] with the typed fields over it; None
-    when neither gives one (then today's ranking at each quote's point)."""
-    data = dict((form.quotes_data or {}).get("demand") or {})
-    for name, (key, unit, _) in DEMAND_FIELDS.items():
-        text = form.values.get(name, "")
+    without one, or when the view asks for none (then the ranking by unit price)."""
+    if form.demand_mode == "none":
+        return None
+    table = (form.quotes_data or {}).get("demand")
+    if table is not None and not isinstance(table, dict):
+        form.error("q_file", "demand: must be a table")
+        return None
+    data = dict(table or {})
+    for name, (key, unit, label) in DEMAND_FIELDS.items():
+        text = form.values[name]
         if text:
             if key == "volume":
                 data.pop("requests_per_day", None)
             data[key] = text if key == "percentile" else _typed(text, unit)
+            form.demand_typed.append(label.partition(" (")[0].lower())
     if not data:
         return None
     try:
@@ -196,29 +366,98 @@ def _demand(form: QuotesForm) -> Demand | None:
     return None
 
 
-def _plain(text: str, name: str) -> dict[str, Any]:
-    """A quote file's data (already read once without error), kept to post back."""
-    return json.loads(text) if name.lower().endswith(".json") else tomllib.loads(text)
+def _improvement(form: QuotesForm) -> float | None:
+    """The yearly fall of the market price [fraction] (a bare number in %), or None."""
+    text = form.values[IMPROVEMENT]
+    if not text:
+        return None
+    try:
+        value = parse_quantity(_typed(text, "%"), "dimensionless")
+    except UnitInputError as exc:
+        form.error(IMPROVEMENT, str(exc))
+        return None
+    if not 0 <= value < 1:
+        form.error(IMPROVEMENT, f"expected 0 to 100 % a year, got {value:.4g} "
+                                f"({value:.1%})")
+        return None
+    return value
 
 
-def _scenario_spec(form: QuotesForm) -> app.ScenarioSpec | None:
-    choice = form.scenario
-    kind, _, ref = choice.partition(":")
-    if kind == "fixture" and choice in fixture_scenarios():
-        title, data = fixture_scenarios()[choice]
-        return app.ScenarioSpec(app.InlineScenario(data, title), subject="scenario.")
-    if kind == "saved" and ref.isdigit() and 0 < int(ref) <= 2**31:
-        return app.ScenarioSpec(app.SavedRevision(int(ref)), subject="scenario.")
-    if kind == "price":
-        price = scenario_form(dict(parse_qsl(form.price_query)))
-        if not price.valid:
+def _own_builds(form: QuotesForm) -> list[app.ScenarioSpec]:
+    """The own builds the view names, as specs (each error at its picker)."""
+    specs = []
+    for i, choice in enumerate(form.scenarios, 1):
+        where, subject = f"scenario{i}", f"scenario{i}."
+        kind, _, ref = choice.partition(":")
+        if choice in form.scenarios[:i - 1]:
+            form.error(where, "chosen twice: choose another own build, or none")
+        elif kind == "fixture" and choice in fixture_scenarios():
+            title, data = fixture_scenarios()[choice]
+            specs.append(app.ScenarioSpec(app.InlineScenario(data, title), subject=subject))
+        elif kind == "saved" and ref.isdigit() and 0 < int(ref) <= 2**31:
+            specs.append(app.ScenarioSpec(app.SavedRevision(int(ref)), subject=subject))
+        elif choice == "price" and form.price_query:
+            price = scenario_form(dict(parse_qsl(form.price_query)))
             for fld, message in price.errors.items():
-                form.error("scenario", f"the Price page's {fld or 'scenario'}: {message}")
-            return None
-        return app.ScenarioSpec(app.InlineScenario(price.mapping, "the Price page's scenario"),
-                                subject="scenario.")
-    form.error("scenario", f"choose a scenario (got {choice!r})")
+                form.error(where, f"the Price page's {fld or 'scenario'}: {message}")
+            specs.append(app.ScenarioSpec(app.InlineScenario(
+                price.mapping, "the Price page's scenario"), subject=subject))
+        else:
+            form.error(where, f"no own build {choice!r}: choose one from the list")
+    return specs
+
+
+def _titles(form: QuotesForm, saved: dict[str, str]) -> list[str]:
+    out = []
+    for choice in form.scenarios:
+        if choice in fixture_scenarios():
+            out.append(fixture_scenarios()[choice][0])
+        elif choice == "price":
+            out.append("the Price page's scenario")
+        else:
+            out.append(saved.get(choice, choice))
+    return out
+
+
+def _answer(form: QuotesForm):
+    """The view's answer: a ``QuotesDecision`` for the demand, else a ``QuotesRanking`` by
+    unit price; None with the errors on the form."""
+    _read_quotes(form)
+    form.demand = _demand(form) if form.quotes else None
+    improvement = _improvement(form)
+    specs = _own_builds(form)
+    if form.errors or not specs:
+        return None
+    services = current_app.extensions["costmodel"]
+    with services.sessions(write=False) as s:
+        ctx = services.context(s)
+        try:
+            if form.demand is not None:
+                return app.quotes_decide(ctx, app.DecisionRequest(form.quotes, specs,
+                                                                  form.demand, improvement))
+            return app.quotes_compare(ctx, form.quotes, specs)
+        except InputError as exc:
+            _place(form, exc)
+        except repo.NotFound as exc:  # a saved scenario deleted since the list was shown
+            form.error(next((f"scenario{i}" for i, c in enumerate(form.scenarios, 1)
+                             if c.startswith("saved:")), "scenario1"), str(exc))
     return None
+
+
+def _place(form: QuotesForm, exc: InputError) -> None:
+    """An application-layer error beside the field it is about."""
+    for e in Problem.from_input(exc).errors:
+        path, message = e["path"], e["message"]
+        slot = re.match(r"(scenario\d+)\.?(.*)", path)
+        if slot:
+            form.error(slot[1], f"{slot[2]}: {message}" if slot[2] else message)
+        elif path.startswith("demand"):
+            form.error("d_volume", f"{path}: {message}")
+        elif form.quotes_from == "typed":
+            form.error(_typed_field_of(path), message)
+        else:
+            form.error("q_file" if form.quotes_from == "file" else "quotes",
+                       f"{path}: {message}" if path else message)
 
 
 def _saved_choices() -> list[tuple[str, str]]:
@@ -228,98 +467,151 @@ def _saved_choices() -> list[tuple[str, str]]:
                 for r in rows]
 
 
-def _page(form: QuotesForm, ranking=None, status: int = 200, decision=None):
+# ---- what the page says the view uses ------------------------------------------------------
+
+def demand_words(demand: Demand) -> list[str]:
+    """The demand's terms, each in a few words (its volume and peak are the decision's)."""
+    q = display.format_quantity
+    out = []
+    if demand.interactivity is not None:
+        out.append(f"service level {q(demand.interactivity, 'token/s/user')} "
+                   f"({demand.percentile or 'median'})")
+    else:
+        out.append("no service level (each own build at its own operating point)")
+    if demand.ttft_max is not None:
+        out.append(f"time to first token at most {q(demand.ttft_max, 's')}")
+    if demand.model or demand.precision:
+        out.append("serving " + " ".join(x for x in (demand.model, demand.precision) if x))
+    if demand.batch_share:
+        out.append(f"{display.format_percent(demand.batch_share)} sent as batch")
+    if demand.cached_input_share:
+        out.append(f"{display.format_percent(demand.cached_input_share)} of input tokens "
+                   f"from a prefix cache")
+    own = demand.own
+    if own.availability is not None or own.mtbi is not None:
+        out.append(f"our own build available {display.format_percent(own.available)} of hours"
+                   + (f" (an interruption every {own.mtbi:g} h, {own.recovery:g} h to recover)"
+                      if own.mtbi is not None else ""))
+    return out
+
+
+def _error_list(form: QuotesForm) -> list[tuple[str, str, str]]:
+    """Every error of the form as (the anchor of its field, the field in words, message)."""
+    where_words = {"": ("#quotes-fs", "quotes"), "quotes": ("#quotes-fs", "quotes"),
+                   "q_file": ("#f-quote-file", "quote file"), "demand": ("#demand-fs", "demand"),
+                   IMPROVEMENT: (f"#f-{IMPROVEMENT}", "market price falls by")}
+    out = []
+    for where, messages in form.errors.items():
+        fields = {**QUOTE_FIELDS, **DEMAND_FIELDS}
+        if where in fields:
+            anchor, words = f"#f-{where}", fields[where][2].partition(" (")[0].lower()
+        elif where.startswith("scenario"):
+            anchor, words = f"#f-{where}", f"own build {where.removeprefix('scenario')}"
+        else:
+            anchor, words = where_words.get(where, ("#quotes-fs", where))
+        out += [(anchor, words, m) for m in messages]
+    return out
+
+
+def _page(form: QuotesForm, status: int = 200, *, decision=None, ranking=None,
+          saved: list[tuple[str, str]] | None = None):
+    saved = _saved_choices() if saved is None else saved
+    slots = form.scenarios + [""] * max(SLOTS - len(form.scenarios),
+                                        1 if len(form.scenarios) < MAX_SCENARIOS else 0)
     return render_template(
         "web/quotes.html", form=form, ranking=ranking, decision=decision,
-        demand_fields=DEMAND_FIELDS, percentiles=PERCENTILES, quote_fields=QUOTE_FIELDS,
-        forms=FORMS, form_words=FORM_WORDS, form_short=FORM_SHORT,
+        error_list=_error_list(form),
+        demand_fields=DEMAND_FIELDS, improvement_field=IMPROVEMENT, percentiles=PERCENTILES,
+        quote_fields=QUOTE_FIELDS, forms=FORMS, form_words=FORM_WORDS, form_short=FORM_SHORT,
+        kind_words=KIND_WORDS, examples=EXAMPLES, default_scenarios=DEFAULT_SCENARIOS,
         fixtures=[(k, title) for k, (title, _) in fixture_scenarios().items()],
-        saved=_saved_choices(), body_limit=current_app.config["MAX_CONTENT_LENGTH"]), status
+        saved=saved, slots=slots, titles=_titles(form, dict(saved)),
+        demand_words=demand_words(form.demand) if form.demand is not None else [],
+        body_limit=current_app.config["MAX_CONTENT_LENGTH"], link_limit=LINK_LIMIT), status
 
 
-def _form_of(values) -> QuotesForm:
-    kept = {k: str(values.get(k, "")).strip()[:200] for k in (*QUOTE_FIELDS, *DEMAND_FIELDS)}
-    price_query = str(values.get("price_query", ""))[:4000]
-    if not price_query and any(k in values for k in FIELDS if k != "name"):
-        # arrived from the Price page (/quotes?<its query>): offer its scenario
-        price_query = urlencode([(k, v) for k, v in parse_qsl(
-            request.query_string.decode(), keep_blank_values=True) if k in FIELDS])
-    default = "price" if price_query else DEFAULT_SCENARIO
-    return QuotesForm(kept, str(values.get("scenario", default))[:100], price_query)
+def _view(form: QuotesForm):
+    """The page for the form's view: its decision or ranking, or its errors (422)."""
+    saved = _saved_choices()
+    answer = _answer(form)
+    if answer is None:
+        return _page(form, 422, saved=saved)
+    if isinstance(answer, app.QuotesDecision):
+        return _page(form, decision=answer, saved=saved)
+    return _page(form, ranking=answer, saved=saved)
 
 
-def _rank(form: QuotesForm, *, decide: bool = False):
-    """The ranking of the form's quotes (for the buyer's demand when one is given: an app
-    ``QuotesDecision``), or None (the errors are on the form)."""
-    _read(form, request.files)
-    demand = _demand(form) if form.quotes else None
-    spec = _scenario_spec(form)
-    if form.errors or spec is None or (decide and demand is None):
-        if decide and demand is None and not form.errors:
-            form.error("d_volume", "give the buyer's volume for a one-page summary")
-        return None
-    with current_app.extensions["costmodel"].sessions(write=False) as s:
-        ctx = current_app.extensions["costmodel"].context(s)
-        try:
-            if demand is not None:
-                return app.quotes_decide(ctx, app.DecisionRequest(form.quotes, [spec], demand))
-            return app.quotes_compare(ctx, form.quotes, [spec])
-        except InputError as exc:
-            for e in Problem.from_input(exc).errors:
-                where = "scenario" if e["path"].startswith("scenario") else "q_file"
-                form.error(where, f"{e['path']}: {e['message']}" if e["path"] else
-                           e["message"])
-        except repo.NotFound as exc:
-            form.error("scenario", str(exc))
-    return None
+def _received() -> QuotesForm:
+    """The view a request names: its query (GET), or its form and an uploaded quote file in
+    it (POST; the file's errors at ``q_file``)."""
+    if request.method != "POST":
+        return _form_of(request.args)
+    form = _form_of(request.form)
+    upload = request.files.get("quote_file")
+    if upload is not None and upload.filename:
+        _read_upload(form, upload)
+    elif request.form.get("upload"):
+        form.error("q_file", "choose a quote file to upload")
+    return form
 
 
+# A page's twin: a view for a demand is POST /api/v1/quotes/decide; without one it is
+# /quotes/compare's work, of the same heavy class and counted against the same rate.
 @blueprint.get("/quotes")
+@computes("POST", "/api/v1/quotes/decide")
 def quotes():
+    """The view the query names; with no query, the decision of the negotiators' example."""
     need("read")
-    return _page(_form_of(request.args))
+    return _view(_form_of(request.args))
 
 
 @blueprint.post("/quotes")
-@computes("POST", "/api/v1/quotes/compare")
+@computes("POST", "/api/v1/quotes/decide")
 def quotes_post():
+    """An uploaded quote file (or the form of a view too large for a link): answered by a
+    redirect to the view's link, or on the POST when the view does not fit in one."""
     need("read")
-    form = _form_of(request.form)
-    ranking = _rank(form)
-    if isinstance(ranking, app.QuotesDecision):
-        return _page(form, None, 200, ranking)
-    return _page(form, ranking, 200 if ranking is not None else 422)
+    form = _received()
+    if form.errors.get("q_file"):
+        return _page(form, 422)
+    if form.linkable:
+        return redirect(form.link, 303)
+    return _view(form)
 
 
-@blueprint.post("/quotes/summary.pdf")
+@blueprint.route("/quotes/summary.pdf", methods=["GET", "POST"])
 @computes("POST", "/api/v1/quotes/decide")
 def quotes_summary():
-    """The one-page summary (PDF) of the offers ranked for the buyer's demand."""
+    """The one-page summary (PDF) of the view's decision."""
     need("read")
-    form = _form_of(request.form)
-    answer = _rank(form, decide=True)
-    if answer is None:
-        return _page(form, None, 422)
-    return Response(app.decision_pdf(answer), mimetype="application/pdf", headers={
-        "Content-Disposition": 'attachment; filename="quotes-summary.pdf"'})
+    form = _received()
+    saved = _saved_choices()
+    answer = None if form.errors else _answer(form)
+    if isinstance(answer, app.QuotesDecision):
+        return Response(app.decision_pdf(answer), mimetype="application/pdf", headers={
+            "Content-Disposition": 'attachment; filename="quotes-summary.pdf"'})
+    if answer is not None:
+        form.error("d_volume", "give the buyer's volume for a one-page summary")
+    return _page(form, 422, ranking=answer, saved=saved)
 
 
-@blueprint.post("/quotes/workbook")
+@blueprint.route("/quotes/workbook", methods=["GET", "POST"])
 @computes("POST", "/api/v1/workbook")
 def quotes_workbook():
-    """The quotes workbook: the scenario's sheets and a Quotes sheet with live margins."""
+    """The quotes workbook of the view's ranking by unit price: the scenarios' sheets and a
+    Quotes sheet with live margins."""
     need("read")
-    form = _form_of(request.form)
-    ranking = _rank(form)
-    if ranking is None:
-        return _page(form, None, 422)
-    if isinstance(ranking, app.QuotesDecision):
-        form.error("d_volume", "a ranking for a demand has no workbook yet: download its "
-                               "one-page summary, or leave the demand out for the Quotes sheet")
-        return _page(form, None, 422, ranking)
-    book = app.quotes_workbook(ranking)
-    return Response(book.content, mimetype=XLSX, headers={
-        "Content-Disposition": f'attachment; filename="{book.filename}"'})
+    form = _received()
+    saved = _saved_choices()
+    answer = None if form.errors else _answer(form)
+    if isinstance(answer, app.QuotesRanking):
+        book = app.quotes_workbook(answer)
+        return Response(book.content, mimetype=XLSX, headers={
+            "Content-Disposition": f'attachment; filename="{book.filename}"'})
+    if answer is not None:
+        form.error("demand", "a decision for a demand has no workbook yet: download its "
+                             "one-page summary, or choose no demand for the Quotes sheet")
+    return _page(form, 422, decision=answer, saved=saved)
 
 
 @dataclass(frozen=True)
@@ -337,7 +629,7 @@ def _too_large(exc):
         return render_template("web/signin.html", refused=_Words(
             413, "Too large", f"The form sent is larger than the service's limit of "
                               f"{limit // 1024:,} KiB. Nothing was saved."), next="/"), 413
-    form = QuotesForm({k: "" for k in (*QUOTE_FIELDS, *DEMAND_FIELDS)}, DEFAULT_SCENARIO)
+    form = _form_of(MultiDict())
     form.error("q_file", f"the upload is larger than the service's limit of "
                          f"{limit // 1024:,} KiB (COSTMODEL_MAX_BODY): send a smaller file")
-    return _page(form, None, 413)
+    return _page(form, 413)

@@ -47,7 +47,8 @@ def _viewer(application) -> tuple[int, str]:
         return row.id, token
 
 
-def _csrf(client, path: str = "/quotes") -> str:
+def _csrf(client, path: str = "/saved") -> str:
+    """The session's CSRF token, from a page that computes nothing (it is not counted)."""
     r = client.get(path)
     found = re.search(r'name="csrf_token" value="([^"]+)"', r.text)
     assert found, (path, r.status_code)
@@ -73,9 +74,11 @@ def _text(html: str) -> str:
 
 
 def _post_quotes(client, csrf: str, path: str, count: int, **fields):
+    """An upload of ``count`` quotes (the Quotes page's redirect to the view followed)."""
     return client.post(path, data={"csrf_token": csrf, "scenario": MATCHED,
                                    "quote_file": (io.BytesIO(_file(count)), "offers.json"),
-                                   **fields}, content_type="multipart/form-data")
+                                   **fields}, content_type="multipart/form-data",
+                       follow_redirects=True)
 
 
 # ---- caps: stated once, the same on every face ---------------------------------------------
@@ -229,7 +232,8 @@ def test_light_pages_take_no_heavy_slot(make_app):
 
 COMPUTING = {"web.price_page", "web.price_workbook", "web.price_json", "web.compare_page",
              "web.compare_workbook", "web.compare_json", "web.plan_page", "web.plan_pdf",
-             "web.plan_json", "web.quotes_post", "web.quotes_summary", "web.quotes_workbook",
+             "web.plan_json", "web.quotes", "web.quotes_post", "web.quotes_summary",
+             "web.quotes_workbook",
              "web.sensitivity_page", "web.sensitivity_workbook", "web.sensitivity_json",
              "web.saved_revision_json", "web.saved_revision_workbook", "web.saved_new",
              "web.saved_new_post", "web.saved_restore"}
@@ -243,7 +247,8 @@ def test_every_page_that_computes_is_guarded_by_a_declared_twin(make_app):
     assert set(guarded) == COMPUTING
     assert set(guarded.values()) <= declared
     heavy = {name for name, twin in guarded.items() if twin in HEAVY}
-    assert heavy == {"web.price_workbook", "web.compare_workbook", "web.quotes_post",
+    assert heavy == {"web.price_workbook", "web.compare_workbook", "web.quotes",
+                     "web.quotes_post",
                      "web.quotes_summary", "web.quotes_workbook", "web.sensitivity_page",
                      "web.sensitivity_workbook", "web.sensitivity_json",
                      "web.saved_revision_workbook"}

@@ -1,23 +1,31 @@
-"""The Quotes page (Flask test client): the example quote file ranked as the API ranks it,
-the workbook download, a typed quote, and bad files said in words at the field."""
+"""The Quotes page (Flask test client): a first visit shows the decision of the negotiators'
+example as the API decides it; every view is a link that reproduces it (an uploaded file
+carried in it, or posted when too large); without a demand the ranking is by unit price and
+recommends nothing; the example quote file ranked as the API ranks it, the workbook and the
+one-page summary, a typed quote, and bad files said in words at the field."""
 from __future__ import annotations
 
 import io
+import json
 import re
 import tomllib
 import uuid
 from html import unescape
+from urllib.parse import parse_qsl, urlsplit
 
 import openpyxl
 import pytest
 from conftest import ROOT, auth
+from werkzeug.datastructures import MultiDict
 
 from costmodel.render import display
 from costmodel.store.repo import key_create, scenario_list
+from costmodel.web.quotes_page import LINK_LIMIT, pack_quotes
 
 API = "/api/v1"
 EXAMPLE = ROOT / "fixtures" / "quotes" / "example-quotes.toml"
 FIXTURE = ROOT / "fixtures" / "scenarios" / "published" / "deepseek-r1_gb300_matched.toml"
+NEGOTIATION = ROOT / "fixtures" / "quotes" / "negotiation.toml"
 MATCHED = "fixture:published/deepseek-r1_gb300_matched"
 
 
@@ -49,10 +57,33 @@ def _text(html: str) -> str:
     return re.sub(r"\s+", " ", unescape(re.sub(r"<[^>]+>", " ", html))).strip()
 
 
-def _upload(client, token: str, content: bytes, name: str, scenario: str = MATCHED):
-    return client.post("/quotes", data={"csrf_token": token, "scenario": scenario,
+def _upload(client, token: str, content: bytes, name: str, scenario: str = MATCHED,
+            **fields):
+    """An upload, as the page's upload form sends it; the redirect to the view followed."""
+    return client.post("/quotes", data={"csrf_token": token, "scenario": scenario, **fields,
+                                        "upload": "1",
                                         "quote_file": (io.BytesIO(content), name)},
-                       content_type="multipart/form-data")
+                       content_type="multipart/form-data", follow_redirects=True)
+
+
+def _link(html: str, testid: str = "view-link") -> str:
+    """The href of the page's link ``data-testid=<testid>``."""
+    return unescape(re.search(rf'href="([^"]*)"[^>]*data-testid="{testid}"', html)[1])
+
+
+def _decision(html: str) -> list[tuple[str, str, bool]]:
+    """(offer, cost a month as shown, marked recommended) in the page's order."""
+    return [(name, cost, bool(marked)) for marked, name, cost in re.findall(
+        r'<tr class="quote-row( recommended)?" data-quote="([^"]+)">.*?'
+        r'<td class="num monthly"[^>]*>([^<]+)</td>', html, flags=re.S)]
+
+
+def _curve_scenario(name: str) -> dict:
+    """A curve fixture scenario as the API takes it (a stored curve by id)."""
+    scenario = tomllib.loads((ROOT / "fixtures" / "scenarios" / f"{name}.toml").read_text())
+    scenario["operating_point"].pop("curve")
+    scenario["operating_point"]["curve"] = scenario["operating_point"].pop("curve_id")
+    return scenario
 
 
 def _ranking(html: str) -> list[tuple[str, str]]:
@@ -84,7 +115,8 @@ def test_the_example_file_ranks_as_the_api_ranks_it(client, signed, viewer):
                                      "vendor-c-no-point"]
     assert shown[0][1] == "0.7322 USD/Mtok"
     text = _text(r.text)
-    assert "Ranked against deepseek-r1 gb300 matched" in text
+    assert ("Ranked by unit price at each offer's own volume and term, against deepseek-r1 "
+            "gb300 matched") in text
     assert "Flag no operating point in writing" in text  # vendor C states none
     # the implied margin of vendor A: 1 - our cost / its price, as a percentage
     assert display.format_quantity(ranked[0]["implied_margin"], "dimensionless",
@@ -93,9 +125,7 @@ def test_the_example_file_ranks_as_the_api_ranks_it(client, signed, viewer):
 
 def test_the_workbook_download_opens_with_openpyxl(client, signed):
     r = _upload(client, signed, EXAMPLE.read_bytes(), "example-quotes.toml")
-    kept = unescape(re.search(r'name="quotes_json" value="([^"]*)"', r.text)[1])
-    book = client.post("/quotes/workbook", data={"csrf_token": signed, "scenario": MATCHED,
-                                                 "quotes_json": kept})
+    book = client.get(_link(r.text, "download-xlsx"))  # the file carried in the link
     assert book.status_code == 200
     assert book.mimetype == ("application/vnd.openxmlformats-officedocument."
                              "spreadsheetml.sheet")
@@ -110,15 +140,15 @@ def test_the_workbook_download_opens_with_openpyxl(client, signed):
 
 
 def test_a_typed_quote_is_ranked_and_a_bad_field_is_marked(client, signed, viewer):
-    typed = {"csrf_token": signed, "scenario": MATCHED, "q_name": "typed-offer",
+    typed = {"quotes": "typed", "scenario": MATCHED, "q_name": "typed-offer",
              "q_vendor": "Vendor T", "q_form": "per_mtok", "q_price_input": "0.5",
              "q_price_output": "2 USD/Mtok", "q_interactivity": "169", "q_term": "12"}
-    r = client.post("/quotes", data=typed)
+    r = client.get("/quotes", query_string=typed)
     assert r.status_code == 200, _errors(r.text)
     # (8,192 x 0.5 + 1,024 x 2) / 9,216 = 0.6667 USD/Mtok
     assert _ranking(r.text) == [("typed-offer", "0.6667 USD/Mtok")]
 
-    r = client.post("/quotes", data={**typed, "q_price_output": "2 W"})
+    r = client.get("/quotes", query_string={**typed, "q_price_output": "2 W"})
     assert r.status_code == 422
     assert 'aria-invalid="true"' in re.search(r'<input[^>]*id="f-q_price_output"[^>]*>',
                                               r.text)[0]
@@ -130,7 +160,8 @@ def test_a_typed_quote_is_ranked_and_a_bad_field_is_marked(client, signed, viewe
     assert api.json["errors"][0]["path"] == "quotes[0].price_output"
     assert _errors(r.text) == [api.json["errors"][0]["message"]] == [
         "expected units like 'USD/Mtok', got watt"]
-    r = client.post("/quotes", data={k: v for k, v in typed.items() if k != "q_price_output"})
+    r = client.get("/quotes", query_string={k: v for k, v in typed.items()
+                                            if k != "q_price_output"})
     assert r.status_code == 422
     assert _errors(r.text) == ["required for form per_mtok"]
 
@@ -148,7 +179,7 @@ def test_a_bad_file_is_said_in_words_at_the_file_field(client, signed, content, 
     assert r.status_code == 422
     errors = _errors(r.text)
     assert any(e.startswith(words) for e in errors), errors
-    assert "Traceback" not in r.text and "Ranked against" not in r.text
+    assert "Traceback" not in r.text and "Ranked by unit price" not in r.text
 
 
 def test_an_upload_over_the_body_limit_is_refused_in_words(database):
@@ -196,7 +227,7 @@ def test_quotes_against_a_saved_scenario_match_the_api(app, client, signed, view
 
 def test_the_quotes_page_needs_a_reader_and_a_csrf_token(client, viewer):
     assert client.get("/quotes").status_code == 401  # reads are closed in this app
-    r = client.post("/quotes", data={"scenario": MATCHED, "example": "1"})
+    r = client.post("/quotes", data={"scenario": MATCHED, "quotes": "example-quotes"})
     assert r.status_code == 400
     assert "it carries no security token" in _text(r.text)
 
@@ -206,9 +237,11 @@ def test_the_price_pages_scenario_is_offered_when_arriving_from_it(client, signe
                    "&boundary=chip&system=")
     assert r.status_code == 200
     assert '<option value="price" selected>The Price page\'s scenario</option>' in r.text
-    query = unescape(re.search(r'name="price_query" value="([^"]*)"', r.text)[1])
-    r = client.post("/quotes", data={"csrf_token": signed, "scenario": "price",
-                                     "price_query": query, "example": "1"})
+    # the link of the view carries the Price page's fields; with the other example's quotes
+    query = [(k, v) for k, v in parse_qsl(urlsplit(_link(r.text)).query,
+                                          keep_blank_values=True) if k != "quotes"]
+    assert ("scenario", "price") in query and ("point", "deepseek-r1/gb300/matched") in query
+    r = client.get("/quotes", query_string=[("quotes", "example-quotes"), *query])
     assert r.status_code == 200, _errors(r.text)
     assert [n for n, _ in _ranking(r.text)] == ["vendor-a-tokens", "vendor-b-reserved",
                                                 "vendor-c-no-point"]
@@ -225,11 +258,8 @@ B200 = "fixture:curve-gpt-oss-120b-b200"
 
 
 def _decide_upload(client, token, **fields):
-    import json as _json
-    return client.post("/quotes", data={"csrf_token": token, "scenario": B200, **fields,
-                                        "quote_file": (io.BytesIO(_json.dumps(
-                                            DECIDE_FILE).encode()), "offers.json")},
-                       content_type="multipart/form-data")
+    return _upload(client, token, json.dumps(DECIDE_FILE).encode(), "offers.json", B200,
+                   **fields)
 
 
 def test_with_a_demand_the_offers_are_ranked_for_it_as_the_api_ranks_them(client, signed,
@@ -237,18 +267,14 @@ def test_with_a_demand_the_offers_are_ranked_for_it_as_the_api_ranks_them(client
     r = _decide_upload(client, signed, d_volume="50000", d_interactivity="100")
     assert r.status_code == 200, _errors(r.text)
     text = _text(r.text)
-    scenario = tomllib.loads((ROOT / "fixtures" / "scenarios" /
-                              "curve-gpt-oss-120b-b200.toml").read_text())
-    scenario["operating_point"].pop("curve")  # the API reads a stored curve by id
-    scenario["operating_point"]["curve"] = scenario["operating_point"].pop("curve_id")
+    scenario = _curve_scenario("curve-gpt-oss-120b-b200")
     api = client.post(f"{API}/quotes/decide", headers=auth(viewer), json={
         "quotes": DECIDE_FILE["quote"], "scenarios": [{"scenario": scenario}],
         "demand": {"volume": "50000 Mtok/month", "interactivity": "100 token/s/user"}})
     assert api.status_code == 200, api.json
-    shown = re.findall(r'<tr class="quote-row" data-quote="([^"]+)">.*?'
-                       r'<td class="num monthly"[^>]*>([^<]+)</td>', r.text, flags=re.S)
-    assert shown == [(p["offer"], display.format_quantity(p["monthly_cost"]["value"], "USD"))
-                     for p in api.json["ranked"]]
+    assert _decision(r.text) == [
+        (p["offer"], display.format_quantity(p["monthly_cost"]["value"], "USD"), i == 0)
+        for i, p in enumerate(api.json["ranked"])]
     assert api.json["recommendation"]["text"] in text
     # the H100 offer is not priced at the B200's throughput: said, not ranked
     assert "not priced at another accelerator's throughput" in text
@@ -262,12 +288,11 @@ def test_a_bad_demand_is_marked_at_its_field(client, signed):
 
 
 def test_the_one_page_summary_downloads(client, signed):
-    import json as _json
     from io import BytesIO
 
     from pypdf import PdfReader
-    r = client.post("/quotes/summary.pdf", data={
-        "csrf_token": signed, "scenario": B200, "quotes_json": _json.dumps(DECIDE_FILE),
+    r = client.get("/quotes/summary.pdf", query_string={
+        "quotes": "file", "qn": "offers.json", "qf": pack_quotes(DECIDE_FILE), "scenario": B200,
         "d_volume": "50000", "d_interactivity": "100"})
     assert r.status_code == 200 and r.mimetype == "application/pdf"
     reader = PdfReader(BytesIO(r.data))
@@ -310,10 +335,156 @@ def test_free_offers_are_shown_first_with_the_margin_not_defined(client, signed)
     assert [_text(m) for m in margins[:3]] == ["not defined (free offer)"] * 3
     assert all(m.endswith("%") for m in margins[3:])
     # the workbook of the same quotes: the free offers' margins are text, not #DIV/0!
-    kept = unescape(re.search(r'name="quotes_json" value="([^"]*)"', r.text)[1])
-    book = client.post("/quotes/workbook", data={"csrf_token": signed, "scenario": MATCHED,
-                                                 "quotes_json": kept})
+    book = client.get(_link(r.text, "download-xlsx"))
     assert book.status_code == 200
     ws = openpyxl.load_workbook(io.BytesIO(book.data), data_only=True)["Quotes"]
     cached = [r[3].value for r in ws.iter_rows() if r[0].value == "Implied margin on our cost"]
     assert cached[3:] == ["not defined (free offer)"] * 3
+
+
+# ---- the first view: the decision of the negotiators' example, and its link ----------------
+
+def _api_decision(client, viewer, quotes_file=NEGOTIATION, **demand_over) -> dict:
+    """POST /api/v1/quotes/decide for a quote file's quotes and [demand] against the B200 and
+    H100 example builds (the page's first view)."""
+    data = tomllib.loads(quotes_file.read_text())
+    api = client.post(f"{API}/quotes/decide", headers=auth(viewer), json={
+        "quotes": data["quote"], "demand": {**data["demand"], **demand_over},
+        "scenarios": [{"scenario": _curve_scenario("curve-gpt-oss-120b-b200")},
+                      {"scenario": _curve_scenario("curve-gpt-oss-120b-h100")}]})
+    assert api.status_code == 200, api.json
+    return api.json
+
+
+def test_a_first_visit_shows_the_decision_as_the_api_decides_it(client, signed, viewer):
+    r = client.get("/quotes")
+    assert r.status_code == 200, _errors(r.text)
+    api = _api_decision(client, viewer)
+    rec = api["recommendation"]
+    # every offer and own build for the example's demand, cheapest month first; the mark on
+    # the recommended row, and only there
+    assert _decision(r.text) == [
+        (p["offer"], display.format_quantity(p["monthly_cost"]["value"], "USD"),
+         p["offer"] == rec["offer"]) for p in api["ranked"]]
+    assert [n for n, _, marked in _decision(r.text) if marked] == [api["ranked"][0]["offer"]]
+    text = _text(r.text)
+    assert rec["text"] in text
+    # the figures docs/negotiators.md prints for `costmodel quotes compare` with this demand
+    assert rec["text"].startswith("Take gpt-oss-120b b200 (illustrative curve) (own build): "
+                                  "5,477 USD a month for 50,000 Mtok a month (0.1095 USD/Mtok); "
+                                  "12,686 USD a month (69.8%) below gpt-oss-120b h100")
+    # what it uses and how to change it, said plainly
+    assert "The example file fixtures/quotes/negotiation.toml" in text
+    assert "h100-capacity (Cloud X (illustrative)" in text and "api-tokens (API Y" in text
+    assert ("50,000 Mtok/month (mixed tokens), peak 30,000 token/s; service level 100 "
+            "token/s/user (median)") in text
+    assert "From the [demand] table of fixtures/quotes/negotiation.toml" in text
+    assert "Change the demand : what is typed there replaces the file's value" in text
+    assert "Decision for the buyer's demand: 50,000 Mtok/month" in text
+
+
+def test_the_link_of_a_view_reproduces_it_in_another_browser(client, signed, web):
+    """Demand typed over the file's, a second example build, an improvement: the view's link,
+    opened by a client without this one's session, shows the same figures."""
+    r = client.get("/quotes", query_string=[
+        ("quotes", "negotiation"), ("demand", "buyer"), ("d_volume", "8000"),
+        ("d_peak", "9000"), ("d_improvement", "30"),
+        ("scenario", "fixture:curve-gpt-oss-120b-h100"),
+        ("scenario", "fixture:curve-gpt-oss-120b-mi300x")])
+    assert r.status_code == 200, _errors(r.text)
+    link = _link(r.text)
+    assert link.startswith("/quotes?quotes=negotiation&demand=buyer&d_volume=8000&d_peak=9000")
+    again = web.get(link)  # a browser with no session (reads open there)
+    assert again.status_code == 200
+    assert _decision(again.text) == _decision(r.text) and len(_decision(r.text)) == 4
+    rec = re.compile(r'<div class="answer recommendation".*?</div>', re.S)
+    assert rec.search(again.text)[0] == rec.search(r.text)[0]
+    assert "8,000 Mtok/month" in _text(r.text)
+    # its form shows the same fields, so changing one keeps the rest
+    for field in ('name="d_volume" value="8000"', 'name="d_improvement" value="30"',
+                  '<option value="fixture:curve-gpt-oss-120b-mi300x" selected>'):
+        assert field in again.text
+
+
+def test_an_uploaded_file_is_carried_in_the_link_of_its_view(client, signed, web):
+    r = _upload(client, signed, json.dumps(DECIDE_FILE).encode(), "offers.json", B200,
+                d_volume="50000", d_interactivity="100")
+    assert r.history and r.history[0].status_code == 303  # the upload: a redirect to a view
+    assert r.status_code == 200, _errors(r.text)
+    link = _link(r.text)
+    assert parse_qsl(urlsplit(r.request.url).query) == parse_qsl(urlsplit(link).query)
+    assert dict(parse_qsl(urlsplit(link).query))["qn"] == "offers.json"
+    assert len(link) <= LINK_LIMIT
+    again = web.get(link)
+    assert _decision(again.text) == _decision(r.text) != []
+    assert "Your file offers.json" in _text(again.text)
+    # a link cut short is said in words, at the file
+    cut = link.replace("&qf=", "&qf=AAAA", 1)
+    bad = web.get(cut)
+    assert bad.status_code == 422
+    assert _errors(bad.text)[0].startswith("the quote file in this link is damaged")
+
+
+def test_a_file_too_large_for_a_link_is_posted_and_said(client, signed):
+    """A quote file whose link would exceed LINK_LIMIT: answered on the POST, the view says it
+    has no link, and its form (posted, with the file) shows the same figures again."""
+    import secrets
+    offers = "".join(
+        f'[[quote]]\nname = "offer-{i}"\nvendor = "Vendor {secrets.token_hex(4)}"\n'
+        f'form = "per_mtok"\nprice_input = "0.{i + 10} USD/Mtok"\n'
+        f'price_output = "1.{i + 10} USD/Mtok"\nsource = "{secrets.token_urlsafe(90)}"\n'
+        f'[quote.operating_point]\ninteractivity = "169 token/s/user"\n\n' for i in range(30))
+    r = _upload(client, signed, offers.encode(), "many.toml")
+    assert not r.history and r.status_code == 200, _errors(r.text)
+    assert len(_ranking(r.text)) == 30
+    text = _text(r.text)
+    assert "No link to this view: the quote file is too large to carry in a link" in text
+    assert 'data-testid="view-link"' not in r.text
+    form = re.search(r'<form class="quotes" id="view-form" method="post".*?</form>', r.text,
+                     re.S)[0]
+    fields = [(unescape(k), unescape(v)) for k, v in re.findall(
+        r'<input type="hidden" name="([^"]+)" value="([^"]*)"', form)]
+    assert ("quotes", "file") not in fields  # the radio, not hidden
+    again = client.post("/quotes", data=MultiDict([*fields, ("quotes", "file"),
+                                                   ("scenario", MATCHED)]))
+    assert again.status_code == 200
+    assert _ranking(again.text) == _ranking(r.text)
+
+
+# ---- without a demand: by unit price, and no recommendation -------------------------------
+
+@pytest.mark.parametrize("query", [
+    {"demand": "none"},  # the example's demand left out
+    {"quotes": "example-quotes", "scenario": MATCHED},  # quotes with no [demand], none typed
+])
+def test_without_a_demand_the_ranking_is_by_unit_price_and_recommends_nothing(client, signed,
+                                                                              query):
+    r = client.get("/quotes", query_string=query)
+    assert r.status_code == 200, _errors(r.text)
+    headings = re.findall(r"<h2 [^>]*>([^<]*)</h2>", r.text)
+    ranked = [h for h in headings if h.startswith("Ranked")]
+    assert ranked and all(unescape(h).startswith(
+        "Ranked by unit price at each offer's own volume and term, against ") for h in ranked)
+    assert _ranking(r.text)
+    # no face marks a recommendation over unequal volumes: no mark, no recommendation box
+    assert 'class="mark"' not in r.text and "quote-row recommended" not in r.text
+    assert "answer recommendation" not in r.text and "Take " not in _text(r.text)
+    assert "Decision for the buyer's demand" not in r.text
+    assert "nothing is recommended" in _text(r.text)
+
+
+def test_the_market_improvement_prices_the_lock_in_and_is_checked(client, signed):
+    # a cheap typed offer wins the demand: the lock-in of its 12-month term is priced
+    cheap = {"quotes": "typed", "q_name": "cheap", "q_vendor": "V", "q_form": "per_mtok",
+             "q_price_input": "0.01", "q_price_output": "0.01", "q_term": "12",
+             "q_interactivity": "100", "d_volume": "50000", "d_interactivity": "100",
+             "scenario": B200}
+    r = client.get("/quotes", query_string={**cheap, "d_improvement": "30"})
+    assert r.status_code == 200, _errors(r.text)
+    assert [n for n, _, marked in _decision(r.text) if marked] == ["cheap"]
+    assert "locking in 12 months at today's price costs" in _text(r.text)
+    r = client.get("/quotes", query_string=cheap)
+    assert "give an improvement to price the lock-in" in _text(r.text)
+    r = client.get("/quotes", query_string={"d_improvement": "150"})
+    assert r.status_code == 422
+    assert _errors(r.text) == ["expected 0 to 100 % a year, got 1.5 (150.0%)"]
