@@ -78,8 +78,9 @@ QUOTE_SOURCES = (*EXAMPLES, "typed", "file")
 DEMAND_MODES = ("buyer", "none")
 SLOTS = 3  # own-build pickers shown at least (a link may name more, up to MAX_SCENARIOS)
 # The longest link the page offers [characters]: nginx and gunicorn take a request line of
-# at most 4 KB ("GET " + the link + " HTTP/1.1"; deploy/nginx.conf).
-LINK_LIMIT = 3800
+# at most 4 KB ("GET " + the link + " HTTP/1.1"; deploy/nginx.conf), and the form, sent by GET,
+# adds its empty fields (about 300 characters) to the view's link.
+LINK_LIMIT = 3500
 
 # The one-quote form: field -> (the quote key, the unit a bare number is read in, label).
 QUOTE_FIELDS: dict[str, tuple[str, str, str]] = {
