@@ -31,7 +31,13 @@ from .charts import COLOURS, Segment, Series, frontier_chart, hourly_chart, stac
 from .disclosure import disclosure_lines
 from .downloads import curl_line, json_response, xlsx_response
 from .guard import computes
-from .scenario_form import ScenarioForm, form_catalog, hour_span, scenario_form
+from .scenario_form import (
+    ScenarioForm,
+    form_catalog,
+    hour_span,
+    restate_bounds,
+    scenario_form,
+)
 from .session import need
 from .site import blueprint
 
@@ -80,7 +86,7 @@ def _flexible_share(form: ScenarioForm, args) -> float | None:
     """The Price page's what-if ``flexible_share`` (a share of the load moved to the cheapest
     hours; a bare number in percent), kept in ``form.values``; None when blank; an error
     beside the field when it is not a share from 0 to 100%."""
-    text = str(args.get("flexible_share", "") or "").strip()[:200]
+    typed = text = str(args.get("flexible_share", "") or "").strip()[:200]
     form.values["flexible_share"] = text
     if not text:
         return None
@@ -91,11 +97,12 @@ def _flexible_share(form: ScenarioForm, args) -> float | None:
         pass
     try:
         share = parse_quantity(text, "dimensionless")
-    except UnitInputError as exc:
-        form.errors["flexible_share"] = str(exc)
+    except UnitInputError as exc:  # said in percent, as the field is typed
+        form.errors["flexible_share"] = restate_bounds(str(exc), typed, "%", 0.01)
         return None
     if not 0 <= share <= 1:
-        form.errors["flexible_share"] = f"a share from 0 to 100%, got {share:.4g} ({text})"
+        form.errors["flexible_share"] = restate_bounds(
+            f"must be at most 1, got {share:g}", typed, "%", 0.01)
         return None
     return share
 

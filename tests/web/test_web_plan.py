@@ -7,6 +7,7 @@ import html
 import math
 import re
 from io import BytesIO
+from urllib.parse import urlencode
 
 import pytest
 
@@ -82,3 +83,15 @@ def test_the_summary_and_the_json_download(web):
     assert len(reader.pages) == 1
     text = " ".join(reader.pages[0].extract_text().split())
     assert f"Accelerators {j['accelerators']:,}" in text
+
+
+@pytest.mark.parametrize("typed, says", [
+    ("150 %", "must be greater than zero and at most 100 %, got 150 %"),
+    ("0 %", "must be greater than zero, got 0 %"),
+    ("1.5", "must be greater than zero and at most 1, got 1.5"),  # typed as a fraction
+])
+def test_the_availability_is_answered_in_the_unit_typed(web, typed, says):
+    r = web.get(f"/plan?{QUERY}&" + urlencode({"pl_demand": "1e6", "pl_availability": typed}))
+    assert r.status_code == 422
+    m = re.search(r'id="pl_availability-error"[^>]*>(.*?)</p>', r.text, re.S)
+    assert m and html.unescape(m.group(1)) == says
