@@ -147,6 +147,32 @@ def profile_view(result: Result) -> dict[str, Any] | None:
             "tariff": rate is not None, "shaped": result.scenario.load is not None}
 
 
+def _tokens(n: float) -> str:
+    return f"{n:,.0f}" if float(n).is_integer() else f"{n:,.6g}"
+
+
+def per_request_view(result: Result) -> dict[str, Any]:
+    """The price and the cost of one request [USD] (the engine's ``price_per_request`` and
+    ``cost_per_request``) with their denominator: the tokens of the counted kind in one
+    request of the workload (``tokens_per_request``: ISL + OSL for mixed tokens, the OSL
+    for output tokens, the ISL for input tokens), and that denominator in words."""
+    s = result.scenario
+    kind, isl, osl = s.operating_point.token_kind, s.workload.isl, s.workload.osl
+    tokens = result.value("tokens_per_request")
+    if kind == "mixed":
+        words = (f"{_tokens(isl)} input + {_tokens(osl)} output tokens = "
+                 f"{_tokens(tokens)} tokens")
+    elif kind == "output":
+        words = (f"{_tokens(osl)} output tokens (the price per million counts output tokens "
+                 f"only: the {_tokens(isl)} input tokens are paid for in it)")
+    else:
+        words = (f"{_tokens(isl)} input tokens (the price per million counts input tokens "
+                 f"only: the {_tokens(osl)} output tokens are paid for in it)")
+    return {"price": result.value("price_per_request"),
+            "cost": result.value("cost_per_request"), "tokens": tokens,
+            "tokens_text": _tokens(tokens), "words": words, "model": s.workload.model}
+
+
 @blueprint.get("/")
 @computes("POST", "/api/v1/price")
 def price_page():
@@ -167,6 +193,7 @@ def price_page():
         r = priced.result
         view = {
             "profile": profile_view(r),
+            "per_request": per_request_view(r),
             "what_if": flexible_line(shift) if shift is not None else None,
             "result": r,
             "breakdown": stacked_bar([Segment(text, r.value(n) or 0.0, COLOURS[i])

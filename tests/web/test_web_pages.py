@@ -107,6 +107,57 @@ def test_price_page_default_figures(web):
     assert "0.1354 USD/Mtok" in figure_html(page, "price_per_mtok_total")
 
 
+# ---- per request ------------------------------------------------------------------------------
+
+KIMI_CURVE = "curve:mi355x/kimik2.5/vllm/int4/1024x1024/mtp/agg"
+
+
+@pytest.mark.parametrize("values,isl,osl", [
+    ({}, 8192, 1024),  # DeepSeek R1 at GB300's published peak: 8k in, 1k out
+    ({"accelerator": "mi355x", "system": "", "point": KIMI_CURVE}, 1024, 1024),
+])
+def test_price_and_cost_per_request_beside_the_per_million_figures(web, values, isl, osl):
+    page = page_text(web.get("/?" + urlencode(values)))
+    answer = api_price(web, scenario_form(values))
+    price = api_value(answer, "price_per_mtok_total")["value"]  # [USD/Mtok]
+    cost = api_value(answer, "cost_per_mtok_total")["value"]
+    tokens = isl + osl  # a request's tokens: the workload's input + output lengths
+    # by hand: a request is `tokens` of the million tokens the per-Mtok figures divide by
+    by_hand = {"price_per_request": price * tokens / 1e6,
+               "cost_per_request": cost * tokens / 1e6}
+    for name, value in by_hand.items():
+        assert api_value(answer, name)["value"] == pytest.approx(value, rel=1e-12)
+        assert figure_html(page, name).split()[-2:] == \
+            display.format_quantity(value, "USD", name).split(), name
+    assert api_value(answer, "tokens_per_request")["value"] == tokens
+    denominator = " ".join(html.unescape(re.search(
+        r'data-testid="per-request-denominator">(.*?)</p>', page, re.S).group(1)).split())
+    assert f"{isl:,} input + {osl:,} output tokens = {tokens:,} tokens" in denominator
+    assert f"per million tokens \u00d7 {tokens:,} \u00f7 1,000,000" in denominator
+    # beside the per-million figures: after the answer's cards, before the breakdown
+    assert page.index('data-figure="price_per_mtok_output"') < \
+        page.index('data-figure="price_per_request"') < page.index("What the cost is")
+
+
+def test_the_default_price_per_request_by_hand(web):
+    # 0.1354 USD/Mtok x 9,216 tokens / 1e6 = 0.001248 USD; the cost is half (50 % margin)
+    page = page_text(web.get("/"))
+    assert "0.001248 USD" in figure_html(page, "price_per_request")
+    assert "0.000624 USD" in figure_html(page, "cost_per_request")
+
+
+def test_per_request_of_output_tokens_divides_by_the_output_length():
+    from costmodel import app
+    from costmodel.web.pages import per_request_view
+    spec = app.ScenarioSpec(app.InlineScenario(scenario_form({}).mapping),
+                            app.overrides_from_text(['operating_point.token_kind="output"']))
+    r = app.price(app.LocalContext(), spec).result
+    view = per_request_view(r)
+    assert view["tokens"] == 1024  # the OSL: the price per million counts output tokens
+    assert view["price"] == pytest.approx(r.value("price_per_mtok_total") * 1024 / 1e6)
+    assert view["words"].startswith("1,024 output tokens (") and "8,192 input" in view["words"]
+
+
 def test_typed_price_in_cents_equals_usd(web):
     cents = page_text(web.get("/?" + urlencode({"electricity_price": "8 cent/kWh"})))
     usd = page_text(web.get("/?" + urlencode({"electricity_price": "0.08"})))
