@@ -27,18 +27,21 @@ from ..model.units import UnitInputError, parse_quantity
 from ..render.report import flexible_line
 from ..resources import fixtures_dir
 from ..store import repo
+from ..store.models import MAX_ID
+from ..store.repo import role_allows
 from .charts import COLOURS, Segment, Series, frontier_chart, hourly_chart, stacked_bar
 from .disclosure import disclosure_lines
 from .downloads import curl_line, json_response, xlsx_response
 from .guard import computes
 from .scenario_form import (
+    FIELDS,
     ScenarioForm,
     form_catalog,
     hour_span,
     restate_bounds,
     scenario_form,
 )
-from .session import need
+from .session import need, signed_in
 from .site import blueprint
 
 __all__ = ["HEADLINE", "BREAKDOWN", "EFFICIENCY", "COMPARE_ROWS", "fixture_scenarios",
@@ -173,6 +176,34 @@ def per_request_view(result: Result) -> dict[str, Any]:
             "tokens_text": _tokens(tokens), "words": words, "model": s.workload.model}
 
 
+def save_offer(session, args) -> dict[str, Any]:
+    """What the Price page offers for saving the scenario on screen (saved through the Saved
+    page's ``POST /saved/new``, the same use case and repository): ``can``: the signed-in
+    key may write; ``who``: that key (None signed out); ``origin``: the saved scenario the
+    page was opened from (``from_saved=<id>``), its name, latest revision and ``based_on``
+    (``based_on=<n>``: its latest revision when the page was opened from it, which a save as
+    its next revision expects); ``missing``: a ``from_saved`` id no scenario has."""
+    who = signed_in()
+    offer: dict[str, Any] = {"who": who, "can": who is not None and
+                             role_allows(who.role, "editor"), "origin": None, "missing": None}
+    raw = str(args.get("from_saved", "")).strip()
+    if raw:
+        if not (raw.isdigit() and 1 <= int(raw) <= MAX_ID):
+            offer["missing"] = raw[:20]
+            return offer
+        try:
+            row = repo.scenario_get(session, int(raw))
+        except repo.NotFound:
+            offer["missing"] = raw
+            return offer
+        based = str(args.get("based_on", "")).strip()
+        based_on = int(based) if based.isdigit() and 1 <= int(based) <= row.latest_revision \
+            else row.latest_revision
+        offer["origin"] = {"id": row.id, "name": row.name, "latest": row.latest_revision,
+                           "based_on": based_on}
+    return offer
+
+
 @blueprint.get("/")
 @computes("POST", "/api/v1/price")
 def price_page():
@@ -186,6 +217,7 @@ def price_page():
         priced = _price(form, ctx)
         shift = _what_if(priced, share, form) if priced is not None and share is not None \
             else None
+        save = save_offer(session, request.args)
     if share is not None and shift is None:
         priced = None  # a what-if that cannot be answered: nothing is shown as priced
     view = None
@@ -208,7 +240,7 @@ def price_page():
     status = 200 if priced is not None else 422
     return render_template("web/price.html", form=form, catalog=catalog, view=view,
                            headline=HEADLINE, breakdown=BREAKDOWN, efficiency=EFFICIENCY,
-                           unit_of=unit_of,
+                           unit_of=unit_of, save=save, fields=FIELDS,
                            curl=curl_line("/api/v1/price", form.price_request())), status
 
 
