@@ -1,7 +1,9 @@
 """The Plan page (``/plan``): for the scenario on the Price page (the same query string), the
 fleet an average demand needs or a power budget buys, and what it costs: the application
 layer's :func:`costmodel.app.plan`, as ``costmodel plan`` and ``POST /api/v1/plan`` answer it,
-with its one-page summary (PDF), its JSON and the API call to download."""
+with its one-page summary (PDF), the workbook of its scenario as the plan prices it (live
+formulas; no plan sheet exists, so the fleet's counts and totals are the page's, the PDF's
+and the JSON's), its JSON and the API call to download."""
 from __future__ import annotations
 
 import re
@@ -12,7 +14,7 @@ from flask import Response, current_app, render_template, request
 from .. import app
 from ..model.errors import InputError
 from ..model.units import UnitInputError, parse_quantity
-from .downloads import curl_line, json_response
+from .downloads import curl_line, json_response, xlsx_response
 from .guard import computes
 from .scenario_form import ScenarioForm, form_catalog, restate_bounds, scenario_form
 from .session import need
@@ -138,6 +140,14 @@ def plan_pdf():
     return _download(lambda planned: Response(
         app.plan_pdf(planned), mimetype="application/pdf",
         headers={"Content-Disposition": 'attachment; filename="plan.pdf"'}))
+
+
+@blueprint.get("/plan.xlsx")
+@computes("POST", "/api/v1/workbook")
+def plan_workbook():
+    """The workbook of the plan's scenario as the plan prices it (live formulas; there is
+    no plan sheet: the page says so, and the cover's title names the fleet)."""
+    return _download(lambda planned: xlsx_response(app.plan_workbook(planned)))
 
 
 @blueprint.get("/plan.json")
