@@ -166,11 +166,11 @@ def per_request_view(result: Result) -> dict[str, Any]:
         words = (f"{_tokens(isl)} input + {_tokens(osl)} output tokens = "
                  f"{_tokens(tokens)} tokens")
     elif kind == "output":
-        words = (f"{_tokens(osl)} output tokens (the price per million counts output tokens "
-                 f"only: the {_tokens(isl)} input tokens are paid for in it)")
+        words = (f"{_tokens(osl)} output tokens (the figures per million are per output "
+                 f"token: the {_tokens(isl)} input tokens are paid for in them)")
     else:
-        words = (f"{_tokens(isl)} input tokens (the price per million counts input tokens "
-                 f"only: the {_tokens(osl)} output tokens are paid for in it)")
+        words = (f"{_tokens(isl)} input tokens (the figures per million are per input token: "
+                 f"the {_tokens(osl)} output tokens are paid for in them)")
     return {"price": result.value("price_per_request"),
             "cost": result.value("cost_per_request"), "tokens": tokens,
             "tokens_text": _tokens(tokens), "words": words, "model": s.workload.model}

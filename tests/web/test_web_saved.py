@@ -472,7 +472,7 @@ def test_signed_out_or_read_only_the_price_page_says_what_saving_needs(app, clie
     _sign_in(client, viewer)
     page = client.get("/")
     hint = _text(re.search(r'data-testid="save-hint">(.*?)</p>', page.text, re.S)[1])
-    assert re.fullmatch(r"Saving needs a key that can write \(an editor's\): “web-viewer-\w+”, "
-                        r"the key you are signed in with, is a viewer's\. Sign in with an "
-                        r"editor key to save this scenario\.", hint), hint
+    assert re.fullmatch(r"Saving needs a key that can write \(an editor's\); you are signed in "
+                        r"with “web-viewer-\w+”, a viewer's key\. Sign in with an editor key "
+                        r"to save this scenario\.", hint), hint
     assert 'data-testid="save-new"' not in page.text
