@@ -80,7 +80,13 @@ def test_per_request_beside_the_per_million_figures(page, live_server):
     assert box is not None and box["y"] + box["height"] < 900
 
 
+# reported Content-Security-Policy violations (none: the save forms post to this site)
+WATCH = """window.__csp = []; document.addEventListener("securitypolicyviolation",
+    e => window.__csp.push(e.violatedDirective + " " + (e.blockedURI || "inline")));"""
+
+
 def test_signed_out_the_hint_then_an_editor_saves_from_beside_the_result(page, live_server):
+    page.add_init_script(WATCH)
     page.goto("/?" + urlencode({"utilisation": "60"}))
     hint = page.get_by_test_id("save-hint")
     assert hint.inner_text() == ("To save this scenario, sign in with an API key that can "
@@ -94,6 +100,7 @@ def test_signed_out_the_hint_then_an_editor_saves_from_beside_the_result(page, l
     assert field.input_value() == scenario_form({"utilisation": "60"}).mapping["name"]
     at_widths(page, "price-save-editor")
     price = page.locator('[data-figure="price_per_mtok_total"] .figure-value').inner_text()
+    assert page.evaluate("window.__csp") == []
     field.fill(name)
     page.get_by_test_id("save-new").get_by_role("button", name="Save").click()
     page.wait_for_url(re.compile(r".*/saved/\d+/revisions/1\?saved=1$"))
@@ -113,6 +120,7 @@ def test_signed_out_the_hint_then_an_editor_saves_from_beside_the_result(page, l
     page.press("#f-utilisation", "Enter")  # prices again, keeping where it came from
     page.wait_for_url(re.compile(rf".*utilisation=50.*from_saved={sid}&based_on=1"))
     at_widths(page, "price-save-from-saved")
+    assert page.evaluate("window.__csp") == []
     page.get_by_role("button", name=f"Save as revision 2 of #{sid}").click()
     page.wait_for_url(re.compile(rf".*/saved/{sid}/revisions/2\?saved=1$"))
     rev2 = api(live_server, f"/api/v1/scenarios/{sid}/revisions/2")
