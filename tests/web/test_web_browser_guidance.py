@@ -64,13 +64,14 @@ def test_a_percent_field_is_answered_in_percent(page, live_server):
 
 
 def test_per_request_beside_the_per_million_figures(page, live_server):
-    page.goto("/")
-    answer = api(live_server, "/api/v1/price", scenario_form({}).price_request())
+    values = {"accelerator": "gb300", "point": "deepseek-r1/gb300/peak"}  # 8k in, 1k out
+    page.goto("/?" + urlencode(values))
+    answer = api(live_server, "/api/v1/price", scenario_form(values).price_request())
     for name in ("price_per_request", "cost_per_request"):
         q = answer["steps"][name]
         shown = page.locator(f'[data-figure="{name}"] .figure-value').inner_text()
         assert shown == display.format_quantity(q["value"], q["unit"], name)
-    # by hand: 0.1354 USD/Mtok x (8,192 + 1,024) tokens / 1e6
+    # by hand: the price per million tokens x (8,192 + 1,024) tokens / 1e6
     price = answer["steps"]["price_per_mtok_total"]["value"]
     assert answer["steps"]["price_per_request"]["value"] == pytest.approx(price * 9216 / 1e6)
     note = page.get_by_test_id("per-request-denominator").inner_text()
