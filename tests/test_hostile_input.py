@@ -343,7 +343,8 @@ def test_the_price_page_marks_the_field(web):
     resp = web.get("/?" + urlencode({"utilisation": "1e-298"}))  # a percentage: 1e-300
     text = html.unescape(re.sub(r"<[^>]+>", " ", resp.get_data(as_text=True)))
     assert resp.status_code in (200, 422)
-    assert "at least 1e-06" in text and "e+29" not in text
+    # said in percent, the unit typed (the engine's bound is 1e-06 of the hours)
+    assert "must be at least 0.0001 %, got 1e-298 %" in text and "e+29" not in text
 
 
 def test_a_workbook_repriced_names_the_cell(tmp_path):

@@ -10,7 +10,7 @@ from .context import Context, LocalContext
 from .curves import CurveView, show_curve
 from .decide import DecisionRequest, QuotesDecision, quotes_decide
 from .load import NOT_FROM_CURVE, load, load_all, prepare
-from .planning import Plan, PlanRequest, plan
+from .planning import Plan, PlanRequest, plan, plan_workbook
 from .pricing import (
     Compared,
     FlexibleShift,
@@ -62,5 +62,5 @@ __all__ = [
     "decision_pdf", "plan_pdf",
     "Analysis", "tornado", "grid", "monte_carlo", "analysis_workbook",
     "CurveView", "show_curve",
-    "PlanRequest", "Plan", "plan",
+    "PlanRequest", "Plan", "plan", "plan_workbook",
 ]

@@ -22,13 +22,14 @@ from .. import __version__
 from ..decisions import plan as core
 from ..model.errors import InputError
 from ..model.results import quantity_json
+from ..render.display import format_percent, format_quantity
 from ..sources.scenario_file import LoadedScenario
 from .context import Context
 from .load import load_all
-from .pricing import Priced, price_loaded
+from .pricing import Priced, WorkbookFile, price_loaded, render_workbook
 from .specs import OWN_POINT, Reading, ScenarioSpec
 
-__all__ = ["PlanRequest", "Plan", "plan"]
+__all__ = ["PlanRequest", "Plan", "plan", "plan_workbook"]
 
 DEMAND, BUDGET = "demand", "power_budget"
 _SECONDS_PER_MONTH = core.HOURS_PER_MONTH * 3600.0  # [s/month]
@@ -275,3 +276,24 @@ def _at_utilisation(loaded: LoadedScenario, sized: Priced, utilisation: float,
         return price_loaded(LoadedScenario(scenario, provenance, loaded.origin, loaded.curve))
     except InputError:
         raise overflow() from None
+
+
+def plan_workbook(planned: Plan) -> WorkbookFile:
+    """The workbook (live formulas) of a plan's scenario as the plan prices it: at the
+    fleet's resulting utilisation for a demand (the utilisation's source says so), at the
+    scenario's own for a power budget; its per-accelerator and per-million-token figures
+    are the plan's. There is no plan sheet: the fleet's counts and totals (accelerators x
+    the per-accelerator figures, 730 hours a month) are in the plan's JSON and one-page
+    summary; the cover's title names the fleet."""
+    req, n = planned.request, planned.accelerators
+    used = format_percent(planned.resulting_utilisation)
+    if req.sized_for == DEMAND:
+        what = (f"an average demand of {format_quantity(req.demand, 'token/s')}, priced at "
+                f"the fleet's utilisation ({used})")
+    else:
+        what = (f"a power budget of {format_quantity(req.power_budget, 'W')}, priced at the "
+                f"scenario's utilisation ({used})")
+    book = render_workbook([planned.priced], title=(
+        f"Plan: {n:,} accelerator{'' if n == 1 else 's'} for {what}; figures per "
+        f"accelerator (the fleet's totals are {n:,} x them)"))
+    return WorkbookFile(book.content, f"plan_{book.filename}")

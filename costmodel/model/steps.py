@@ -312,6 +312,8 @@ STEPS = [
          "workload_isl)", "tokens of the counted kind in one request"),
     Step("price_per_request", "USD", "price_per_mtok_total * tokens_per_request / "
          "tokens_per_mtok", "price of one request at the target margin"),
+    Step("cost_per_request", "USD", "cost_per_mtok_total * tokens_per_request / "
+         "tokens_per_mtok", "cost of one request (before the margin)"),
     Step("weighted_tokens_per_request", "token",
          "workload_isl + pricing_output_weight * workload_osl",
          "request size in input-token equivalents under the allocation rule"),

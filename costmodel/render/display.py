@@ -76,7 +76,7 @@ COUNTS = frozenset({"node_accelerators", "rack_nodes", "accelerators_per_rack",
                     "concurrency"})
 RATIOS = frozenset({"facility_pue", "pricing_output_weight", "growth_factor"})
 YEAR_COUNTS = frozenset({"life_years"})
-SMALL_MONEY = frozenset({"price_per_request"})
+SMALL_MONEY = frozenset({"price_per_request", "cost_per_request"})
 
 _BY_UNIT = {
     "USD": MONEY, "USD/year": MONEY, "USD/month": MONEY,
@@ -238,6 +238,8 @@ _LABELS = {
     "average_power": "Average power per accelerator",
     "tokens_per_hour": "Tokens per accelerator-hour",
     "price_per_request": "Price per request",
+    "cost_per_request": "Cost per request",
+    "tokens_per_request": "Tokens per request",
     "utilisation": "Utilisation",
     "idle_power": "Idle power (share of operating power)",
     "financing_cost_of_capital": "Cost of capital",

@@ -27,12 +27,21 @@ from ..model.units import UnitInputError, parse_quantity
 from ..render.report import assumed_line, flexible_line
 from ..resources import fixtures_dir
 from ..store import repo
+from ..store.models import MAX_ID
+from ..store.repo import role_allows
 from .charts import COLOURS, Segment, Series, frontier_chart, hourly_chart, stacked_bar
 from .disclosure import disclosure_lines
 from .downloads import curl_line, json_response, xlsx_response
 from .guard import computes
-from .scenario_form import ScenarioForm, form_catalog, hour_span, scenario_form
-from .session import need
+from .scenario_form import (
+    FIELDS,
+    ScenarioForm,
+    form_catalog,
+    hour_span,
+    restate_bounds,
+    scenario_form,
+)
+from .session import need, signed_in
 from .site import blueprint
 
 __all__ = ["HEADLINE", "BREAKDOWN", "EFFICIENCY", "COMPARE_ROWS", "fixture_scenarios",
@@ -80,7 +89,7 @@ def _flexible_share(form: ScenarioForm, args) -> float | None:
     """The Price page's what-if ``flexible_share`` (a share of the load moved to the cheapest
     hours; a bare number in percent), kept in ``form.values``; None when blank; an error
     beside the field when it is not a share from 0 to 100%."""
-    text = str(args.get("flexible_share", "") or "").strip()[:200]
+    typed = text = str(args.get("flexible_share", "") or "").strip()[:200]
     form.values["flexible_share"] = text
     if not text:
         return None
@@ -91,11 +100,12 @@ def _flexible_share(form: ScenarioForm, args) -> float | None:
         pass
     try:
         share = parse_quantity(text, "dimensionless")
-    except UnitInputError as exc:
-        form.errors["flexible_share"] = str(exc)
+    except UnitInputError as exc:  # said in percent, as the field is typed
+        form.errors["flexible_share"] = restate_bounds(str(exc), typed, "%", 0.01)
         return None
     if not 0 <= share <= 1:
-        form.errors["flexible_share"] = f"a share from 0 to 100%, got {share:.4g} ({text})"
+        form.errors["flexible_share"] = restate_bounds(
+            f"must be at most 1, got {share:g}", typed, "%", 0.01)
         return None
     return share
 
@@ -140,6 +150,60 @@ def profile_view(result: Result) -> dict[str, Any] | None:
             "tariff": rate is not None, "shaped": result.scenario.load is not None}
 
 
+def _tokens(n: float) -> str:
+    return f"{n:,.0f}" if float(n).is_integer() else f"{n:,.6g}"
+
+
+def per_request_view(result: Result) -> dict[str, Any]:
+    """The price and the cost of one request [USD] (the engine's ``price_per_request`` and
+    ``cost_per_request``) with their denominator: the tokens of the counted kind in one
+    request of the workload (``tokens_per_request``: ISL + OSL for mixed tokens, the OSL
+    for output tokens, the ISL for input tokens), and that denominator in words."""
+    s = result.scenario
+    kind, isl, osl = s.operating_point.token_kind, s.workload.isl, s.workload.osl
+    tokens = result.value("tokens_per_request")
+    if kind == "mixed":
+        words = (f"{_tokens(isl)} input + {_tokens(osl)} output tokens = "
+                 f"{_tokens(tokens)} tokens")
+    elif kind == "output":
+        words = (f"{_tokens(osl)} output tokens (the figures per million are per output "
+                 f"token: the {_tokens(isl)} input tokens are paid for in them)")
+    else:
+        words = (f"{_tokens(isl)} input tokens (the figures per million are per input token: "
+                 f"the {_tokens(osl)} output tokens are paid for in them)")
+    return {"price": result.value("price_per_request"),
+            "cost": result.value("cost_per_request"), "tokens": tokens,
+            "tokens_text": _tokens(tokens), "words": words, "model": s.workload.model}
+
+
+def save_offer(session, args) -> dict[str, Any]:
+    """What the Price page offers for saving the scenario on screen (saved through the Saved
+    page's ``POST /saved/new``, the same use case and repository): ``can``: the signed-in
+    key may write; ``who``: that key (None signed out); ``origin``: the saved scenario the
+    page was opened from (``from_saved=<id>``), its name, latest revision and ``based_on``
+    (``based_on=<n>``: its latest revision when the page was opened from it, which a save as
+    its next revision expects); ``missing``: a ``from_saved`` id no scenario has."""
+    who = signed_in()
+    offer: dict[str, Any] = {"who": who, "can": who is not None and
+                             role_allows(who.role, "editor"), "origin": None, "missing": None}
+    raw = str(args.get("from_saved", "")).strip()
+    if raw:
+        if not (raw.isdigit() and 1 <= int(raw) <= MAX_ID):
+            offer["missing"] = raw[:20]
+            return offer
+        try:
+            row = repo.scenario_get(session, int(raw))
+        except repo.NotFound:
+            offer["missing"] = raw
+            return offer
+        based = str(args.get("based_on", "")).strip()
+        based_on = int(based) if based.isdigit() and 1 <= int(based) <= row.latest_revision \
+            else row.latest_revision
+        offer["origin"] = {"id": row.id, "name": row.name, "latest": row.latest_revision,
+                           "based_on": based_on}
+    return offer
+
+
 @blueprint.get("/")
 @computes("POST", "/api/v1/price")
 def price_page():
@@ -153,6 +217,7 @@ def price_page():
         priced = _price(form, ctx)
         shift = _what_if(priced, share, form) if priced is not None and share is not None \
             else None
+        save = save_offer(session, request.args)
     if share is not None and shift is None:
         priced = None  # a what-if that cannot be answered: nothing is shown as priced
     view = None
@@ -160,6 +225,7 @@ def price_page():
         r = priced.result
         view = {
             "profile": profile_view(r),
+            "per_request": per_request_view(r),
             "what_if": flexible_line(shift) if shift is not None else None,
             "result": r,
             "breakdown": stacked_bar([Segment(text, r.value(n) or 0.0, COLOURS[i])
@@ -175,7 +241,7 @@ def price_page():
     status = 200 if priced is not None else 422
     return render_template("web/price.html", form=form, catalog=catalog, view=view,
                            headline=HEADLINE, breakdown=BREAKDOWN, efficiency=EFFICIENCY,
-                           unit_of=unit_of,
+                           unit_of=unit_of, save=save, fields=FIELDS,
                            curl=curl_line("/api/v1/price", form.price_request())), status
 
 

@@ -1,9 +1,12 @@
 """The Plan page (``/plan``): for the scenario on the Price page (the same query string), the
 fleet an average demand needs or a power budget buys, and what it costs: the application
 layer's :func:`costmodel.app.plan`, as ``costmodel plan`` and ``POST /api/v1/plan`` answer it,
-with its one-page summary (PDF), its JSON and the API call to download."""
+with its one-page summary (PDF), the workbook of its scenario as the plan prices it (live
+formulas; no plan sheet exists, so the fleet's counts and totals are the page's, the PDF's
+and the JSON's), its JSON and the API call to download."""
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from flask import Response, current_app, render_template, request
@@ -11,9 +14,9 @@ from flask import Response, current_app, render_template, request
 from .. import app
 from ..model.errors import InputError
 from ..model.units import UnitInputError, parse_quantity
-from .downloads import curl_line, json_response
+from .downloads import curl_line, json_response, xlsx_response
 from .guard import computes
-from .scenario_form import ScenarioForm, form_catalog, scenario_form
+from .scenario_form import ScenarioForm, form_catalog, restate_bounds, scenario_form
 from .session import need
 from .site import blueprint
 
@@ -50,6 +53,15 @@ def _with_unit(text: str, unit: str):
     return number if unit == "dimensionless" else f"{text} {unit}"
 
 
+_PERCENT = re.compile(r"\s*[-+]?[\d.eE+-]+\s*(?:%|percent)\s*")
+
+
+def _as_typed(name: str, message: str, typed: str) -> str:
+    """A percent-typed availability's message in percent (``got 0 %``, not ``0 percent``)."""
+    return restate_bounds(message, typed, "%", 0.01) if name == "pl_availability" and \
+        _PERCENT.fullmatch(typed) else message
+
+
 def plan_args(args) -> PlanArgs:
     values = {name: str(args.get(name, "")).strip()[:60] for name in PLAN_FIELDS}
     if not values["pl_demand"] and not values["pl_budget"]:
@@ -63,7 +75,12 @@ def plan_args(args) -> PlanArgs:
                 got[key] = parse_quantity(_with_unit(values[name], unit), unit,
                                           allow_zero=False)
             except UnitInputError as exc:
-                errors[name] = str(exc)
+                errors[name] = _as_typed(name, str(exc), values[name])
+    # an availability typed in percent is answered in percent (the use case's words are in
+    # the fraction it takes: "at most 1, got 1.5")
+    a, typed = got["availability"], values["pl_availability"]
+    if a is not None and a > 1 and _PERCENT.fullmatch(typed):
+        errors["pl_availability"] = f"must be greater than zero and at most 100 %, got {typed}"
     if values["pl_demand"] and values["pl_budget"]:
         errors["pl_budget"] = "give a demand or a power budget, not both"
     return PlanArgs(values, got["demand"], got["power_budget"], got["availability"], errors)
@@ -123,6 +140,14 @@ def plan_pdf():
     return _download(lambda planned: Response(
         app.plan_pdf(planned), mimetype="application/pdf",
         headers={"Content-Disposition": 'attachment; filename="plan.pdf"'}))
+
+
+@blueprint.get("/plan.xlsx")
+@computes("POST", "/api/v1/workbook")
+def plan_workbook():
+    """The workbook of the plan's scenario as the plan prices it (live formulas; there is
+    no plan sheet: the page says so, and the cover's title names the fleet)."""
+    return _download(lambda planned: xlsx_response(app.plan_workbook(planned)))
 
 
 @blueprint.get("/plan.json")

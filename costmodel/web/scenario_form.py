@@ -4,9 +4,11 @@ One form serves the Price and Sensitivity pages, the Quotes page and "save a new
 :func:`scenario_form` reads the fields people fill in (every one a plain string, as typed),
 builds the scenario mapping the application layer takes (:class:`costmodel.app.InlineScenario`,
 the same mapping an API body's ``scenario`` holds), and checks every typed quantity with the
-parsing the API uses, so a bad field carries the API's own message. Errors the application
-layer raises later (an unknown catalog key, an unreachable interactivity, a cross-check) are
-put beside their field by :meth:`ScenarioForm.add_errors`.
+parsing the API uses, so a bad field carries the API's own message, said in the unit the
+field is typed in (a share's bounds in percent: "must be at most 100 %, got 170 %" where the
+API, which keeps shares as fractions, says "must be at most 1, got 1.7"). Errors the
+application layer raises later (an unknown catalog key, an unreachable interactivity, a
+cross-check) are put beside their field, in the same words, by :meth:`ScenarioForm.add_errors`.
 
 Quantities are typed as people write them: ``0.08 USD/kWh`` or ``8 cent/kWh``; a bare number
 is read in the field's display unit (percent for shares, years for the life, USD/kWh for the
@@ -35,7 +37,7 @@ from ..model.units import UnitInputError, parse_quantity
 
 __all__ = ["ScenarioForm", "scenario_form", "FIELDS", "DEFAULTS", "ENGINE_DEFAULTS", "FormCatalog",
            "form_catalog", "field_of", "CURVE_PREFIX", "LoadPreset", "LOAD_PRESETS",
-           "parse_load_row", "hour_span"]
+           "parse_load_row", "hour_span", "in_typed_unit", "restate_bounds"]
 
 CURVE_PREFIX = "curve:"  # a ``point`` read from a curve: ``curve:<curve id>``
 
@@ -159,6 +161,70 @@ def field_of(path: str) -> str:
     return ""
 
 
+# a field typed in another unit than the engine keeps: (the unit shown, how many engine units
+# one of it is). The engine checks a share as a fraction (at most 1) and says so ("must be at
+# most 1, got 1.7"); the form says it in the unit the field is typed in ("must be at most
+# 100 %, got 170 %").
+_SHOWN_UNIT = {"utilisation": ("%", 0.01), "cost_of_capital": ("%", 0.01),
+               "salvage": ("%", 0.01), "margin": ("%", 0.01), "life": ("year", 1.0)}
+_BOUND = re.compile(r"must be (at least|at most|below) ([^\s,]+), got ([^\s,]+)(.*)", re.S)
+_SIGN = re.compile(r"(must not be negative|must be greater than zero), got .+", re.S)
+_PLAIN = re.compile(r"plain number expected \(e\.g\. 'dimensionless'\), got (.+)", re.S)
+_LEADING = re.compile(r"\s*([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)\s*(.*)", re.S)
+
+
+def _amount(value: float, unit: str, digits: int = 6) -> str:
+    """``170 %``, ``50 years``, ``1 year``: a magnitude in a shown unit, ``digits``
+    significant digits at most."""
+    text = f"{value:.{digits}g}"
+    if unit == "year" and text != "1":
+        unit = "years"
+    return f"{text} {unit}"
+
+
+def _given(typed: str, unit: str) -> str:
+    """The value as typed, a bare number with the field's unit: ``170`` -> ``170 %``."""
+    m = _LEADING.fullmatch(typed)
+    if m and not m.group(2):
+        number = m.group(1)
+        return f"{number} {'years' if unit == 'year' and float(number) != 1 else unit}"
+    return typed.strip()
+
+
+def restate_bounds(message: str, typed: str, unit: str, size: float) -> str:
+    """An engine's message about a quantity's bounds (in the engine's unit) restated in the
+    unit a field is typed in: its bounds in ``unit`` (one of which is ``size`` engine units)
+    and the value as ``typed`` (a bare number is in ``unit``; a value typed in another unit
+    also in ``unit``: ``700 month (58.3 years)``). Other messages are returned as they are."""
+    if not typed.strip():
+        return message
+    given = _given(typed, unit)
+    m = _BOUND.fullmatch(message)
+    if m:
+        try:
+            bound, value = float(m.group(2)) / size, float(m.group(3)) / size
+        except ValueError:
+            return message
+        lead = _LEADING.fullmatch(typed)
+        same = lead is not None and math.isclose(float(lead.group(1)), value, rel_tol=1e-5)
+        shown = given if same else f"{given} ({_amount(value, unit, 4)})"
+        return f"must be {m.group(1)} {_amount(bound, unit)}, got {shown}{m.group(4)}"
+    m = _SIGN.fullmatch(message)
+    if m:
+        return f"{m.group(1)}, got {given}"
+    m = _PLAIN.fullmatch(message)
+    if m and unit == "%":
+        return f"a percentage expected (e.g. 70 or 70 %), got {m.group(1)}"
+    return message
+
+
+def in_typed_unit(field_name: str, message: str, typed: str) -> str:
+    """The engine's (or the API's) message about a form field, in the unit the field is
+    typed in (:func:`restate_bounds`); fields typed in the engine's own unit keep it."""
+    shown = _SHOWN_UNIT.get(field_name)
+    return message if shown is None else restate_bounds(message, typed, *shown)
+
+
 def _typed(text: str, field_name: str) -> str:
     """A typed value with its unit: a bare number gets the field's display unit."""
     text = text.strip()
@@ -204,7 +270,10 @@ class ScenarioForm:
             hour = re.fullmatch(r"load\.(?:hourly|weekend)\[(\d+)\]", path)
             if hour and int(hour.group(1)) < HOURS:  # which hour of the typed row
                 message = f"hour {hour_span(int(hour.group(1)))}: {message}"
-            self.errors.setdefault(field_of(path), message)
+            where = field_of(path)
+            if where in _SHOWN_UNIT and path == _KEY.get(where):  # in the unit typed
+                message = in_typed_unit(where, message, self.values.get(where, ""))
+            self.errors.setdefault(where, message)
 
     def check_tariff(self, catalog: FormCatalog) -> None:
         """A tariff key the catalog's tariffs do not hold, said beside the tariff field with
@@ -230,15 +299,18 @@ def _default_name(v: Mapping[str, str]) -> str:
     return f"{v['accelerator']}, {point}{at}"[:200]
 
 
-def _check(errors: dict[str, str], field_name: str, key: str, text: str) -> None:
+def _check(errors: dict[str, str], field_name: str, key: str, text: str,
+           typed: str | None = None) -> None:
     """The engine's check of a typed quantity (its unit, dimension and bounds), with the
-    message the API gives for the same value."""
+    message the API gives for the same value, said in the unit the field is typed in
+    (:func:`in_typed_unit`: a share's bounds in percent, as typed)."""
     meta = quantity_field(key)
     assert meta is not None, key
     try:
         meta.parse(text)
     except ValueError as exc:
-        errors.setdefault(field_name, str(exc))
+        errors.setdefault(field_name, in_typed_unit(field_name, str(exc),
+                                                    text if typed is None else typed))
 
 
 def hour_span(h: int) -> str:
@@ -392,7 +464,7 @@ def scenario_form(args: Mapping[str, str]) -> ScenarioForm:
         if name == "utilisation" and load is not None:
             continue  # the load shape's mean is the utilisation
         text = _typed(v[name], name)
-        _check(errors, name, _KEY[name], text)
+        _check(errors, name, _KEY[name], text, v[name])
         if name == "accelerator_price":
             continue  # set in the accelerator table above
         section, _, key = _KEY[name].rpartition(".")

@@ -236,7 +236,7 @@ COMPUTING = {"web.price_page", "web.price_workbook", "web.price_json", "web.comp
              "web.quotes_workbook",
              "web.sensitivity_page", "web.sensitivity_workbook", "web.sensitivity_json",
              "web.saved_revision_json", "web.saved_revision_workbook", "web.saved_new",
-             "web.saved_new_post", "web.saved_restore"}
+             "web.saved_new_post", "web.saved_restore", "web.plan_workbook"}
 
 
 def test_every_page_that_computes_is_guarded_by_a_declared_twin(make_app):
@@ -251,7 +251,7 @@ def test_every_page_that_computes_is_guarded_by_a_declared_twin(make_app):
                      "web.quotes_post",
                      "web.quotes_summary", "web.quotes_workbook", "web.sensitivity_page",
                      "web.sensitivity_workbook", "web.sensitivity_json",
-                     "web.saved_revision_workbook"}
+                     "web.saved_revision_workbook", "web.plan_workbook"}
 
 
 # ---- a decision prices each offer once a grid scale ----------------------------------------

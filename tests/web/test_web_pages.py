@@ -112,6 +112,64 @@ def test_price_page_default_figures(web):
                               "chip boundary, rated basis; electricity 0.0871 USD/kWh;")
 
 
+# ---- per request ------------------------------------------------------------------------------
+
+KIMI_CURVE = "curve:mi355x/kimik2.5/vllm/int4/1024x1024/mtp/agg"
+
+
+# the sample system priced by hand below, every input named (whatever the form's defaults)
+GB300_PEAK = {"accelerator": "gb300", "system": "gb300-nvl72", "point": "deepseek-r1/gb300/peak",
+              "electricity_kind": "flat", "electricity": "eia-2026-05-us-industrial",
+              "boundary": "facility", "basis": "rated", "utilisation": "70", "financing": "own",
+              "life": "5", "cost_of_capital": "10", "salvage": "10", "margin": "50"}
+
+
+@pytest.mark.parametrize("values,isl,osl", [
+    (GB300_PEAK, 8192, 1024),  # DeepSeek R1 at GB300's published peak: 8k in, 1k out
+    ({"accelerator": "mi355x", "system": "", "point": KIMI_CURVE}, 1024, 1024),
+])
+def test_price_and_cost_per_request_beside_the_per_million_figures(web, values, isl, osl):
+    page = page_text(web.get("/?" + urlencode(values)))
+    answer = api_price(web, scenario_form(values))
+    price = api_value(answer, "price_per_mtok_total")["value"]  # [USD/Mtok]
+    cost = api_value(answer, "cost_per_mtok_total")["value"]
+    tokens = isl + osl  # a request's tokens: the workload's input + output lengths
+    # by hand: a request is `tokens` of the million tokens the per-Mtok figures divide by
+    by_hand = {"price_per_request": price * tokens / 1e6,
+               "cost_per_request": cost * tokens / 1e6}
+    for name, value in by_hand.items():
+        assert api_value(answer, name)["value"] == pytest.approx(value, rel=1e-12)
+        assert figure_html(page, name).split()[-2:] == \
+            display.format_quantity(value, "USD", name).split(), name
+    assert api_value(answer, "tokens_per_request")["value"] == tokens
+    denominator = " ".join(html.unescape(re.search(
+        r'data-testid="per-request-denominator">(.*?)</p>', page, re.S).group(1)).split())
+    assert f"{isl:,} input + {osl:,} output tokens = {tokens:,} tokens" in denominator
+    assert f"per million tokens \u00d7 {tokens:,} \u00f7 1,000,000" in denominator
+    # beside the per-million figures: after the answer's cards, before the breakdown
+    assert page.index('data-figure="price_per_mtok_output"') < \
+        page.index('data-figure="price_per_request"') < page.index("What the cost is")
+
+
+def test_the_price_per_request_by_hand(web):
+    # 0.1354 USD/Mtok x 9,216 tokens / 1e6 = 0.001248 USD; the cost is half (50 % margin)
+    page = page_text(web.get("/?" + urlencode(GB300_PEAK)))
+    assert "0.001248 USD" in figure_html(page, "price_per_request")
+    assert "0.000624 USD" in figure_html(page, "cost_per_request")
+
+
+def test_per_request_of_output_tokens_divides_by_the_output_length():
+    from costmodel import app
+    from costmodel.web.pages import per_request_view
+    spec = app.ScenarioSpec(app.InlineScenario(scenario_form({}).mapping),
+                            app.overrides_from_text(['operating_point.token_kind="output"']))
+    r = app.price(app.LocalContext(), spec).result
+    view = per_request_view(r)
+    assert view["tokens"] == 1024  # the OSL: the price per million counts output tokens
+    assert view["price"] == pytest.approx(r.value("price_per_mtok_total") * 1024 / 1e6)
+    assert view["words"].startswith("1,024 output tokens (") and "8,192 input" in view["words"]
+
+
 def test_typed_price_in_cents_equals_usd(web):
     cents = page_text(web.get("/?" + urlencode({"electricity_price": "8 cent/kWh"})))
     usd = page_text(web.get("/?" + urlencode({"electricity_price": "0.08"})))
@@ -128,13 +186,18 @@ def test_input_change_moves_the_figure(web):
     assert value[0] > value[1]  # fewer hours at the point: dearer tokens
 
 
+def _marked(page: str, field: str) -> str | None:
+    """The message marked beside ``field`` (its ``field-error``), or None."""
+    m = re.search(rf'<p class="field-error" id="{field}-error"[^>]*>(.*?)</p>', page, re.S)
+    return html.unescape(m.group(1)) if m else None
+
+
 @pytest.mark.parametrize("field,typed,api_path", [
     ("electricity_price", "8 kg", "scenario.electricity.price"),
-    ("utilisation", "150", "scenario.utilisation"),
-    ("life", "-3", "scenario.financing.life"),
-    ("margin", "12 W", "scenario.pricing.gross_margin"),
+    ("accelerator_price", "-5", "scenario.accelerator.price"),
 ])
 def test_bad_value_marked_at_its_field_with_the_apis_message(web, field, typed, api_path):
+    # a field typed in the engine's own unit: the API's words as they are
     form = scenario_form({field: typed})
     resp = web.post("/api/v1/price", json=form.price_request())
     assert resp.status_code == 422
@@ -142,10 +205,92 @@ def test_bad_value_marked_at_its_field_with_the_apis_message(web, field, typed, 
     page_resp = web.get("/?" + urlencode({field: typed}))
     assert page_resp.status_code == 422
     page = page_text(page_resp)
-    marked = re.search(rf'<p class="field-error" id="{field}-error"[^>]*>(.*?)</p>', page, re.S)
-    assert marked and html.unescape(marked.group(1)) == message
+    assert _marked(page, field) == message
     assert f'id="f-{field}"' in page and 'aria-invalid="true"' in page
     assert "data-figure" not in page  # nothing computed from an invalid form
+
+
+# fields typed in percent or years: the API's check, its bounds and the value said in the
+# unit typed (the engine keeps shares as fractions: the API says "at most 1, got 1.7")
+IN_TYPED_UNIT = [
+    ("utilisation", "170", "scenario.utilisation", "must be at most 1, got 1.7",
+     "must be at most 100 %, got 170 %"),
+    ("utilisation", "170 %", "scenario.utilisation", "must be at most 1, got 1.7",
+     "must be at most 100 %, got 170 %"),
+    ("utilisation", "0.00001", "scenario.utilisation", "must be at least 1e-06, got 1e-07",
+     "must be at least 0.0001 %, got 0.00001 %"),
+    ("utilisation", "0", "scenario.utilisation", "must be greater than zero, got 0 percent",
+     "must be greater than zero, got 0 %"),
+    ("utilisation", "5 W", "scenario.utilisation",
+     "plain number expected (e.g. 'dimensionless'), got watt",
+     "a percentage expected (e.g. 70 or 70 %), got watt"),
+    ("cost_of_capital", "300", "scenario.financing.cost_of_capital",
+     "must be at most 1, got 3", "must be at most 100 %, got 300 %"),
+    ("cost_of_capital", "-1", "scenario.financing.cost_of_capital",
+     "must not be negative, got -1 percent", "must not be negative, got -1 %"),
+    ("salvage", "150", "scenario.financing.salvage", "must be at most 1, got 1.5",
+     "must be at most 100 %, got 150 %"),
+    ("margin", "100", "scenario.pricing.gross_margin", "must be below 1, got 1",
+     "must be below 100 %, got 100 %"),
+    ("margin", "120 %", "scenario.pricing.gross_margin", "must be below 1, got 1.2",
+     "must be below 100 %, got 120 %"),
+    ("life", "60", "scenario.financing.life", "must be at most 50, got 60",
+     "must be at most 50 years, got 60 years"),
+    ("life", "700 month", "scenario.financing.life", "must be at most 50, got 58.3333",
+     "must be at most 50 years, got 700 month (58.33 years)"),
+    ("life", "-3", "scenario.financing.life", "must not be negative, got -3 year",
+     "must not be negative, got -3 years"),
+]
+
+
+@pytest.mark.parametrize("field,typed,api_path,api_says,page_says", IN_TYPED_UNIT,
+                         ids=[f"{c[0]}={c[1]}" for c in IN_TYPED_UNIT])
+def test_a_bound_is_said_in_the_unit_the_field_is_typed_in(web, field, typed, api_path,
+                                                            api_says, page_says):
+    form = scenario_form({field: typed})
+    resp = web.post("/api/v1/price", json=form.price_request())
+    assert resp.status_code == 422
+    # the same check as the API's (the same value refused, for the same reason) ...
+    assert [e["message"] for e in resp.get_json()["errors"] if e["path"] == api_path] == \
+        [api_says]
+    # ... said in the field's unit
+    assert form.errors == {field: page_says}
+    page_resp = web.get("/?" + urlencode({field: typed}))
+    assert page_resp.status_code == 422
+    page = page_text(page_resp)
+    assert _marked(page, field) == page_says
+    assert re.search(rf'id="f-{field}"[^>]*aria-invalid="true"', page)
+    # the summary above the form says the same
+    assert f'<a href="#f-{field}">' in page and html.escape(page_says) in page
+
+
+def test_an_application_error_beside_a_percent_field_is_said_in_percent():
+    # errors raised after the form's own checks (the application layer's, or the API's
+    # words on the Saved page) are put beside their field in its unit too
+    from costmodel.model.errors import InputError
+    form = scenario_form({"utilisation": "170", "salvage": "", "margin": "120 %"})
+    form.errors.clear()
+    form.add_errors(InputError([("scenario.utilisation", "must be at most 1, got 1.7"),
+                                ("scenario.pricing.gross_margin", "must be below 1, got 1.2"),
+                                ("scenario.financing.salvage", "must be at most 1, got 1.5"),
+                                ("scenario.accelerator", "unknown accelerator 'x'")]),
+                    prefix="scenario.")
+    assert form.errors == {
+        "utilisation": "must be at most 100 %, got 170 %",
+        "margin": "must be below 100 %, got 120 %",
+        "salvage": "must be at most 1, got 1.5",  # not typed: nothing to restate it in
+        "accelerator": "unknown accelerator 'x'"}
+
+
+@pytest.mark.parametrize("typed,says", [("150", "must be at most 100 %, got 150 %"),
+                                        ("150 %", "must be at most 100 %, got 150 %"),
+                                        ("-5", "must not be negative, got -5 %")])
+def test_the_flexible_share_is_answered_in_percent(web, typed, says):
+    query = urlencode({"electricity_kind": "tariff", "tariff": "illustrative-tou-peak-16-21",
+                       "flexible_share": typed})
+    resp = web.get("/?" + query)
+    assert resp.status_code == 422
+    assert _marked(page_text(resp), "flexible_share") == says
 
 
 def test_unreachable_interactivity_on_the_price_page(web):

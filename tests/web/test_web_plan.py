@@ -7,6 +7,7 @@ import html
 import math
 import re
 from io import BytesIO
+from urllib.parse import urlencode
 
 import pytest
 
@@ -82,3 +83,90 @@ def test_the_summary_and_the_json_download(web):
     assert len(reader.pages) == 1
     text = " ".join(reader.pages[0].extract_text().split())
     assert f"Accelerators {j['accelerators']:,}" in text
+
+
+@pytest.mark.parametrize("typed, says", [
+    ("150 %", "must be greater than zero and at most 100 %, got 150 %"),
+    ("0 %", "must be greater than zero, got 0 %"),
+    ("1.5", "must be greater than zero and at most 1, got 1.5"),  # typed as a fraction
+])
+def test_the_availability_is_answered_in_the_unit_typed(web, typed, says):
+    r = web.get(f"/plan?{QUERY}&" + urlencode({"pl_demand": "1e6", "pl_availability": typed}))
+    assert r.status_code == 422
+    m = re.search(r'id="pl_availability-error"[^>]*>(.*?)</p>', r.text, re.S)
+    assert m and html.unescape(m.group(1)) == says
+
+
+# ---- the workbook ----------------------------------------------------------------------------
+
+def _plan_workbook(web, query: str):
+    """(the page's text, the plan's JSON, the downloaded workbook's bytes)."""
+    import openpyxl
+    page = web.get(f"/plan?{query}")
+    assert page.status_code == 200
+    link = re.search(r'href="(/plan\.xlsx\?[^"]+)"', page.text)
+    assert link, "no workbook on the Plan page"
+    book = web.get(html.unescape(link.group(1)))
+    assert book.status_code == 200
+    assert book.mimetype == "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
+    assert re.fullmatch(r'attachment; filename="plan_[\w.,-]+\.xlsx"',
+                        book.headers["Content-Disposition"])
+    openpyxl.load_workbook(BytesIO(book.data))  # a valid workbook
+    return page.text, web.get(f"/plan.json?{query}").get_json(), book.data
+
+
+@pytest.mark.parametrize("sized", ["pl_demand=2.5e6&pl_availability=0.99",
+                                   "pl_budget=10%20MW"])
+def test_the_plan_workbook_holds_the_scenario_as_the_plan_prices_it(web, sized):
+    import openpyxl
+
+    from costmodel.app import reprice
+    from costmodel.render.workbook.names import named_cells
+    page, j, data = _plan_workbook(web, f"{QUERY}&{sized}")
+    wb = openpyxl.load_workbook(BytesIO(data))
+    # its inputs are the plan's: the utilisation priced (the fleet's, for a demand)
+    a = j["disclosure"]["plan"]
+    (u,) = named_cells(wb, "utilisation")
+    assert u.value == pytest.approx(a["resulting_utilisation"], rel=1e-12)
+    if "pl_demand" in sized:
+        assert a["resulting_utilisation"] < a["utilisation"]  # rounded up: less busy
+    # its figures are the page's: the workbook's inputs priced again give the page's cost
+    # per million tokens, and the fleet's totals are the accelerators x its figures
+    (result,) = reprice(data).results
+    assert display.format_quantity(result.values["cost_per_mtok_total"], "USD/Mtok",
+                                   "cost_per_mtok_total") == figure(page, "cost_per_mtok")
+    n = j["accelerators"]
+    assert n * result.values["cost_per_hour"] * 730 == pytest.approx(
+        j["cost_per_month"]["value"], rel=1e-12)
+    assert n * result.values["power_per_accelerator"] == pytest.approx(
+        j["power"]["value"], rel=1e-12)
+    # the cover names the fleet; the page says what the workbook holds and what it does not
+    cover = " ".join(str(c) for row in wb["Cover"].iter_rows(values_only=True) for c in row
+                     if c)
+    assert f"Plan: {n:,} accelerators for " in cover
+    note = " ".join(html.unescape(re.search(
+        r'data-testid="plan-xlsx-note">(.*?)</p>', page, re.S).group(1)).split())
+    assert "It has no plan sheet" in note and f"({n:,} \u00d7 the per-accelerator" in note
+
+
+@pytest.mark.libreoffice
+def test_the_plan_workbook_recalculated_shows_the_pages_figures(web, tmp_path):
+    # the workbook's live formulas, recalculated by a spreadsheet (LibreOffice headless),
+    # give the page's cost per million tokens and cost per hour
+    import openpyxl
+
+    from costmodel.render.workbook.names import named_cells
+    from costmodel.render.workbook.recalc import recalculate, soffice
+    if soffice() is None:
+        pytest.skip("LibreOffice (soffice) is not installed")
+    page, j, data = _plan_workbook(web, f"{QUERY}&pl_demand=2.5e6")
+    src = tmp_path / "plan.xlsx"
+    src.write_bytes(data)
+    wb = openpyxl.load_workbook(recalculate(src, tmp_path / "out"), data_only=True)
+    (cost,) = named_cells(wb, "cost_per_mtok_total")
+    assert cost.value == pytest.approx(j["cost_per_mtok"]["total"]["value"], rel=1e-9)
+    assert display.format_quantity(cost.value, "USD/Mtok", "cost_per_mtok_total") == \
+        figure(page, "cost_per_mtok")
+    (per_hour,) = named_cells(wb, "cost_per_hour")
+    assert j["accelerators"] * per_hour.value == pytest.approx(
+        j["cost_per_hour"]["value"], rel=1e-9)

@@ -338,3 +338,148 @@ def test_an_older_stored_disclosure_is_still_shown():
     from costmodel.web.saved import disclosure_of
     assert disclosure_of({"disclosure": {"boundary": "chip"}}) is None  # the fallback list
     assert disclosure_of({}) is None
+
+
+# ---- saving from the Price page -------------------------------------------------------------
+
+def _form_fields(page: str, testid: str) -> tuple[str, dict[str, str]]:
+    """(action, {name: value}) of the form marked ``data-testid=testid``: its inputs as a
+    browser sends them (those with a name; a radio button when checked; selects and text
+    areas are not read)."""
+    from html.parser import HTMLParser
+
+    class Reader(HTMLParser):
+        inside, action, fields = False, "", {}
+
+        def handle_starttag(self, tag, attrs):
+            a = dict(attrs)
+            if tag == "form" and a.get("data-testid") == testid:
+                self.inside, self.action = True, a["action"]
+            elif tag == "input" and self.inside and a.get("name") and (
+                    a.get("type") not in ("radio", "checkbox") or "checked" in a):
+                self.fields[a["name"]] = a.get("value") or ""
+
+        def handle_endtag(self, tag):
+            if tag == "form":
+                self.inside = False
+
+    reader = Reader()
+    reader.fields = {}
+    reader.feed(page)
+    assert reader.action, f"no form {testid} on the page"
+    return reader.action, reader.fields
+
+
+def test_the_price_page_saves_the_scenario_on_screen_as_a_new_saved_scenario(app, client):
+    _, editor = _key(app, "editor")
+    _sign_in(client, editor)
+    shown = {"utilisation": "60", "margin": "40"}
+    page = client.get("/?" + urlencode(shown))
+    assert page.status_code == 200
+    # beside the result: after the answer's figures, before the breakdown and the form
+    assert page.text.index('data-figure="price_per_mtok_total"') < \
+        page.text.index('data-testid="save-new"') < page.text.index("What the cost is")
+    action, fields = _form_fields(page.text, "save-new")
+    assert action == "/saved/new" and fields["target"] == "new" and fields["csrf_token"]
+    name = f"from price {uuid.uuid4().hex[:8]}"
+    r = client.post(action, data={**fields, "saved_name": name})
+    assert r.status_code == 303, _text(r.text)
+    sid = int(re.fullmatch(r"/saved/(\d+)/revisions/1\?saved=1", r.headers["Location"])[1])
+    api = client.get(f"{API}/scenarios/{sid}/revisions/1", headers=auth(editor)).json
+    assert api["scenario"] == scenario_form(shown).mapping  # the scenario on screen
+    price = api["result"]["price_per_mtok"]["total"]
+    assert f"{_shown(price, 'price_per_mtok_total')}<" in page.text  # the figure it showed
+    assert _count(app, name) == (1, 1)
+    # the name offered is the scenario's own
+    assert fields["saved_name"] == scenario_form(shown).mapping["name"]
+
+
+def test_the_price_page_opened_from_a_saved_scenario_saves_its_next_revision(app, client):
+    _, editor = _key(app, "editor")
+    _sign_in(client, editor)
+    name = f"revise from price {uuid.uuid4().hex[:8]}"
+    r = _save(client, name)
+    sid = int(re.search(r"/saved/(\d+)/", r.headers["Location"])[1])
+    revision = client.get(f"/saved/{sid}/revisions/1").text
+    link = unescape(re.search(r'href="(/\?[^"]+)">Edit in Price', revision)[1])
+    assert f"from_saved={sid}&based_on=1" in link
+    page = client.get(link)
+    assert f"Opened from saved scenario #{sid} {name}" in _text(page.text)
+    assert "Save as revision 2 of" in _text(page.text)
+    # the Price form keeps where it came from as it is priced again (utilisation 70 -> 50)
+    _, carried = _form_fields(page.text.replace('class="scenario-form"',
+                                                'class="scenario-form" data-testid="p"'), "p")
+    assert carried["from_saved"] == str(sid) and carried["based_on"] == "1"
+    page = client.get("/?" + urlencode({**carried, "utilisation": "50"}))
+    action, fields = _form_fields(page.text, "save-revision")
+    assert fields["target"] == str(sid) and fields["based_on"] == f"{sid}:1"
+    r = client.post(action, data=fields)
+    assert r.status_code == 303, _text(r.text)
+    assert r.headers["Location"] == f"/saved/{sid}/revisions/2?saved=1"
+    api = client.get(f"{API}/scenarios/{sid}/revisions/2", headers=auth(editor)).json
+    assert api["scenario"]["utilisation"] == "50 %"
+
+    # someone saves revision 3 meanwhile: the page opened at revision 2 saves nothing (409)
+    stale = client.get("/?" + urlencode({**carried, "based_on": "2", "utilisation": "40"}))
+    _, stale_fields = _form_fields(stale.text, "save-revision")
+    assert _save(client, "", target=str(sid), utilisation="45").status_code == 303
+    r = client.post("/saved/new", data=stale_fields)
+    assert r.status_code == 409
+    assert f"Scenario #{sid} moved on to revision 3" in _text(r.text)
+    assert _count(app, name) == (1, 3)
+    # and reopened, the page says it was saved again since
+    again = _text(client.get("/?" + urlencode({**carried, "based_on": "2"})).text)
+    assert "which was saved again since (now at revision 3" in again
+    assert "Save as revision 4 of" in again
+    # a link to a scenario that is not there: said, and saving makes a new one
+    gone = client.get("/?from_saved=999999&based_on=1").text
+    assert "There is no saved scenario #999999" in _text(gone)
+    assert 'data-testid="save-revision"' not in gone and 'data-testid="save-new"' in gone
+
+
+def test_saving_from_the_price_page_needs_the_csrf_token(app, client):
+    _, editor = _key(app, "editor")
+    _sign_in(client, editor)
+    name = f"price csrf {uuid.uuid4().hex[:8]}"
+    _, fields = _form_fields(client.get("/").text, "save-new")
+    fields["saved_name"] = name
+    for token, why in ((None, "it carries no security token"),
+                       ("forged", "does not match this browser's session")):
+        body = {k: v for k, v in fields.items() if k != "csrf_token"}
+        if token:
+            body["csrf_token"] = token
+        r = client.post("/saved/new", data=body)
+        assert r.status_code == 400 and why in _text(r.text)
+    # another browser's page (its own session's token) is refused in this one too
+    other = app.test_client()
+    _sign_in(other, editor)
+    _, theirs = _form_fields(other.get("/").text, "save-new")
+    r = client.post("/saved/new", data={**fields, "csrf_token": theirs["csrf_token"]})
+    assert r.status_code == 400
+    assert _count(app, name) == (0, 0)
+
+
+def test_signed_out_or_read_only_the_price_page_says_what_saving_needs(app, client,
+                                                                       database):
+    from costmodel.server import create_app
+    opened = create_app({"DATABASE_URL": database, "OPEN_READS": True, "TESTING": True})
+    try:
+        anonymous = opened.test_client()
+        page = anonymous.get("/?utilisation=60")
+        assert page.status_code == 200
+        hint = _text(re.search(r'data-testid="save-hint">(.*?)</p>', page.text, re.S)[1])
+        assert hint == ("To save this scenario, sign in with an API key that can write "
+                        "(an editor's).")
+        assert 'href="/signin?next=/?utilisation%3D60"' in page.text
+        assert 'name="csrf_token"' not in page.text  # no form to save with
+        assert "Set-Cookie" not in page.headers  # a reader without a key gets no session
+    finally:
+        opened.extensions["costmodel"].dispose()
+    _, viewer = _key(app, "viewer")
+    _sign_in(client, viewer)
+    page = client.get("/")
+    hint = _text(re.search(r'data-testid="save-hint">(.*?)</p>', page.text, re.S)[1])
+    assert re.fullmatch(r"Saving needs a key that can write \(an editor's\); you are signed in "
+                        r"with “web-viewer-\w+”, a viewer's key\. Sign in with an editor key "
+                        r"to save this scenario\.", hint), hint
+    assert 'data-testid="save-new"' not in page.text

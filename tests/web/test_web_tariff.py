@@ -228,7 +228,7 @@ BAD = [
      "is a flat price, not a tariff"),
     ("tariff", {"electricity_kind": "tariff"}, "choose a tariff"),
     ("flexible_share", {"electricity_kind": "tariff", "tariff": TOU, "flexible_share": "150"},
-     "a share from 0 to 100%"),
+     "must be at most 100 %, got 150 %"),
     ("flexible_share", {"electricity_kind": "tariff", "tariff": TOU, "flexible_share": "3 W"},
      ""),
     ("flexible_share", {"flexible_share": "30"}, "needs a tariff"),
