@@ -167,7 +167,7 @@ def test_the_bill_per_kwh_counts_every_charge():
 # ---- an OpenEI tariff ---------------------------------------------------------------------
 
 def test_an_openei_tariff_with_weekday_and_weekend_schedules():
-    from test_openei import sample
+    from sources.test_openei import sample
 
     from costmodel.sources.openei import read_openei
     table = read_openei(sample())
@@ -243,7 +243,7 @@ def test_utilisation_and_load_may_both_be_given_when_they_agree():
 
 
 def test_the_tariff_round_trips_through_its_mapping():
-    from test_openei import sample
+    from sources.test_openei import sample
 
     from costmodel.sources.openei import read_openei
     s = validate_scenario(base(electricity={"tariff": read_openei(sample())},
