@@ -13,6 +13,7 @@ from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
+import costmodel.api.routes  # noqa: F401  (the routes declare themselves as it is imported)
 from costmodel.api.openapi import build_spec
 from costmodel.api.schemas import CATALOG_KEY, MAX_CURVE_ID, MAX_JSON_INT
 from costmodel.decisions.quotes import Quote, QuoteOperatingPoint
