@@ -38,7 +38,7 @@ from .load import finish, prepare
 from .pricing import Priced, WorkbookFile, price_loaded, render_workbook
 from .specs import ScenarioSpec
 
-__all__ = ["QuotesRanking", "quotes_compare", "quotes_workbook", "TermRequest",
+__all__ = ["RANKED_BY", "QuotesRanking", "quotes_compare", "quotes_workbook", "TermRequest",
            "TermAnalysis", "quotes_term", "with_rates", "reference_rate"]
 
 
@@ -88,10 +88,19 @@ class _AtQuotes:
         return self._priced[x]
 
 
+# what a ranking without a demand is, said with it (``ranked_by`` in JSON)
+RANKED_BY = ("unit price (per million tokens) at each offer's own volume and term, cheapest "
+             "first; not a recommendation: offers sized for different volumes and terms are "
+             "decided between for one demand, every offer priced for the same volume, by "
+             "quotes decide")
+
+
 @dataclass(frozen=True)
 class QuotesRanking:
     """Each quote against each scenario: ``rows[q][s]`` in the quotes' order, ``ranked[s]``
-    cheapest first; ``systems`` are the scenarios as read for the first quote."""
+    cheapest per million tokens first, each at its own volume and term (:data:`RANKED_BY`:
+    no recommendation, which is the decision's at a demand); ``systems`` are the scenarios
+    as read for the first quote."""
     quotes: list[Quote]
     rows: list[list[QuoteComparison]]
     ranked: list[list[QuoteComparison]]
@@ -100,7 +109,8 @@ class QuotesRanking:
     def to_json(self) -> dict[str, Any]:
         return {"scenarios": [{"scenario": ranked[0].scenario,
                                "ranked": [c.to_json() for c in ranked]}
-                              for ranked in self.ranked]}
+                              for ranked in self.ranked],
+                "ranked_by": RANKED_BY}
 
 
 def quotes_compare(ctx: Context, quotes: Sequence[Quote],
