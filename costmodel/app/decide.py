@@ -282,8 +282,9 @@ def quotes_decide(ctx: Context, req: DecisionRequest) -> QuotesDecision:
     own: list[Priced] = []
     for spec in req.scenarios:
         prepared = _with_ttft_ceiling(prepare(ctx, spec), req.demand)
-        own.append(price_loaded(finish(ctx, spec, prepared,
-                                       target if prepared.curve else None)))
+        own.append(price_loaded(finish(
+            ctx, spec, prepared, target if prepared.curve else None,
+            elsewhere=("operating_point.ttft_max",) if req.demand.ttft_max is not None else ())))
     first = own[0].result.scenario
     load = load_of(req.demand, _shape(own[0].result))
     model = req.demand.model or first.workload.model

@@ -45,29 +45,36 @@ def prepare(ctx: Context, spec: ScenarioSpec) -> PreparedScenario:
 
 
 def finish(ctx: Context, spec: ScenarioSpec, prepared: PreparedScenario,
-           target: Target | None = None, *, sources: bool = True) -> LoadedScenario:
+           target: Target | None = None, *, sources: bool = True,
+           elsewhere: tuple[str, ...] = ()) -> LoadedScenario:
     """``prepared`` (the spec's) read at ``target`` and validated
     (:meth:`~costmodel.sources.scenario_file.PreparedScenario.finish`), its errors marked as
-    :func:`prepare`'s are."""
+    :func:`prepare`'s are; ``elsewhere``: keys the request gave rather than the file (a
+    target is: ``operating_point.at``), placed at no line of it."""
     try:
         return prepared.finish(target, sources=sources)
     except InputError as exc:
-        raise _placed(ctx, spec, exc).about(spec.subject) from None
+        given = (*elsewhere, *(("operating_point.at",) if target is not None else ()))
+        raise _placed(ctx, spec, exc, given).about(spec.subject) from None
 
 
-def _placed(ctx: Context, spec: ScenarioSpec, exc: InputError) -> InputError:
+def _placed(ctx: Context, spec: ScenarioSpec, exc: InputError,
+            elsewhere: tuple[str, ...] = ()) -> InputError:
     """An error about a scenario file's keys, marked with the file (as given) and each
     path's place: the override that set it (``ctx.override_label``: ``--set``), else its
     line in the file, when it is written there (a value from the catalog or a curve is
-    not)."""
+    not, nor one under the keys ``elsewhere``, which the request gave)."""
     if not isinstance(spec.source, FileScenario):
         return exc
+
+    def under(path: str, keys: Sequence[str]) -> bool:
+        return any(path == k or path.startswith((f"{k}.", f"{k}[")) for k in keys)
     keys = [o.key for o in spec.overrides]
-    paths = [p for p, _ in exc.errors if p]
+    paths = [p for p, _ in exc.errors if p and not under(p, elsewhere)]
     lines = file_key_lines(spec.source.path) if paths else {}
     places: dict[str, int | str] = {}
     for p in paths:
-        if any(p == k or p.startswith((f"{k}.", f"{k}[")) for k in keys):
+        if under(p, keys):
             places[p] = ctx.override_label
         elif p in lines:
             places[p] = lines[p]

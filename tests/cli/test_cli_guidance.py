@@ -134,3 +134,23 @@ def test_the_cli_and_the_api_say_it_through_one_helper(folder, client, tokens,
     assert resp.json["errors"] == [{"path": "scenario.utilization",
                                     "message": "unknown key; did you mean utilisation? "
                                                "(shared)"}]
+
+
+def test_a_reading_the_command_asks_for_is_no_line_of_the_file(folder):
+    """The file's own ``at`` is its line; a target the command gives (--at-interactivity,
+    --matched) replaces it, and its error names the file alone."""
+    h100 = ROOT / "fixtures" / "scenarios" / "curve-gpt-oss-120b-h100.toml"
+    text = h100.read_text(encoding="utf-8").replace(
+        '"../curves/', f'"{(ROOT / "fixtures" / "curves").as_posix()}/')
+    assert text.splitlines()[13] == 'at = { interactivity = "100 token/s/user" }'  # line 14
+    (folder / "h.toml").write_text(text.replace('"100 token/s/user"', '"300 token/s/user"'),
+                                   encoding="utf-8")
+    unreachable = ("operating_point.at.interactivity: 300 token/s/user is unreachable: the "
+                   "frontier's best is 180 token/s/user on curve "
+                   "h100/gpt-oss-120b/vllm/fp8/8192x1024/none/agg")
+    assert error_line("price", "scenarios/h.toml") == \
+        f"costmodel: error: scenarios/h.toml line 14: {unreachable}"
+    (folder / "g.toml").write_text(text, encoding="utf-8")
+    assert error_line("compare", "--at-interactivity", "300 token/s/user", "scenarios/g.toml",
+                      str(SAMPLE.with_name("curve-gpt-oss-120b-b200.toml"))) == \
+        f"costmodel: error: scenarios/g.toml: {unreachable}"
