@@ -8,7 +8,8 @@ it (:func:`~costmodel.model.inputs.error_path`: ``node.price``, ``tariff.periods
 
 A line is answered only when it is certain: the scan's paths are checked against the parsed
 document's (every table, key and array item of it, no more, no fewer); a document the scan
-reads otherwise answers no line at all, never a wrong one.
+reads otherwise answers no line at all, never a wrong one. So does a document longer than
+:data:`MAX_SCAN` characters (no scenario is: the scan is a second reading, for a message).
 """
 from __future__ import annotations
 
@@ -20,11 +21,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-__all__ = ["key_lines", "toml_key_lines", "json_key_lines", "file_key_lines", "document_paths"]
+__all__ = ["MAX_SCAN", "key_lines", "toml_key_lines", "json_key_lines", "file_key_lines",
+           "document_paths"]
 
 _BARE = re.compile(r"[A-Za-z0-9_-]+")
 _WS = " \t"
 _MAX_DEPTH = 64  # deeper than any document read here (MAX_NESTING is 32)
+MAX_SCAN = 1 << 20  # [characters] a longer document is not scanned (a scenario is a few KB)
 
 
 class _Unsure(Exception):
@@ -394,6 +397,8 @@ def json_key_lines(text: str) -> dict[str, int]:
 
 def _checked(text: str, parse: Callable[[str], Any],
              scan: Callable[[], dict[str, int]]) -> dict[str, int]:
+    if len(text) > MAX_SCAN:
+        return {}
     try:
         data = parse(text)
         found = scan()

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from costmodel.sources.key_lines import (
+    MAX_SCAN,
     document_paths,
     file_key_lines,
     json_key_lines,
@@ -126,3 +127,9 @@ def test_a_file_that_cannot_be_read_has_no_lines(tmp_path):
     assert file_key_lines(tmp_path / "nosuch.toml") == {}
     (tmp_path / "latin1.toml").write_bytes('name = "caf\xe9"\n'.encode("latin-1"))
     assert file_key_lines(tmp_path / "latin1.toml") == {}
+
+
+def test_a_document_longer_than_a_scenario_is_not_scanned():
+    keys = "".join(f"k{i} = {i}\n" for i in range(MAX_SCAN // 10))
+    assert len(keys) > MAX_SCAN and toml_key_lines(keys) == {}
+    assert toml_key_lines(keys[:keys.index("\n", MAX_SCAN // 2) + 1])["k1"] == 2
