@@ -321,7 +321,9 @@ def test_unknown_catalog_name(section, name, known, tmp_path):
     f.write_text("\n".join(f"{k} = {json.dumps(v)}" for k, v in data.items()) + "\n",
                  encoding="utf-8")
     line = cli_error(["price", str(f), "--json"], tmp_path)
-    assert line.startswith(f"costmodel: error: {section}: unknown catalog entry")
+    # the file and the line the reference is written on
+    assert line.startswith(f"costmodel: error: {f} line {list(data).index(section) + 1}: "
+                           f"{section}: unknown catalog entry")
     for k in known:
         assert k in line
 
@@ -358,20 +360,20 @@ def test_catalog_name_via_set_replaces_the_section(base_file):
 
 # -- unknown keys -----------------------------------------------------------------------------
 
-@pytest.mark.parametrize("key,value", [
-    ("accelerator.tdp", "700W"),
-    ("nosuch", "1"),
-    ("power.boundary.x", "1"),  # below a leaf
-    ("utilisation.x", "1"),
-    ("facility.PUE", "1.2"),  # keys are case-sensitive
+@pytest.mark.parametrize("key,value,hint", [
+    ("accelerator.tdp", "700W", ""),  # no key of the accelerator is close
+    ("nosuch", "1", ""),
+    ("power.boundary.x", "1", "; did you mean power.boundary?"),  # below a leaf
+    ("utilisation.x", "1", "; did you mean utilisation?"),
+    ("facility.PUE", "1.2", "; did you mean facility.pue?"),  # keys are case-sensitive
 ], ids=["accelerator.tdp", "nosuch", "below-enum", "below-fraction", "wrong-case"])
-def test_unknown_set_key(key, value, base_file):
+def test_unknown_set_key(key, value, hint, base_file):
     path, message = api_error(overrides=[parse_override(f"{key}={value}")])
     assert path == key
     assert message == "unknown key in --set"
     line = cli_error(["price", str(base_file), "--set", f"{key}={value}", "--json"],
                      base_file.parent)
-    assert line == f"costmodel: error: {key}: unknown key in --set"
+    assert line == f"costmodel: error: --set {key}: unknown key{hint}"
 
 
 @pytest.mark.parametrize("text", ["facility", "set", "=1.2", " = 1.2"],
@@ -389,23 +391,25 @@ def test_malformed_set(text, base_file):
         assert line.startswith("costmodel: error: --set: expected dotted.key=VALUE")
 
 
-@pytest.mark.parametrize("toml_text,path", [
-    (BASE_TOML + "[facility]\npue = 1.2\nbogus = 1\n", "facility.bogus"),
-    (BASE_TOML + "bogus = 1\n", "bogus"),
+@pytest.mark.parametrize("toml_text,path,where", [
+    (BASE_TOML + "[facility]\npue = 1.2\nbogus = 1\n", "facility.bogus", "line 5"),
+    (BASE_TOML + "bogus = 1\n", "bogus", "line 3"),
     ('operating_point = "deepseek-r1/gb300/peak"\n'
-     '[accelerator]\ncatalog = "gb300"\ntdp = "700 W"\n', "accelerator.tdp"),
-    (BASE_TOML + "[power]\nboundary = \"chip\"\nbase = \"rated\"\n", "power.base"),
+     '[accelerator]\ncatalog = "gb300"\ntdp = "700 W"\n', "accelerator.tdp", "line 4"),
+    (BASE_TOML + "[power]\nboundary = \"chip\"\nbase = \"rated\"\n", "power.base",
+     "line 5"),
 ], ids=["facility.bogus", "top-level", "catalog-table", "power.base"])
-def test_unknown_key_in_file(toml_text, path, tmp_path):
+def test_unknown_key_in_file(toml_text, path, where, tmp_path):
     import tomllib
     data = tomllib.loads(toml_text)
     got_path, message = api_error(data)
     assert (got_path, message) == (path, "unknown key")
     f = tmp_path / "scenario.toml"
     f.write_text(toml_text, encoding="utf-8")
+    hint = "; did you mean basis?" if path == "power.base" else ""
     for as_json in ([], ["--json"]):
         line = cli_error(["price", str(f), *as_json], tmp_path)
-        assert line == f"costmodel: error: {path}: unknown key"
+        assert line == f"costmodel: error: {f} {where}: {path}: unknown key{hint}"
 
 
 def test_section_given_as_plain_value():
@@ -505,4 +509,4 @@ def test_console_script_exit_code(extra, path, base_file):
     assert proc.returncode == 2
     assert proc.stdout == ""
     lines = proc.stderr.splitlines()
-    assert len(lines) == 1 and lines[0].startswith(f"costmodel: error: {path}: ")
+    assert len(lines) == 1 and lines[0].startswith(f"costmodel: error: --set {path}: ")

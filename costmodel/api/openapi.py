@@ -18,8 +18,8 @@ from werkzeug.datastructures import Headers
 from werkzeug.wsgi import get_content_length
 
 from .. import __version__
-from ..app.hints import UNKNOWN, hint, model_fields_at
-from ..http.errors import Problem, hinted, input_problem
+from ..app.hints import UNKNOWN, hint, hinted, model_fields_at
+from ..http.errors import Problem, input_problem
 from ..http.limits import GRID, HEAVY, current_limits
 from ..model.errors import MAX_ERRORS, MAX_NESTING, more_errors, nested_message, nesting_error
 from ..model.inputs import error_path, fewer_errors

@@ -12,8 +12,8 @@ from pydantic import BaseModel, Field, ValidationError
 
 from .. import __version__, app
 from ..app.batch import price_batch as batch_use_case
-from ..app.hints import with_hint
-from ..http.errors import Problem, hinted, input_problem
+from ..app.hints import hinted, with_hint
+from ..http.errors import Problem, input_problem
 from ..http.limits import current_limits
 from ..model.errors import InputError, more_errors
 from ..model.inputs import Node, Rack, Workload, check_text, error_path, fewer_errors

@@ -1048,6 +1048,10 @@ class QuotesDecisionOut(Out):
 
 class QuotesCompareOut(BaseModel):
     scenarios: list[QuotesForScenario]
+    ranked_by: str = Field(description=(
+        "what the ranking is: unit price at each offer's own volume and term, cheapest "
+        "first, not a recommendation (offers sized for different volumes and terms are "
+        "decided between for one demand by POST /api/v1/quotes/decide)"))
 
 
 class ProblemOut(BaseModel):

@@ -37,7 +37,7 @@ from ..sources.curve_point import Target
 from ..sources.scenario_file import PreparedScenario
 from .caps import MAX_QUOTES, MAX_SCENARIOS, check_count
 from .context import Context
-from .load import prepare
+from .load import finish, prepare
 from .pricing import Priced, price_loaded
 from .quotes import reference_rate, with_rates
 from .specs import ScenarioSpec
@@ -282,10 +282,9 @@ def quotes_decide(ctx: Context, req: DecisionRequest) -> QuotesDecision:
     own: list[Priced] = []
     for spec in req.scenarios:
         prepared = _with_ttft_ceiling(prepare(ctx, spec), req.demand)
-        try:
-            own.append(price_loaded(prepared.finish(target if prepared.curve else None)))
-        except InputError as exc:
-            raise exc.about(spec.subject) from None
+        own.append(price_loaded(finish(
+            ctx, spec, prepared, target if prepared.curve else None,
+            elsewhere=("operating_point.ttft_max",) if req.demand.ttft_max is not None else ())))
     first = own[0].result.scenario
     load = load_of(req.demand, _shape(own[0].result))
     model = req.demand.model or first.workload.model

@@ -1,22 +1,28 @@
 """'Did you mean' for unknown keys: the known keys at the same place, by closeness of
-spelling (difflib), so ``utilization`` answers ``did you mean utilisation?``."""
+spelling (difflib), so ``utilization`` answers ``did you mean utilisation?``.
+
+Every face says it the same way, through :func:`with_hints` (an error's (path, message)
+pairs: the API's problem details, the command line's one line) or :func:`hinted` (a face's
+own error records), each asking at most :data:`~costmodel.model.errors.MAX_HINTS` lookups."""
 from __future__ import annotations
 
 import difflib
 import types
 import typing
-from collections.abc import Iterable
+from collections.abc import Callable, Container, Iterable, Sequence
 from functools import cache
 from typing import Any
 
 from pydantic import BaseModel
 
+from ..model.errors import MAX_HINTS
 from ..model.inputs import Scenario
 from ..sources.catalog import SCENARIO_KINDS
 from ..sources.power_trace_point import TRACE_KEYS
 from ..sources.scenario_file import known_key
 
-__all__ = ["scenario_keys", "hint", "with_hint", "model_fields_at"]
+__all__ = ["UNKNOWN", "scenario_keys", "hint", "closest", "with_hint", "with_hints", "hinted",
+           "model_fields_at"]
 
 UNKNOWN = "unknown key"
 
@@ -51,24 +57,63 @@ def scenario_keys() -> frozenset[str]:
                      and (known_key(k) or k.endswith((".catalog", ".rate", ".ttft_max"))))
 
 
-def hint(name: str, known: Iterable[str]) -> str:
-    """``; did you mean X?`` for the closest known name, or nothing."""
-    close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.6)
-    return f"; did you mean {close[0]}?" if close else ""
+def hint(name: str, known: Iterable[str], prefix: str = "") -> str:
+    """``; did you mean X?`` for the closest known name (after ``prefix``), or nothing."""
+    close = closest(name, known)
+    return f"; did you mean {prefix}{close}?" if close is not None else ""
+
+
+def closest(name: str, known: Iterable[str]) -> str | None:
+    """The known name closest in spelling to ``name`` (one difflib lookup), letter case
+    aside (``PUE`` means ``pue``); None when none is close."""
+    spelt: dict[str, str] = {}
+    for k in sorted(known):
+        spelt.setdefault(k.lower(), k)
+    close = difflib.get_close_matches(name.lower(), list(spelt), n=1, cutoff=0.6)
+    return spelt[close[0]] if close else None
 
 
 def with_hint(path: str, message: str, *, dotted: bool = False) -> str:
     """``message`` about a scenario key ``path`` (relative to the scenario), with the closest
-    known key when the key is unknown. ``dotted``: the path is one override key (its
-    siblings are every key), else a key among its own table's keys."""
+    known key when the key is unknown. ``dotted``: the path is one override key, the
+    closest among its section's keys when its section is one (``accelerator.tdp`` is no
+    misspelt ``accelerator``), else among every key; else a key among its own table's
+    keys."""
     if not message.startswith(UNKNOWN) or "did you mean" in message:
         return message
     keys = scenario_keys()
-    if dotted:
-        return message + hint(path, keys)
     parent, _, last = path.rpartition(".")
     siblings = {k.rpartition(".")[2] for k in keys if k.rpartition(".")[0] == parent}
+    if dotted:
+        if parent and parent in keys and siblings:
+            return message + hint(last, siblings, f"{parent}.")
+        return message + hint(path, keys)
     return message + hint(last, siblings)
+
+
+def with_hints(errors: Sequence[tuple[str, str]], *,
+               dotted: bool | Container[str] = False) -> list[tuple[str, str]]:
+    """``errors`` ((path, message), paths relative to a scenario) with their first
+    :data:`MAX_HINTS` unknown keys given the closest known key (:func:`with_hint`).
+    ``dotted``: every path is one override's key (True), or the paths that are (the rest
+    are keys among their own table's)."""
+    out = [{"path": p, "message": m} for p, m in errors]
+    hinted(out, lambda e, i: with_hint(
+        errors[i][0], e["message"],
+        dotted=dotted if isinstance(dotted, bool) else errors[i][0] in dotted))
+    return [(e["path"], e["message"]) for e in out]
+
+
+def hinted(errors: list[dict[str, str]], hint: Callable[[dict[str, str], int], str]) -> None:
+    """The first :data:`MAX_HINTS` unknown keys of ``errors`` given their closest known key
+    (``hint(error, index)``: the message with it), in place; no lookup for the rest."""
+    lookups = 0
+    for i, e in enumerate(errors):
+        if lookups >= MAX_HINTS:
+            break
+        if e["message"].startswith(UNKNOWN):
+            e["message"] = hint(e, i)
+            lookups += 1
 
 
 def model_fields_at(model: type[BaseModel], loc: tuple) -> set[str]:

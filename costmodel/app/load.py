@@ -8,6 +8,7 @@ from typing import Any, TypeVar
 from ..model.curves import matched_interactivity
 from ..model.errors import InputError, UnknownReference
 from ..sources.curve_point import Target
+from ..sources.key_lines import file_key_lines
 from ..sources.paths import shown_path
 from ..sources.scenario_file import (
     LoadedScenario,
@@ -27,7 +28,7 @@ from .specs import (
     ScenarioSpec,
 )
 
-__all__ = ["prepare", "load", "load_all", "target_of", "NOT_FROM_CURVE"]
+__all__ = ["prepare", "finish", "load", "load_all", "target_of", "NOT_FROM_CURVE"]
 
 T = TypeVar("T")
 NOT_FROM_CURVE = ("a matched or named interactivity needs an operating point read from a "
@@ -36,11 +37,48 @@ NOT_FROM_CURVE = ("a matched or named interactivity needs an operating point rea
 
 def prepare(ctx: Context, spec: ScenarioSpec) -> PreparedScenario:
     """The spec's scenario expanded, overridden and its curve located. Errors are marked
-    with the spec's subject."""
+    with the spec's subject, and a file's with where their keys were given (:func:`_placed`)."""
     try:
         return _prepare(ctx, spec)
     except InputError as exc:
         raise exc.about(spec.subject) from None
+
+
+def finish(ctx: Context, spec: ScenarioSpec, prepared: PreparedScenario,
+           target: Target | None = None, *, sources: bool = True,
+           elsewhere: tuple[str, ...] = ()) -> LoadedScenario:
+    """``prepared`` (the spec's) read at ``target`` and validated
+    (:meth:`~costmodel.sources.scenario_file.PreparedScenario.finish`), its errors marked as
+    :func:`prepare`'s are; ``elsewhere``: keys the request gave rather than the file (a
+    target is: ``operating_point.at``), placed at no line of it."""
+    try:
+        return prepared.finish(target, sources=sources)
+    except InputError as exc:
+        given = (*elsewhere, *(("operating_point.at",) if target is not None else ()))
+        raise _placed(ctx, spec, exc, given).about(spec.subject) from None
+
+
+def _placed(ctx: Context, spec: ScenarioSpec, exc: InputError,
+            elsewhere: tuple[str, ...] = ()) -> InputError:
+    """An error about a scenario file's keys, marked with the file (as given) and each
+    path's place: the override that set it (``ctx.override_label``: ``--set``), else its
+    line in the file, when it is written there (a value from the catalog or a curve is
+    not, nor one under the keys ``elsewhere``, which the request gave)."""
+    if not isinstance(spec.source, FileScenario):
+        return exc
+
+    def under(path: str, keys: Sequence[str]) -> bool:
+        return any(path == k or path.startswith((f"{k}.", f"{k}[")) for k in keys)
+    keys = [o.key for o in spec.overrides]
+    paths = [p for p, _ in exc.errors if p and not under(p, elsewhere)]
+    lines = file_key_lines(spec.source.path) if paths else {}
+    places: dict[str, int | str] = {}
+    for p in paths:
+        if under(p, keys):
+            places[p] = ctx.override_label
+        elif p in lines:
+            places[p] = lines[p]
+    return exc.placed(places, str(spec.source.path))
 
 
 def _data_of(ctx: Context, spec: ScenarioSpec) -> tuple[dict[str, Any], str, Path | None]:
@@ -56,11 +94,15 @@ def _data_of(ctx: Context, spec: ScenarioSpec) -> tuple[dict[str, Any], str, Pat
 
 
 def _prepare(ctx: Context, spec: ScenarioSpec) -> PreparedScenario:
-    data, origin, base_dir = _data_of(ctx, spec)
+    data, origin, base_dir = _data_of(ctx, spec)  # (a file's read errors name the file)
     overrides = [(o.key, o.value) for o in spec.overrides]
-    return _looked_again(ctx, lambda fresh: prepare_scenario(
-        data, overrides, ctx.catalog(fresh), origin=origin, override_label=ctx.override_label,
-        base_dir=base_dir, curves=ctx.curves(fresh), files_allowed=ctx.files_allowed))
+    try:
+        return _looked_again(ctx, lambda fresh: prepare_scenario(
+            data, overrides, ctx.catalog(fresh), origin=origin,
+            override_label=ctx.override_label, base_dir=base_dir, curves=ctx.curves(fresh),
+            files_allowed=ctx.files_allowed))
+    except InputError as exc:
+        raise _placed(ctx, spec, exc) from None
 
 
 def _looked_again(ctx: Context, step: Callable[[bool], T]) -> T:
@@ -92,11 +134,7 @@ def load(ctx: Context, spec: ScenarioSpec, target: Target | None = None, *,
                     files_allowed=ctx.files_allowed)))
         except InputError as exc:
             raise exc.about(spec.subject) from None
-    prepared = prepare(ctx, spec)
-    try:
-        return prepared.finish(target, sources=sources)
-    except InputError as exc:
-        raise exc.about(spec.subject) from None
+    return finish(ctx, spec, prepare(ctx, spec), target, sources=sources)
 
 
 def target_of(prepared: Sequence[PreparedScenario], specs: Sequence[ScenarioSpec],
@@ -127,10 +165,4 @@ def load_all(ctx: Context, specs: Sequence[ScenarioSpec],
             pass  # the steps below say which error comes first
     prepared = [prepare(ctx, s) for s in specs]
     target = target_of(prepared, specs, reading)
-    out = []
-    for p, spec in zip(prepared, specs, strict=True):
-        try:
-            out.append(p.finish(target))
-        except InputError as exc:
-            raise exc.about(spec.subject) from None
-    return out
+    return [finish(ctx, spec, p, target) for p, spec in zip(prepared, specs, strict=True)]

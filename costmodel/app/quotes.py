@@ -32,14 +32,13 @@ from ..model.inputs import ReferenceRate
 from ..model.rates import RateError, RateNotFound, resolve_rate
 from ..model.units import UnitInputError
 from ..sources.curve_point import Target
-from ..sources.scenario_file import PreparedScenario
 from .caps import MAX_QUOTES, MAX_SCENARIOS, check_count
 from .context import Context
-from .load import prepare
+from .load import finish, prepare
 from .pricing import Priced, WorkbookFile, price_loaded, render_workbook
 from .specs import ScenarioSpec
 
-__all__ = ["QuotesRanking", "quotes_compare", "quotes_workbook", "TermRequest",
+__all__ = ["RANKED_BY", "QuotesRanking", "quotes_compare", "quotes_workbook", "TermRequest",
            "TermAnalysis", "quotes_term", "with_rates", "reference_rate"]
 
 
@@ -75,8 +74,9 @@ def with_rates(ctx: Context, quotes: Sequence[Quote]) -> list[Quote]:
 class _AtQuotes:
     """One prepared scenario, priced once per distinct quote interactivity."""
 
-    def __init__(self, prepared: PreparedScenario, spec: ScenarioSpec):
-        self.prepared, self.spec = prepared, spec
+    def __init__(self, ctx: Context, spec: ScenarioSpec):
+        self.ctx, self.spec = ctx, spec
+        self.prepared = prepare(ctx, spec)
         self._priced: dict[float | None, Priced] = {}
 
     def for_quote(self, quote: Quote) -> Priced:
@@ -84,17 +84,23 @@ class _AtQuotes:
         if x not in self._priced:
             target = None if x is None else Target.interactivity(
                 x, f"the interactivity quote {quote.name!r} guarantees ({x:.4g} token/s/user)")
-            try:
-                self._priced[x] = price_loaded(self.prepared.finish(target))
-            except InputError as exc:
-                raise exc.about(self.spec.subject) from None
+            self._priced[x] = price_loaded(finish(self.ctx, self.spec, self.prepared, target))
         return self._priced[x]
+
+
+# what a ranking without a demand is, said with it (``ranked_by`` in JSON)
+RANKED_BY = ("unit price (per million tokens) at each offer's own volume and term, cheapest "
+             "first; not a recommendation: offers sized for different volumes and terms are "
+             "decided between for one demand, every offer priced for the same volume, by "
+             "quotes decide")
 
 
 @dataclass(frozen=True)
 class QuotesRanking:
     """Each quote against each scenario: ``rows[q][s]`` in the quotes' order, ``ranked[s]``
-    cheapest first; ``systems`` are the scenarios as read for the first quote."""
+    cheapest per million tokens first, each at its own volume and term (:data:`RANKED_BY`:
+    no recommendation, which is the decision's at a demand); ``systems`` are the scenarios
+    as read for the first quote."""
     quotes: list[Quote]
     rows: list[list[QuoteComparison]]
     ranked: list[list[QuoteComparison]]
@@ -103,7 +109,8 @@ class QuotesRanking:
     def to_json(self) -> dict[str, Any]:
         return {"scenarios": [{"scenario": ranked[0].scenario,
                                "ranked": [c.to_json() for c in ranked]}
-                              for ranked in self.ranked]}
+                              for ranked in self.ranked],
+                "ranked_by": RANKED_BY}
 
 
 def quotes_compare(ctx: Context, quotes: Sequence[Quote],
@@ -112,7 +119,7 @@ def quotes_compare(ctx: Context, quotes: Sequence[Quote],
     check_count(ctx, len(quotes), MAX_QUOTES, "quotes", "quotes")
     check_count(ctx, len(specs), MAX_SCENARIOS, "scenarios", "scenarios")
     quotes = with_rates(ctx, quotes)
-    scenarios = [_AtQuotes(prepare(ctx, s), s) for s in specs]
+    scenarios = [_AtQuotes(ctx, s) for s in specs]
     rows = [[compare_quote(q, s.for_quote(q).result) for s in scenarios] for q in quotes]
     ranked = [rank([row[i] for row in rows]) for i in range(len(scenarios))]
     return QuotesRanking(list(quotes), rows, ranked,
@@ -198,7 +205,7 @@ def quotes_term(ctx: Context, req: TermRequest) -> TermAnalysis:
         raise InputError([("improvement", "give improvement, or successor and available")])
     if req.successor is not None and req.available is None:
         raise InputError([("available", "a successor needs the time it is available")])
-    own = _AtQuotes(prepare(ctx, req.scenario), req.scenario)
+    own = _AtQuotes(ctx, req.scenario)
     comparison = compare_quote(req.quote, own.for_quote(req.quote).result)
     successor_price = successor_month = source = floor = None
     if req.successor is not None:
@@ -206,7 +213,7 @@ def quotes_term(ctx: Context, req: TermRequest) -> TermAnalysis:
             successor_month = months_until(req.available, start)
         except UnitInputError as exc:
             raise InputError([("available", str(exc))]) from None
-        succ = _AtQuotes(prepare(ctx, req.successor), req.successor).for_quote(req.quote)
+        succ = _AtQuotes(ctx, req.successor).for_quote(req.quote)
         successor_price, source = _successor_market(ctx, req, succ)
         floor = succ.result.values["cost_per_mtok_total"]
     rate = own.for_quote(req.quote).result.scenario.financing.cost_of_capital

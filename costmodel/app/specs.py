@@ -15,6 +15,7 @@ from typing import Any
 
 from ..model.errors import InputError
 from ..sources.scenario_file import known_key, parse_override
+from .hints import UNKNOWN
 
 __all__ = ["Override", "FileScenario", "InlineScenario", "SavedRevision", "ScenarioSpec",
            "OwnPoint", "Matched", "AtInteractivity", "Reading", "OWN_POINT", "MATCHED",
@@ -29,24 +30,26 @@ class Override:
     value: Any
 
 
+SET = "--set"  # the option that gives overrides on the command line
+
+
 def overrides_from_mapping(mapping: Mapping[str, Any]) -> tuple[Override, ...]:
     """``{"electricity.price": "0.1 USD/kWh"}`` (an API body) -> overrides; every unknown key
     is an :class:`InputError` at its own path."""
     unknown = [k for k in mapping if not known_key(k)]
     if unknown:
-        raise InputError([(k, "unknown key") for k in unknown])
+        raise InputError([(k, UNKNOWN) for k in unknown])
     return tuple(Override(k, v) for k, v in mapping.items())
 
 
 def overrides_from_text(items: Any) -> tuple[Override, ...]:
     """``["electricity.price=0.1 USD/kWh", ...]`` (``--set``) -> overrides; VALUE is read
-    as TOML, else kept as text."""
-    out = []
-    for text in items:
-        key, value = parse_override(text)
-        if not known_key(key):
-            raise InputError([(key, "unknown key in --set")])
-        out.append(Override(key, value))
+    as TOML, else kept as text. Every unknown key is an :class:`InputError` at its own path,
+    placed at ``--set`` (a face says "did you mean" among every key)."""
+    out = [Override(*parse_override(text)) for text in items]
+    unknown = list(dict.fromkeys(o.key for o in out if not known_key(o.key)))
+    if unknown:
+        raise InputError([(k, UNKNOWN) for k in unknown]).placed(dict.fromkeys(unknown, SET))
     return tuple(out)
 
 

@@ -308,36 +308,54 @@ def quotes() -> None:
     """Vendor quotes against our own cost at the quote's operating point."""
 
 
+def _scenario_options(f):
+    """The options of a command pricing quotes against our own scenarios."""
+    f = click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
+                     help=SET_HELP)(f)
+    return click.option("--scenario", "scenarios", multiple=True, required=True,
+                        metavar="FILE", help="Our own scenario (build) to price each quote "
+                                             "against. Repeatable.")(f)
+
+
+def _demand_options(f):
+    """The options of the decision at a demand (``quotes decide``, ``quotes compare``)."""
+    for option in reversed([
+        click.option("--demand", metavar="QUANTITY", help='The buyer\'s volume: "50000 '
+                     'Mtok/month" or "2e6 request/day" (replaces the file\'s [demand] '
+                     'volume). With a demand, every offer and each scenario (our own build) '
+                     'is priced and sized for it, ranked, with break-evens and a '
+                     'recommendation.'),
+        click.option("--peak", metavar="QUANTITY", help='The peak rate, e.g. "40000 token/s" '
+                                                        '(default: the average).'),
+        click.option("--at-interactivity", "at_interactivity", metavar="QUANTITY",
+                     help='The service level, e.g. "100 token/s/user".'),
+        click.option("--percentile", help="The statistic of interactivity the service level "
+                                          "is read at (median, mean, p90, p99)."),
+        click.option("--improvement", metavar="FRACTION", help='Yearly fall of the market '
+                     'price per token, e.g. "30 %": prices the lock-in of the recommended '
+                     'term.'),
+        click.option("--pdf", metavar="OUT.pdf", help="With a demand: also write the "
+                                                      "one-page summary (PDF)."),
+    ]):
+        f = option(f)
+    return f
+
+
 @quotes.command("compare")
 @click.argument("quotes_file")
-@click.option("--scenario", "scenarios", multiple=True, required=True, metavar="FILE",
-              help="Our own scenario to price each quote against. Repeatable.")
-@click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE", help=SET_HELP)
+@_scenario_options
 @click.option("--workbook", metavar="OUT.xlsx", help="Also write a workbook with a Quotes "
                                                      "sheet (live margins).")
-@click.option("--demand", metavar="QUANTITY", help='The buyer\'s volume: "50000 Mtok/month" '
-              'or "2e6 request/day" (replaces the file\'s [demand] volume). With a demand, every '
-              'offer and each scenario (our own build) is priced and sized for it, ranked, '
-              'with break-evens and a recommendation.')
-@click.option("--peak", metavar="QUANTITY", help='The peak rate, e.g. "40000 token/s" '
-                                                 '(default: the average).')
-@click.option("--at-interactivity", "at_interactivity", metavar="QUANTITY",
-              help='The service level, e.g. "100 token/s/user".')
-@click.option("--percentile", help="The statistic of interactivity the service level is "
-                                   "read at (median, mean, p90, p99).")
-@click.option("--improvement", metavar="FRACTION", help='Yearly fall of the market price per '
-              'token, e.g. "30 %": prices the lock-in of the recommended term.')
-@click.option("--pdf", metavar="OUT.pdf", help="With a demand: also write the one-page "
-                                               "summary (PDF).")
+@_demand_options
 @click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
 def quotes_compare(quotes_file: str, scenarios: tuple[str, ...], overrides: tuple[str, ...],
                    workbook: str | None, demand: str | None, peak: str | None,
                    at_interactivity: str | None, percentile: str | None,
                    improvement: str | None, pdf: str | None, as_json: bool) -> None:
     """Rank the quotes in QUOTES_FILE by price per million tokens at their operating point,
-    beside our own cost, implied margin, break-even utilisation and the term in money; with
-    a demand (--demand, or a [demand] table in the file), rank every offer and our own
-    builds for that demand and recommend one."""
+    each at its own volume and term, beside our own cost, implied margin, break-even
+    utilisation and the term in money: no recommendation. With a demand (--demand, or a
+    [demand] table in the file) it is the decision at that demand, as `quotes decide`."""
     from ..sources.quote_file import demand_table, read_quotes
     check_xlsx(workbook, "--workbook")
     try:
@@ -364,10 +382,37 @@ def quotes_compare(quotes_file: str, scenarios: tuple[str, ...], overrides: tupl
         click.echo(f"workbook written to {workbook}")
 
 
+@quotes.command("decide")
+@click.argument("quotes_file")
+@_scenario_options
+@_demand_options
+@click.option("--json", "as_json", is_flag=True, help="Print the decision as JSON.")
+def quotes_decide(quotes_file: str, scenarios: tuple[str, ...], overrides: tuple[str, ...],
+                  demand: str | None, peak: str | None, at_interactivity: str | None,
+                  percentile: str | None, improvement: str | None, pdf: str | None,
+                  as_json: bool) -> None:
+    """The decision at a demand (--demand, or a [demand] table in QUOTES_FILE): every offer
+    in QUOTES_FILE and each scenario (our own build) priced and sized for the same volume,
+    ranked by what the month costs, with break-evens and a recommendation."""
+    from ..sources.quote_file import demand_table
+    try:
+        table = demand_table(quotes_file)
+    except InputError as exc:
+        fail_input(exc)
+    if table is None and demand is None:
+        fail(f'--demand: a decision needs the demand it is for, e.g. --demand "50000 '
+             f'Mtok/month" (or a [demand] table in {quotes_file})')
+    _decide(quotes_file, table or {}, {"volume": demand, "peak": peak,
+                                       "interactivity": at_interactivity,
+                                       "percentile": percentile},
+            scenarios, overrides, improvement, None, pdf, as_json)
+
+
 def _decide(quotes_file: str, table: dict, flags: dict, scenarios: tuple[str, ...],
             overrides: tuple[str, ...], improvement: str | None, workbook: str | None,
             pdf: str | None, as_json: bool) -> None:
-    """``quotes compare`` for a demand: the file's [demand] with the flags over it."""
+    """``quotes decide`` (and ``quotes compare`` for a demand): the file's [demand] with the
+    flags over it."""
     from ..decisions.demand import validate_demand
     from ..sources.quote_file import read_quotes
     if workbook:

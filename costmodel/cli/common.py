@@ -21,10 +21,11 @@ from ..app import (
     WorkbookFile,
     overrides_from_text,
 )
+from ..app.hints import with_hints
 from ..model.errors import InputError
 from ..model.units import UnitInputError, parse_quantity
 
-__all__ = ["fail", "fail_input", "emit_json", "CONTEXT", "specs_for", "reading_for",
+__all__ = ["fail", "fail_input", "input_line", "emit_json", "CONTEXT", "specs_for", "reading_for",
            "check_xlsx", "write_workbook", "write_file"]
 
 CONTEXT = LocalContext()
@@ -37,13 +38,34 @@ def fail(message: str) -> NoReturn:
 
 
 def fail_input(exc: InputError, options: Mapping[str, str] | None = None) -> NoReturn:
-    """An input error as one line: the scenario it is about (a file) first, request fields
-    by their option names (``improvement`` -> ``--improvement``)."""
+    """An input error as one line (:func:`input_line`)."""
+    fail(input_line(exc, options))
+
+
+def input_line(exc: InputError, options: Mapping[str, str] | None = None) -> str:
+    """An input error's one line: the scenario it is about (a file) first, each key where
+    it was given (``line 9: utilization: ...``, ``--set electricty.price: ...``) and, for a
+    scenario's unknown keys, the closest known key, as the API says it (:func:`with_hints`);
+    request fields by their option names (``improvement`` -> ``--improvement``)."""
     options = options or {}
-    message = "; ".join(f"{options.get(p, p)}: {m}" if p else m for p, m in exc.errors)
-    if exc.subject and not message.startswith(exc.subject):
-        message = f"{exc.subject}: {message}"
-    fail(message)
+    errors = exc.errors
+    if exc.file is not None or exc.places:  # a scenario's keys: "did you mean" applies
+        errors = with_hints(errors, dotted={p for p, at in exc.places.items()
+                                            if isinstance(at, str)})
+    parts = []
+    for p, m in errors:
+        at = exc.places.get(p) if p else None
+        name = options.get(p, p)
+        parts.append(f"{at} {name}: {m}" if isinstance(at, str) else
+                     f"line {at}: {name}: {m}" if at is not None else
+                     f"{name}: {m}" if name else m)
+    message = "; ".join(parts)
+    # the file, unless every key was given by an option (one of several: the subject)
+    about = exc.subject if all(isinstance(exc.places.get(p), str) for p, _ in errors) \
+        else exc.file or exc.subject
+    if about and not message.startswith(about):
+        message = f"{about} {message}" if message.startswith("line ") else f"{about}: {message}"
+    return message
 
 
 def emit_json(data: Any) -> None:

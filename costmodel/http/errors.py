@@ -2,18 +2,18 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import Any
 
 from flask import Flask, Response, json, request
 from werkzeug.exceptions import HTTPException
 
-from ..app.hints import UNKNOWN, with_hint
-from ..model.errors import MAX_HINTS, InputError, UnreachablePoint, bounded
+from ..app.hints import with_hints
+from ..model.errors import InputError, UnreachablePoint, bounded
 from ..store.health import StoreUnwritable
 from ..store.repo import Conflict, NotFound
 
-__all__ = ["Problem", "problem_response", "input_problem", "hinted", "register_error_handlers",
+__all__ = ["Problem", "problem_response", "input_problem", "register_error_handlers",
            "PROBLEM_TYPES", "unwritable_problem"]
 
 log = logging.getLogger("costmodel.api")
@@ -58,25 +58,12 @@ class Problem(Exception):
         prefix = (exc.subject or "") if prefix is None else prefix
         dotted = prefix.endswith("overrides.")  # each path is one override's dotted key
         errors = [{"path": f"{prefix}{p}" if p else prefix.rstrip("."), "message": m}
-                  for p, m in exc.errors]
-        hinted(errors, lambda e, i: with_hint(exc.errors[i][0], e["message"], dotted=dotted))
+                  for p, m in with_hints(exc.errors, dotted=dotted)]
         unreachable = isinstance(exc, UnreachablePoint)
         return cls(422, "Operating point unreachable" if unreachable else "Invalid input",
                    "; ".join(f"{e['path']}: {e['message']}" if e["path"] else e["message"]
                              for e in errors),
                    errors=errors, kind="unreachable" if unreachable else "invalid-input")
-
-
-def hinted(errors: list[dict[str, str]], hint: Callable[[dict[str, str], int], str]) -> None:
-    """The first :data:`MAX_HINTS` unknown keys of ``errors`` given their closest known key
-    (``hint(error, index)``: the message with it), in place; no lookup for the rest."""
-    lookups = 0
-    for i, e in enumerate(errors):
-        if lookups >= MAX_HINTS:
-            break
-        if e["message"].startswith(UNKNOWN):
-            e["message"] = hint(e, i)
-            lookups += 1
 
 
 def input_problem(errors: Iterable[tuple[str, str]], title: str = "Invalid input",

@@ -17,7 +17,7 @@ bodies, batch rows, quote, curve and scenario files):
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 __all__ = ["InputError", "UnknownReference", "UnreachablePoint", "NonFiniteResult",
@@ -113,15 +113,27 @@ class InputError(ValueError):
     most :data:`MAX_ERRORS` of them and a last one counting the rest (:func:`bounded`)."""
 
     subject: str | None = None  # the face's name of the input it is about, when known
+    file: str | None = None  # the file whose keys the paths are, when it is about one
 
     def __init__(self, errors: Iterable[tuple[str, str]]):
         self.errors = bounded(errors)
+        # path -> where it was given: a line of ``file`` (int) or the option that set it
+        self.places: dict[str, int | str] = {}
         super().__init__("; ".join(f"{p}: {m}" if p else m for p, m in self.errors))
 
     def about(self, subject: str | None) -> InputError:
         """This error, marked as being about ``subject`` (kept if already marked)."""
         if self.subject is None:
             self.subject = subject
+        return self
+
+    def placed(self, places: Mapping[str, int | str], file: str | None = None) -> InputError:
+        """This error, its paths marked with where they were given (``places``: path -> a
+        line of ``file``, or the option that set it, ``--set``), and as being about the
+        keys of ``file`` when given (kept if already marked)."""
+        if self.file is None and not self.places:
+            self.file = file
+            self.places = {p: places[p] for p, _ in self.errors if p in places}
         return self
 
 

@@ -27,7 +27,7 @@ from .display import (
 
 __all__ = ["WIDTH", "SECTIONS", "columns", "words", "wrap", "in_sentence", "result_table",
            "comparison_table", "disclosure_items", "curve_table", "energy_table",
-           "quotes_table", "term_report", "assumed_defaults", "assumed_line"]
+           "quotes_table", "term_report", "assumed_defaults", "assumed_line", "DECIDE"]
 
 WIDTH = 120  # [characters] the widest line a rendering writes (a laptop terminal, halved)
 MARK = "=> "  # marks the lines that are the answer
@@ -510,21 +510,28 @@ def _months(m: float | None) -> str:
     return format_number(m, "month")
 
 
-def quotes_table(by_scenario: list) -> str:
+DECIDE = "costmodel quotes decide QUOTES_FILE --scenario FILE --demand VOLUME"
+
+
+def quotes_table(by_scenario: list, decide: str = DECIDE) -> str:
     """Quotes ranked per scenario: price per million tokens at the operating point beside our
-    own cost, the margin it implies, and the term in money."""
+    own cost, the margin it implies, and the term in money. Each offer is at its own volume
+    and term: the heading says so and that none is recommended, pointing to ``decide`` (the
+    decision at a demand, where a recommendation is marked); no line is marked."""
     out: list[str] = []
     for ranked in by_scenario:
         first = ranked[0]
-        out += wrap(f"Against {first.scenario}: quotes cheapest first; prices and our cost in "
-                     f"USD per million {first.token_kind} tokens, totals over the term in USD "
-                     f"(present values)", "", "  ")
+        out += wrap(f"Against {first.scenario}: ranked by unit price at each offer's own volume "
+                     f"and term; prices and our cost in USD per million {first.token_kind} "
+                     f"tokens, totals over the term in USD (present values)", "", "  ")
+        out += wrap("Not a recommendation: the decision at a demand prices every offer for "
+                    "the same volume and recommends one:", "  ", "  ")
+        out.append(f"    {decide}")
         rows = [["", "Quote", "Form", "Price", "Our cost", "Implied", "Break-even", "Term",
                  "Quote", "Our own", "Saving"],
                 ["", "", "", "", "", "margin", "utilisation", "months", "PV", "PV", "PV"]]
         for i, c in enumerate(ranked, 1):
-            rows.append([f"{MARK if i == 1 else PAD}{i}", c.quote.name,
-                         _FORMS.get(c.quote.form, c.quote.form),
+            rows.append([f"{PAD}{i}", c.quote.name, _FORMS.get(c.quote.form, c.quote.form),
                          format_number(c.price_per_mtok, "USD/Mtok"),
                          format_number(c.own_cost_per_mtok, "USD/Mtok"),
                          "n/a (free)" if c.implied_margin is None
@@ -540,8 +547,23 @@ def quotes_table(by_scenario: list) -> str:
                 out += wrap(f"implied margin {c.margin_note}", "    note: ", "      ")
             for f in c.flags:
                 out += wrap(f, "    flag: ", "      ")
+        differ = _differ([c.volume for c in ranked], "Mtok/month", "volumes") + \
+            _differ([c.quote.term for c in ranked], "month", "terms")
+        if differ:
+            out += wrap(f"the offers' {' and '.join(differ)} differ: their present values "
+                         f"are not of the same service", "  ", "    ")
         out.append("")
     return "\n".join(out).rstrip()
+
+
+def _differ(values: list, unit: str, what: str) -> list[str]:
+    """``["volumes (3,473 to 20,000 million tokens per month)"]`` when ``values`` differ."""
+    if len(set(values)) < 2:
+        return []
+    low, high = min(values), max(values)
+    if unit == "month":
+        return [f"{what} ({_months(low)} to {_months(high)} months)"]
+    return [f"{what} ({format_number(low, unit)} to {words(high, unit)})"]
 
 
 def term_report(analysis) -> str:

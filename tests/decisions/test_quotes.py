@@ -219,12 +219,13 @@ def test_cli_compare_text_reads_as_money_and_percentages():
     text = CliRunner().invoke(main, args).stdout
     d = json.loads(CliRunner().invoke(main, [*args, "--json"]).stdout)
     assert max(len(x) for x in text.splitlines()) <= 120
-    # the cheapest quote against GB300, marked: price and own cost by the display rules, the
-    # implied margin 1 - 4.10 / 0.73 as a percentage, present values in whole dollars
+    # the cheapest quote against GB300 (first, not marked: no demand, no recommendation):
+    # price and own cost by the display rules, the implied margin 1 - 4.10 / 0.73 as a
+    # percentage, present values in whole dollars
     c = d["scenarios"][0]["ranked"][0]
-    row = next(x for x in text.splitlines() if x.lstrip().startswith("=> 1 "))
+    row = next(x for x in text.splitlines() if x.lstrip().startswith("1 "))
     assert row.split() == [
-        "=>", "1", "vendor-a-tokens", "per", "token",
+        "1", "vendor-a-tokens", "per", "token",
         format_number(c["price_per_mtok"]["value"], "USD/Mtok"),
         format_number(c["own_cost_per_mtok"]["value"], "USD/Mtok"),
         format_percent(c["implied_margin"]), "-", "12",
@@ -366,9 +367,9 @@ def test_cli_prices_a_free_offer(tmp_path):
     assert [c["quote"] for c in ranked[:3]] == ["free-tokens", "free-reserved", "free-hours"]
     assert all(c["implied_margin"] is None for c in ranked)
     text = CliRunner().invoke(main, args).stdout
-    row = next(x for x in text.splitlines() if x.lstrip().startswith("=> 1 "))
+    row = next(x for x in text.splitlines() if x.lstrip().startswith("1 "))
     cost = format_number(ranked[0]["own_cost_per_mtok"]["value"], "USD/Mtok")
-    assert row.split()[:9] == ["=>", "1", "free-tokens", "per", "token", "0", cost, "n/a",
+    assert row.split()[:8] == ["1", "free-tokens", "per", "token", "0", cost, "n/a",
                                "(free)"]
     assert "note: implied margin not defined (free offer)" in text
     r = CliRunner().invoke(main, ["quotes", "term", str(f), "--quote", "free-reserved",
