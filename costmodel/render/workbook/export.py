@@ -101,16 +101,16 @@ def build_workbook(systems: Sequence[WorkbookSystem], *, title: str | None = Non
     last_system = FIRST_COL + n - 1
     write_lists(sheets["Lists"], names)
     write_inputs(sheets["Inputs"], systems, names)
-    print_setup(sheets["Inputs"], last_col=last_system, title_rows=(HEADER_ROW, HEADER_ROW),
-                title_cols=3)
+    # with the sources column: each source prints beside the figure it supports
+    print_setup(sheets["Inputs"], last_col=last_system + 1,
+                title_rows=(HEADER_ROW, HEADER_ROW), title_cols=3)
     write_calculations(sheets["Calculations"], systems, names, profiles)
-    # printed without the declarations column (on screen beside the formulas)
     print_setup(sheets["Calculations"], last_col=last_system,
                 title_rows=(HEADER_ROW, HEADER_ROW), title_cols=3)
     if profiles:
         write_tariff(sheets[TARIFF_SHEET], systems, profiles, names)
-        # too wide for one page: the names repeat on the left of each page of hours
-        print_setup(sheets[TARIFF_SHEET], title_rows=(1, 4), title_cols=1)  # hours on top
+        # a day's 24 hours a page, the names repeated on the left, the hours on top
+        print_setup(sheets[TARIFF_SHEET], title_rows=(4, 4), title_cols=1, page_cols=24)
     write_results(sheets["Results"], systems)
     print_setup(sheets["Results"], last_col=last_system, title_rows=(HEADER_ROW, HEADER_ROW),
                 title_cols=3)

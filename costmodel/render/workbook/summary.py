@@ -1,6 +1,6 @@
 """The Summary sheet, first in the workbook and one printed page: the answer (cost and price
-per million tokens per system), the cost stack chart, the key assumptions (live) and the
-disclosure in a few lines."""
+per million tokens per system), in a comparison the ratios to the first system, the cost
+stack chart, the key assumptions (live) and the disclosure in a few lines."""
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -11,23 +11,27 @@ from ..display import label
 from .cover import describe, write_live
 from .layout import FIRST_COL, WorkbookSystem, system_header, system_width
 from .print_setup import print_setup
-from .results_sheet import STACK, cost_stack_chart
-from .sheet import Sheet
+from .results_sheet import STACK, cost_stack_chart, write_ratios
+from .sheet import Sheet, rows_for
 
-__all__ = ["write_summary", "ANSWER", "ASSUMPTIONS"]
+__all__ = ["write_summary", "ANSWER", "ASSUMPTIONS", "RATIOS"]
 
 ANSWER = ["cost_per_mtok_total", "price_per_mtok_total"]
+# a comparison's answer: each system's figures over the first system's
+RATIOS = ["cost_per_mtok_total", "price_per_mtok_total", "cost_per_mtok_energy",
+          "cost_per_mtok_capex", "cost_per_mtok_opex", "throughput", "power_per_accelerator",
+          "tokens_per_kwh"]
 ASSUMPTIONS = [("Power boundary", "power_boundary"),
                ("Token kind", "operating_point_token_kind"),
                ("Throughput per accelerator", "throughput"),
                ("Power per accelerator", "power_per_accelerator"),
                ("Utilisation", "utilisation"),
-               ("Electricity price", "electricity_price"),
+               ("Electricity price (per kWh drawn)", "electricity_effective_price"),
                ("Cost of capital", "financing_cost_of_capital"),
                ("Economic life", "financing_life"),
                ("Gross margin", "pricing_gross_margin")]
 _DISCLOSED = ("operating point", "workload", "electricity source")
-_CHART_ROWS = 12  # rows of 15 pt the chart covers
+_CHART_HEIGHT = 200  # [pixels]
 
 
 def write_summary(ws: Sheet, systems: Sequence[WorkbookSystem], title: str | None,
@@ -51,6 +55,11 @@ def write_summary(ws: Sheet, systems: Sequence[WorkbookSystem], title: str | Non
         rows[name] = row
         write_live(ws, row, systems, "  of which " + label(name).replace(
             " per million tokens", "").lower(), name, "calc")
+    if n > 1:
+        row += 2
+        ws.header(row, [f"Ratios to system 1 ({systems[0].result.name})", "", "unit",
+                        *([""] * n)])
+        row = write_ratios(ws, row + 1, systems, RATIOS, with_names=False)
     row += 2
     ws.header(row, ["Key assumptions", "", "unit", *([""] * n)])
     for text, name in ASSUMPTIONS:
@@ -71,8 +80,8 @@ def write_summary(ws: Sheet, systems: Sequence[WorkbookSystem], title: str | Non
     chart_row = row + 1
     pixels = int((30 + 1 + 12 + width * n) * 7)
     chart = cost_stack_chart(ws, rows, n, 4, width=min(max(420, pixels), 900),
-                             height=_CHART_ROWS * 16)
+                             height=_CHART_HEIGHT)
     ws.ws.insert_chart(chart_row - 1, 0, chart, {"x_offset": 4, "y_offset": 2})
-    ws.last_row = max(ws.last_row, chart_row + _CHART_ROWS)
+    ws.last_row = max(ws.last_row, chart_row + rows_for(_CHART_HEIGHT + 2))
     ws.ws.activate()
     print_setup(ws, last_col=FIRST_COL + n - 1, one_page=True)
