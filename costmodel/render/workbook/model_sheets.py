@@ -169,10 +169,10 @@ def _row_note(name: str, systems: Sequence[WorkbookSystem], used: list[set[str]]
     elif unused:
         parts.append(f"not used by system {_listing(unused)}")
     missing = [i for i in absent if i not in unused]
-    if missing:
+    if missing:  # (a comparison's column is narrow)
         parts.append("not given: the figures that need it show \u2013" if n == 1 else
-                     f"not given for system {_listing(missing)}: the figures that need it "
-                     f"show \u2013")
+                     "not given" if len(missing) == n else
+                     f"not given for system {_listing(missing)}")
     if notes is None:
         if sources[0]:
             parts.append(sources[0])

@@ -50,7 +50,7 @@ def write_sensitivity(ws: Sheet, analyses: Sequence[Any]) -> None:
             raise TypeError(f"not a sensitivity result: {type(analysis).__name__}")
         row += 2
     ws.ws.set_h_pagebreaks(breaks)
-    ws.set_widths({1: 28, 2: 14, 3: 16, 4: 16, 5: 16, 6: 16, 7: 16, 8: 18})
+    ws.set_widths({1: 34, 2: 14, 3: 16, 4: 16, 5: 16, 6: 16, 7: 16, 8: 18})
     ws.ws.freeze_panes(3, 0)
 
 
