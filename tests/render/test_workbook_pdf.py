@@ -14,6 +14,8 @@ from __future__ import annotations
 import io
 import os
 import re
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -60,14 +62,17 @@ def stated_pages() -> dict[str, dict[str, int]]:
 
 
 @pytest.fixture(scope="module")
-def printed(tmp_path_factory) -> dict[str, tuple[list[tuple[str, str]], list]]:
-    """Each sample printed: its pages as (sheet, text), and its systems."""
+def printed(tmp_path_factory) -> dict[str, tuple[list[tuple[str, str]], list, Path]]:
+    """Each sample printed: its pages as (sheet, text), and its systems (the PDF beside the
+    workbook, as <sample>.pdf)."""
     folder = tmp_path_factory.mktemp("pdf")
     out = {}
     for sample, (files, matched) in SAMPLES.items():
         systems, _ = workbook_systems(files, matched=matched)
         path = save_workbook(build_workbook(systems), folder / f"{sample}.xlsx")
-        reader = pypdf.PdfReader(io.BytesIO(to_pdf(path)))
+        pdf = to_pdf(path)
+        path.with_suffix(".pdf").write_bytes(pdf)
+        reader = pypdf.PdfReader(io.BytesIO(pdf))
         pages = []
         for k, page in enumerate(reader.pages, 1):
             text = page.extract_text()
@@ -75,7 +80,7 @@ def printed(tmp_path_factory) -> dict[str, tuple[list[tuple[str, str]], list]]:
             assert footer and int(footer[2]) == k and int(footer[3]) == len(reader.pages), \
                 (sample, k, text[:200])
             pages.append((footer[1], text))
-        out[sample] = (pages, systems)
+        out[sample] = (pages, systems, path.with_suffix(".pdf"))
     return out
 
 
@@ -99,7 +104,7 @@ def test_the_docs_state_a_count_for_every_sample_and_sheet():
 
 @pytest.mark.parametrize("sample", list(SAMPLES))
 def test_every_sheet_prints_within_the_pages_the_docs_state(printed, sample):
-    pages, _ = printed[sample]
+    pages, _, _ = printed[sample]
     stated = stated_pages()[sample]
     assert len(pages) <= stated["All"], [title for title, _ in pages]
     counted: dict[str, int] = {}
@@ -113,7 +118,7 @@ def test_every_sheet_prints_within_the_pages_the_docs_state(printed, sample):
 
 @pytest.mark.parametrize("sample", list(SAMPLES))
 def test_no_error_value_prints(printed, sample):
-    pages, _ = printed[sample]
+    pages, _, _ = printed[sample]
     for title, text in pages:
         for error in ERRORS:
             assert error not in text, (sample, title, error)
@@ -121,7 +126,7 @@ def test_no_error_value_prints(printed, sample):
 
 @pytest.mark.parametrize("sample", list(SAMPLES))
 def test_sources_print_beside_the_inputs(printed, sample):
-    pages, systems = printed[sample]
+    pages, systems, _ = printed[sample]
     inputs = _squeezed(_sheet_text(pages, "Inputs"))
     for s in systems:  # what each system's rated power and price were taken from
         for key in ("accelerator.rated_power", "accelerator.price", "electricity.price"):
@@ -132,7 +137,7 @@ def test_sources_print_beside_the_inputs(printed, sample):
 
 @pytest.mark.parametrize("sample", list(SAMPLES))
 def test_labels_lead_with_words_and_keep_the_names(printed, sample):
-    pages, _ = printed[sample]
+    pages, _, _ = printed[sample]
     inputs = _sheet_text(pages, "Inputs")
     assert "Rated power of one accelerator package (TDP)" in inputs
     assert "accelerator_rated_power" in inputs
@@ -143,7 +148,7 @@ def test_labels_lead_with_words_and_keep_the_names(printed, sample):
 
 
 def test_unused_inputs_print_as_unused(printed):
-    pages, _ = printed["sample-tco"]
+    pages, _, _ = printed["sample-tco"]
     inputs = _sheet_text(pages, "Inputs")
     assert "Not used in this scenario" in inputs
     assert "not used in this scenario" in inputs  # beside each such input
@@ -153,13 +158,36 @@ def test_unused_inputs_print_as_unused(printed):
 
 
 def test_the_comparisons_first_page_answers_the_comparison(printed):
-    pages, systems = printed["matched-comparison"]
+    pages, systems, _ = printed["matched-comparison"]
     title, first = pages[0]
     assert title == "Summary"
     assert "Ratios to system 1" in first
     costs = [s.result.values["cost_per_mtok_total"] for s in systems]
     for cost in costs:  # each system's cost per million tokens over the first's
         assert f"{cost / costs[0]:.2f}\u00d7" in first, (cost / costs[0], first)
+
+
+_WORD = re.compile(r'xMin="([\d.]+)" yMin="([\d.]+)" xMax="([\d.]+)" yMax="([\d.]+)">([^<]*)<')
+
+
+@pytest.mark.parametrize("sample", list(SAMPLES))
+def test_no_row_prints_over_the_next(printed, sample):
+    """Every row is as tall as its wrapped text: no word prints over another (a row too low
+    for its lines runs into the next). Words set upright only: a chart's vertical axis
+    title is set across the lines beside it."""
+    pdftotext = shutil.which("pdftotext")
+    if pdftotext is None:
+        pytest.skip("pdftotext (poppler-utils) is not installed: the words' places unread")
+    boxes = subprocess.run([pdftotext, "-bbox", str(printed[sample][2]), "-"],
+                           capture_output=True, text=True, check=True).stdout
+    for k, page in enumerate(boxes.split("<page ")[1:], 1):
+        words = [(float(a), float(b), float(c), float(d), w)
+                 for a, b, c, d, w in _WORD.findall(page)]
+        upright = [w for w in words if w[2] - w[0] >= 0.8 * (w[3] - w[1])]
+        for i, (x0, y0, x1, y1, w) in enumerate(upright):
+            for a0, b0, a1, b1, v in upright[i + 1:]:
+                overlap = min(x1, a1) - max(x0, a0), min(y1, b1) - max(y0, b0)
+                assert overlap[0] <= 1.5 or overlap[1] <= 2.5, (sample, k, w, v)
 
 
 def test_to_pdf_refuses_a_missing_file(tmp_path):
