@@ -23,6 +23,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 from conftest import CURVE_SCENARIOS, workbook_systems  # noqa: E402
 from openpyxl import load_workbook  # noqa: E402
 
+from costmodel.render.workbook.excel_formula import MAY_BE_EMPTY  # noqa: E402
 from costmodel.render.workbook.export import build_workbook, save_workbook  # noqa: E402
 from costmodel.render.workbook.recalc import recalculate, soffice  # noqa: E402
 
@@ -41,8 +42,10 @@ def main() -> None:
         cached = load_workbook(path, data_only=True)["Calculations"]
         formulas = sum(1 for row in load_workbook(path)["Calculations"].iter_rows()
                        for c in row if c.data_type == "f")
-        empty = sum(1 for row in cached.iter_rows(min_row=5, min_col=4, max_col=6)
-                    for c in row if c.value is None)
+        # a step's cell is empty only where the engine has no value (MAY_BE_EMPTY)
+        empty = sum(1 for row in cached.iter_rows(min_row=5, min_col=2, max_col=6)
+                    if str(row[0].value).split(" = ")[0] not in MAY_BE_EMPTY
+                    for c in row[2:] if c.value is None)
         print(f"export, 3 systems with curves  {t_export * 1e3:8.1f} ms  "
               f"({path.stat().st_size / 1024:.0f} kB; {formulas} step formulas, "
               f"{empty} without a cached value)")

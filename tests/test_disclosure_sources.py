@@ -87,13 +87,21 @@ def _cover(wb) -> dict[str, list]:
 
 
 def _sources(wb) -> dict[tuple[str, str], str]:
-    """Sources rows: (system, input) -> source."""
-    rows = wb["Sources"].iter_rows(min_row=4, max_col=3, values_only=True)
-    out = {}
-    for system, key, source in rows:
-        if system is None or key is None:
+    """Sources rows: (system, input) -> source. The sheet lists each source once with the
+    keys it gives, under a section naming the system (or every system, in a comparison)."""
+    from costmodel.render.workbook.cover import SHARED_SOURCES
+    rows = wb["Sources"].iter_rows(min_row=4, max_col=2, values_only=True)
+    names = [n for n in _cover(wb)["item"] if n]
+    out, section = {}, None
+    for source, keys in rows:
+        if source is None:
             break
-        out[(system, key)] = source
+        if keys is None:  # a section: the system it lists
+            section = source
+            continue
+        for key in keys.split(", "):
+            for system in (names if section == SHARED_SOURCES else [section]):
+                out[(system, key)] = source
     return out
 
 

@@ -556,9 +556,12 @@ def test_workbook_carries_the_rate_as_inputs_and_live_formulas(tmp_path):
                     "electricity_price": 0.0, "facility_hosting": 0.0,
                     "accelerator_rack_power_basis": "all_in", "accelerator_cost_basis": "rent",
                     "power_boundary": "rack", "operating_point_throughput": 1000.0}
+    # the all-in power, which the switch selects, is read as #N/A if its cell is emptied
+    # (never as 0: see docs/finance.md, Absent and unused inputs)
     assert named_cells(wb, "power_rack")[0].value == (
         "=CHOOSE(MATCH(accelerator_rack_power_basis,accelerator_rack_power_basis_levels,0),"
-        "rack_wall_power/accelerators_per_rack,accelerator_all_in_power)")
+        'rack_wall_power/accelerators_per_rack,'
+        'IF(accelerator_all_in_power="",NA(),accelerator_all_in_power))')
     cover = {row[0].value: row[3].value for row in wb["Cover"].iter_rows() if row[0].value}
     assert cover["reference rate"].startswith("gb300/rental@2026-09 (version 2026-09)")
     assert ALL_IN in cover["reference rate"]

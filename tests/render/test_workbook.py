@@ -21,7 +21,7 @@ from openpyxl.utils import get_column_letter, range_boundaries
 from costmodel.app import reprice
 from costmodel.model.inputs import InputError
 from costmodel.model.steps import MODEL
-from costmodel.render.workbook.excel_formula import to_formula
+from costmodel.render.workbook.excel_formula import MAY_BE_EMPTY, to_formula
 from costmodel.render.workbook.export import build_workbook, save_workbook, suffixed
 from costmodel.render.workbook.names import named_cells
 from costmodel.render.workbook.reader import MAX_BYTES, read_workbook
@@ -279,9 +279,10 @@ def cases(tmp_path_factory) -> dict:
 
 
 def same(got, want) -> bool:
-    """A cell's value against the engine's: numbers to 1e-9, NaN as a spreadsheet error."""
+    """A cell's value against the engine's: numbers to 1e-9, NaN as an empty cell (an absent
+    input, or a formula giving empty text, shown as a dash): never an error value."""
     if isinstance(want, float) and math.isnan(want):
-        return isinstance(got, str) and got.startswith("#")
+        return got in (None, "")
     if isinstance(want, (int, float)) and not isinstance(want, bool):
         return isinstance(got, (int, float)) and got == pytest.approx(want, rel=1e-9,
                                                                        abs=1e-300)
@@ -396,7 +397,8 @@ def test_cached_values_are_the_engines(cases, case):
     checked = check_against_engine(values, load_workbook(path),
                                    [s for s in systems], quotes, analyses)
     assert checked > len(MODEL.scalar_steps) * len(systems)
-    # and no formula cell lacks its cached result
+    # and no formula cell lacks its cached result (but where it is empty text: a formula
+    # that is empty where the engine has no value, IF(x="","",...))
     formulas = load_workbook(path)
     for title in VISIBLE:
         if title not in formulas.sheetnames:
@@ -404,7 +406,8 @@ def test_cached_values_are_the_engines(cases, case):
         for row in formulas[title].iter_rows():
             for c in row:
                 if isinstance(c.value, str) and c.value.startswith("=") and c.data_type == "f":
-                    assert values[title][c.coordinate].value is not None, (title, c.coordinate)
+                    assert values[title][c.coordinate].value is not None or \
+                        '=""' in c.value or c.value[1:] in MAY_BE_EMPTY, (title, c.coordinate)
 
 
 @pytest.mark.parametrize("case", CASES)
@@ -540,3 +543,135 @@ def test_chart_text_helpers_keep_every_name_literal(tmp_path):
     assert "<c:strRef>" not in xml
     for text in ("S!B2", "plain", "T!C3 title", "=X!$D$4", "y"):
         assert f"<a:t>{text}</a:t>" in xml or f"<c:v>{text}</c:v>" in xml, text
+
+
+# ---- what a finance reader sees: words first, no error values, unused inputs said so ---------
+
+ERROR_VALUES = ("#N/A", "#VALUE!", "#REF!", "#DIV/0!", "#NAME?", "#NUM!", "#NULL!")
+
+
+def error_cells(book, titles=VISIBLE) -> list[tuple[str, str, str]]:
+    """(sheet, cell, value) of every error value the visible sheets show."""
+    return [(ws.title, c.coordinate, c.value) for ws in book if ws.title in titles
+            for row in ws.iter_rows() for c in row
+            if isinstance(c.value, str) and c.value.startswith(ERROR_VALUES)]
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_no_error_value_in_a_workbook_from_a_valid_scenario(cases, case):
+    path = cases[case][0]
+    assert error_cells(load_workbook(path, data_only=True)) == []
+    with zipfile.ZipFile(path) as z:  # nor any cell typed as an error
+        sheets = b"".join(z.read(n) for n in z.namelist() if n.startswith("xl/worksheets/"))
+    assert b't="e"' not in sheets
+
+
+def test_rows_lead_with_words_and_keep_their_names(cases):
+    from costmodel.render.workbook.layout import NAME_COL, UNIT_COL, row_label
+    wb = load_workbook(cases["three-matched"][0])
+    for sheet, name in (("Inputs", "accelerator_rated_power"), ("Inputs", "power_boundary"),
+                        ("Calculations", "cost_per_mtok_total"),
+                        ("Results", "cost_per_mtok_total")):
+        cell = named_cells(wb, name)[0] if sheet != "Results" else next(
+            r[0] for r in wb["Results"].iter_rows(min_col=NAME_COL, max_col=NAME_COL)
+            if r[0].value == name)
+        words = wb[sheet].cell(cell.row, 1).value
+        assert words[0].isupper() and "_" not in words.split("(")[0], (sheet, words)
+        code = wb[sheet].cell(cell.row, NAME_COL).value
+        assert code == name or code.startswith(f"{name} = "), (sheet, code)
+    assert wb["Inputs"].cell(named_cells(wb, "accelerator_rated_power")[0].row, 1).value == \
+        row_label("accelerator_rated_power") == "Rated power of one accelerator package (TDP)"
+    step = named_cells(wb, "cost_per_mtok_total")[0]
+    assert wb["Calculations"].cell(step.row, NAME_COL).value == \
+        f"cost_per_mtok_total = {MODEL.steps['cost_per_mtok_total'].expression}"
+    assert wb["Inputs"].cell(named_cells(wb, "facility_pue")[0].row, UNIT_COL).value == \
+        "dimensionless"
+
+
+def test_unused_inputs_are_empty_cells_said_to_be_unused(single):
+    from costmodel.render.workbook.layout import FIRST_COL
+    wb = load_workbook(single)
+    ws = wb["Inputs"]
+    section = next(c.row for c in ws["A"] if isinstance(c.value, str)
+                   and c.value.startswith("Not used in this scenario"))
+    for name in ("accelerator_hourly_price", "accelerator_measured_power",
+                 "electricity_tariff_fixed_charge", "electricity_site_basis"):
+        cell = named_cells(wb, name)[0]
+        assert cell.row > section, name  # grouped under "Not used in this scenario"
+        if name in MODEL.inputs:
+            assert cell.value is None, name  # empty: no #N/A for a reader to take as a fault
+        note = ws.cell(cell.row, FIRST_COL + 1).value
+        assert note.startswith("not used in this scenario"), (name, note)
+    used = named_cells(wb, "electricity_price")[0]
+    assert used.row < section and used.value == pytest.approx(0.0871)
+    assert "EIA Electric Power Monthly" in ws.cell(used.row, FIRST_COL + 1).value  # source
+
+
+def test_a_comparison_cites_its_sources_by_number_listed_under_the_inputs(three):
+    from costmodel.render.workbook.layout import FIRST_COL
+    wb = load_workbook(three)
+    ws = wb["Inputs"]
+    cited = ws.cell(named_cells(wb, "accelerator_rated_power")[0].row, FIRST_COL + 3).value
+    numbers = re.findall(r"\[(\d+)\]", cited)
+    assert len(numbers) == 3 and len(set(numbers)) == 3, cited  # one source per system
+    listed = {m[1]: m[2] for c in ws["A"] if isinstance(c.value, str)
+              for m in [re.match(r"\[(\d+)\] (.*)", c.value)] if m}
+    systems, _ = workbook_systems(CURVE_SCENARIOS, matched=True)
+    assert [listed[k] for k in numbers] == [s.result.provenance["accelerator.rated_power"]
+                                            for s in systems]
+
+
+def test_used_inputs_follow_the_switches():
+    from costmodel.render.workbook.model_sheets import used_inputs
+    (tco,), _ = workbook_systems([SAMPLE])
+    (tou,), _ = workbook_systems([SCENARIOS / "sample-tou.toml"])
+    assert {"electricity_price", "power_boundary", "accelerator_price",
+            "operating_point_throughput_per_kw"} <= used_inputs(tco)
+    assert not {"accelerator_hourly_price", "accelerator_measured_power",
+                "electricity_tariff_fixed_charge", "operating_point_throughput",
+                "money_rate"} & used_inputs(tco)
+    assert "electricity_price" not in used_inputs(tou)  # a tariff instead
+    assert {"electricity_tariff_fixed_charge", "electricity_tariff_scale",
+            "money_rate"} <= used_inputs(tou)  # the tariff's, and EUR shown
+
+
+def test_formulas_never_compute_with_an_empty_input():
+    # an input a switch selects reads #N/A when empty (the engine refuses that scenario),
+    # never 0; a step reading an input no switch guards is empty when it is (no value)
+    capex = to_formula(MODEL.steps["capex_per_hour"].tree)
+    assert 'IF(accelerator_hourly_price="",NA(),accelerator_hourly_price)' in capex
+    assert to_formula(MODEL.steps["emissions_per_hour"].tree) == (
+        'IF(electricity_carbon_intensity="","",average_power*electricity_carbon_intensity/'
+        'watts_per_kilowatt)')
+    assert to_formula(MODEL.steps["emissions_per_mtok"].tree).startswith(
+        'IF(emissions_per_hour="","",')
+    assert MAY_BE_EMPTY & set(MODEL.steps) == {"bandwidth_per_watt", "emissions_per_hour",
+                                               "emissions_per_mtok"}
+    for name in MODEL.inputs:  # no optional input is read bare
+        if not MODEL.inputs[name].optional or MODEL.inputs[name].axes:
+            continue
+        for step in MODEL.scalar_steps:
+            text = to_formula(MODEL.steps[step].tree)
+            if text.startswith(f'IF({name}="","",'):
+                continue  # the whole step is empty when the input is
+            rest = text.replace(f'IF({name}="",NA(),{name})', "guarded")
+            assert not re.search(rf"\b{name}\b", rest), (step, name, text)
+
+
+def test_the_dash_format_keeps_the_figures_format():
+    from costmodel.render.workbook.sheet import with_dash
+    assert with_dash("#,##0") == '#,##0;-#,##0;#,##0;"\u2013"'
+    assert with_dash("[>=100]#,##0;#,##0.0") == \
+        '[>=100]#,##0;[<100]#,##0.0;#,##0.0;"\u2013"'
+    assert with_dash("[>=1]#,##0.00;[>=0.01]#,##0.0000;#,##0.000000") == \
+        '[>=1]#,##0.00;[>=0.01]#,##0.0000;#,##0.000000;"\u2013"'
+
+
+def test_a_comparisons_summary_holds_the_ratios(three):
+    wb = load_workbook(three)
+    formulas = [c.value for row in wb["Summary"].iter_rows() for c in row
+                if isinstance(c.value, str) and c.value.startswith("=")]
+    from costmodel.render.workbook.summary import RATIOS
+    for name in RATIOS:  # (their values: test_cached_values_are_the_engines)
+        assert f"={name}/{name}_s1" in formulas, name
+    assert RATIOS[0] == "cost_per_mtok_total"

@@ -11,11 +11,13 @@ from ... import __version__
 from ...model.results import ALLOCATION_RULE, CONVENTIONS
 from ...model.steps import MODEL
 from ..display import display_unit, excel_format
+from .excel_formula import MAY_BE_EMPTY, live_formula
 from .layout import FIRST_COL, WorkbookSystem, system_header
 from .model_sheets import input_value
 from .sheet import Sheet
 
-__all__ = ["write_cover", "write_sources", "LIVE_ITEMS", "live_value", "describe"]
+__all__ = ["write_cover", "write_sources", "LIVE_ITEMS", "live_value", "describe",
+           "source_groups", "SHARED_SOURCES"]
 
 # (label, the name a live item shows): inputs and steps; units and formats follow the name
 LIVE_ITEMS = [("power boundary", "power_boundary"), ("power basis", "power_basis"),
@@ -49,14 +51,16 @@ def live_value(system: WorkbookSystem, name: str) -> Any:
 
 def write_live(ws: Sheet, row: int, systems: Sequence[WorkbookSystem], text: str,
                name: str, style: str = "result") -> None:
-    """One live row: label, unit as displayed, ``=name`` in each system's column."""
+    """One live row: label, unit as displayed, ``=name`` in each system's column (a dash
+    where the system has no value)."""
     unit = unit_of(name)
     ws.text(row, 1, text)
     ws.text(row, 3, display_unit(name, unit) if unit else "")
     for i, s in enumerate(systems):
         value = live_value(s, name)
         num_format = excel_format(name, unit) if unit else None
-        ws.formula(row, FIRST_COL + i, f"={name}", value, style, num_format)
+        ws.formula(row, FIRST_COL + i, live_formula(name), value, style, num_format,
+                   empty=name in MAY_BE_EMPTY)
 
 
 def describe() -> dict[str, Callable[[dict], str]]:
@@ -81,7 +85,7 @@ def write_cover(ws: Sheet, systems: Sequence[WorkbookSystem], title: str | None,
              ("systems", str(n)),
              ("how to use", "Change the blue cells on Inputs (units as shown); every figure "
                             "recomputes. Boundary, basis and token kind are lists.")]
-    ws.set_widths({1: 26, 2: 3, 3: 10, **{FIRST_COL + i: 40 if n < 3 else 34
+    ws.set_widths({1: 26, 2: 3, 3: 10, **{FIRST_COL + i: max(34, min(80, 100 / n))
                                           for i in range(n)}})
     for row, (k, v) in enumerate(facts, 3):
         ws.text(row, 1, k, "label")
@@ -98,36 +102,79 @@ def write_cover(ws: Sheet, systems: Sequence[WorkbookSystem], title: str | None,
     for text, get in describe().items():
         row += 1
         ws.text(row, 1, text)
-        for i, d in enumerate(disclosures):
-            ws.text(row, FIRST_COL + i, get(d), "wrap")
+        said = [get(d) for d in disclosures]
+        if n > 1 and len(set(said)) == 1:  # the same for every system: said once, across
+            ws.text(row, FIRST_COL, said[0], "wrap", span=n)
+            ws.ws.merge_range(row - 1, FIRST_COL - 1, row - 1, FIRST_COL + n - 2, said[0],
+                              ws.book.format("wrap"))
+            continue
+        for i, value in enumerate(said):
+            ws.text(row, FIRST_COL + i, value, "wrap")
     ws.ws.freeze_panes(top + 1, FIRST_COL - 1)
     return top + 1
 
 
-def write_sources(ws: Sheet, systems: Sequence[WorkbookSystem]) -> None:
-    ws.text(1, 1, "Sources: where every input came from", "title")
-    ws.header(3, ["system", "input", "source"])
-    row = 3
+SHARED_SOURCES = "Every system"
+
+
+def source_groups(systems: Sequence[WorkbookSystem]) -> list[tuple[str, list[tuple[str, str]]]]:
+    """The sources of every system's scenario keys, grouped: (section, [(source, the keys
+    it gives, comma-separated)]), the sections being :data:`SHARED_SOURCES` (in a comparison:
+    what every system takes from the same source) and then each system by name."""
+    by_system = []
     for s in systems:
+        keys: dict[str, list[str]] = {}
         for key, source in sorted(s.result.provenance.items()):
+            keys.setdefault(source, []).append(key)
+        by_system.append(keys)
+    shared: dict[str, list[str]] = {}
+    if len(systems) > 1:
+        for source, keys in by_system[0].items():
+            if all(other.get(source) == keys for other in by_system[1:]):
+                shared[source] = keys
+    out = [(SHARED_SOURCES, [(src, ", ".join(k)) for src, k in shared.items()])] \
+        if shared else []
+    for s, keys in zip(systems, by_system, strict=True):
+        out.append((s.result.name, [(src, ", ".join(k)) for src, k in keys.items()
+                                    if src not in shared]))
+    return out
+
+
+def write_sources(ws: Sheet, systems: Sequence[WorkbookSystem]) -> None:
+    """Where every scenario key came from, one row per source with the keys it gives
+    (sources every system shares listed once), then the defaults used and the
+    conventions."""
+    ws.text(1, 1, "Sources: where every input came from", "title")
+    ws.text(2, 1, "Each source once, with the scenario keys it gives; the Inputs sheet "
+                  "shows the source beside each input.", "note")
+    ws.header(3, ["source", "what it gives (scenario keys)"])
+    row = 3
+    for section, rows in source_groups(systems):
+        if not rows:
+            continue
+        row += 1
+        ws.text(row, 1, section, "section")
+        for source, keys in rows:
             row += 1
-            ws.text(row, 1, s.result.name, "wrap")
-            ws.text(row, 2, key)
-            ws.text(row, 3, source, "wrap")
+            ws.text(row, 1, source, "wrap")
+            ws.text(row, 2, keys, "code_wrap")
     row += 2
     ws.text(row, 1, "Defaults used (illustrative assumptions unless a source is named)",
             "section")
-    for s in systems:
+    defaults = [", ".join(s.result.defaults_used) or "none" for s in systems]
+    named = [(SHARED_SOURCES, defaults[0])] if len(systems) > 1 and len(set(defaults)) == 1 \
+        else [(s.result.name, d) for s, d in zip(systems, defaults, strict=True)]
+    for who, text in named:
         row += 1
-        ws.text(row, 1, s.result.name, "wrap")
-        ws.text(row, 3, ", ".join(s.result.defaults_used) or "none", "wrap")
+        ws.text(row, 1, who, "wrap")
+        ws.text(row, 2, text, "code_wrap")
     row += 2
     ws.text(row, 1, "Conventions", "section")
     for line in [*CONVENTIONS, f"input/output prices: {ALLOCATION_RULE}"]:
         row += 1
-        ws.text(row, 1, line, "wrap", span=3)
-        ws.ws.merge_range(row - 1, 0, row - 1, 2, line, ws.book.format("wrap"))
-    ws.set_widths({1: 30, 2: 34, 3: 80})
+        ws.text(row, 1, line, "wrap", span=2)
+        ws.ws.merge_range(row - 1, 0, row - 1, 1, line, ws.book.format("wrap"))
+    ws.set_widths({1: 70, 2: 64})
     ws.ws.freeze_panes(3, 0)
 
 

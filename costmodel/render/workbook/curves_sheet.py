@@ -11,15 +11,16 @@ import numpy as np
 from ..display import excel_format
 from .chart_text import set_title
 from .layout import WorkbookSystem
-from .sheet import Sheet
+from .sheet import Sheet, rows_for
 from .styles import SERIES_COLOURS
 
 __all__ = ["write_curves"]
 
-_FRONTIER_SAMPLES = 40
+_FRONTIER_SAMPLES = 24
 _FCOL = 9  # column I: the frontier and the chosen point
 _LAST_COL = 12  # column L: the last printed
-_CHART_ROWS = 20  # rows of 15 pt under the points that the chart covers
+_CHART_HEIGHT = 320  # [pixels]
+_CHART_ROWS = rows_for(_CHART_HEIGHT)  # rows under the points that the chart covers
 
 
 def write_curves(ws: Sheet, systems: Sequence[WorkbookSystem]) -> None:
@@ -36,6 +37,7 @@ def write_curves(ws: Sheet, systems: Sequence[WorkbookSystem]) -> None:
     for s in systems:
         if s.curve is None:
             continue
+        top = row
         c, sel, kind = s.curve.curve, s.curve.selection, s.curve.kind
         ws.text(row, 1, f"{s.result.name}: curve {c.key.id}", "section")
         for k, note in enumerate([f"from {s.curve.origin}; {c.source}",
@@ -83,7 +85,11 @@ def write_curves(ws: Sheet, systems: Sequence[WorkbookSystem]) -> None:
             ws.number(head + 1, _FCOL + 3, float(sel.throughput), "result", tps)
         if frontier is not None:  # under the points, beside the frontier samples
             _chart(ws, c.key.id, head, points_end, samples, sel.interactivity is not None)
-        row = max(points_end + 2 + _CHART_ROWS, head + samples) + 3
+        end = max(points_end + 1 + (_CHART_ROWS if frontier is not None else 0),
+                  head + samples)
+        ws.keep_together(top, end)  # each curve, its table and its chart on one page
+        ws.last_row = max(ws.last_row, end)  # the chart too, in the print area
+        row = end + 3
     ws.set_widths({1: 12, 2: 15, 3: 15, 4: 10, 5: 10, 6: 12, 7: 10, 8: 2, 9: 12, 10: 13,
                    11: 12, 12: 12})
     ws.ws.freeze_panes(3, 0)
@@ -129,5 +135,5 @@ def _chart(ws: Sheet, title: str, head: int, points_end: int, samples: int,
                       "num_format": "#,##0",
                       "major_gridlines": {"visible": True, "line": {"color": "#E0E0E0"}}})
     chart.set_legend({"position": "bottom"})
-    chart.set_size({"width": 600, "height": _CHART_ROWS * 20})
+    chart.set_size({"width": 600, "height": _CHART_HEIGHT})
     ws.ws.insert_chart(points_end + 1, 0, chart, {"x_offset": 4})

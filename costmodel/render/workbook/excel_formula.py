@@ -10,8 +10,18 @@ apart:
   ``level_levels`` names the list of the categorical input's levels in the workbook.
 
 Spreadsheet IF and CHOOSE evaluate only the branch they take, as the engine's results mean:
-an absent optional input (``#N/A`` in the workbook, NaN in the engine) only matters where
-it is used.
+an absent optional input only matters where it is used.
+
+An absent optional input is an empty cell (NaN in the engine), never an error value a reader
+takes for a fault. A blank cell computes as 0 in a spreadsheet, so a formula never reads an
+optional input bare:
+
+- where a step reads it (or a step that may itself be empty, :data:`MAY_BE_EMPTY`) outside
+  any ``choose`` option, the step is empty when it is: ``IF(x="","",...)`` (no carbon
+  intensity: no emissions; the engine's NaN). Such a step's cell shows a dash;
+- inside a ``choose`` option (an input a switch selects) it reads ``IF(x="",NA(),x)``: a
+  switch turned to an input left empty gives ``#N/A``, as the engine refuses that scenario,
+  never a figure computed with 0.
 
 Profiles (:mod:`costmodel.model.profile`) sit in blocks of cells, so a formula that reads one is
 written for its cell (:func:`cell_formula`): a name is what a resolver says it is at that
@@ -25,9 +35,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from ...model.declaration import Algebra, Node, fold
+from ...model.declaration import Algebra, Collect, Node, fold
+from ...model.steps import MODEL
 
-__all__ = ["to_formula", "levels_name", "Cell", "cell_formula", "NOT_AVAILABLE"]
+__all__ = ["to_formula", "levels_name", "Cell", "cell_formula", "NOT_AVAILABLE",
+           "MAY_BE_EMPTY", "live_formula", "ratio_formula"]
 
 _PRECEDENCE = {"+": 1, "-": 1, "*": 2, "/": 2, "**": 3}
 _COMPARISON = 0  # binds loosest, as in a spreadsheet
@@ -44,8 +56,27 @@ def levels_name(enum_name: str) -> str:
 
 
 def to_formula(node: Node) -> str:
-    """Spreadsheet formula text for an expression, without the leading ``=``."""
-    return fold(node, _FORMULA)[0]
+    """Spreadsheet formula text for a scalar step's expression, without the leading ``=``:
+    empty where a name it reads outside a switch is empty, every other optional input
+    guarded (see the module docstring)."""
+    empty = _empty_reads(node)
+    return _empty_unless(empty, fold(node, _Formulas(MAY_BE_EMPTY - set(empty)))[0])
+
+
+def live_formula(name: str, ref: str | None = None) -> str:
+    """``=name`` for a cell that shows an input or step elsewhere (``ref``: how the cell names
+    it, default ``name``): an optional input's blank shows as empty, not as 0."""
+    ref = ref or name
+    if name in MAY_BE_EMPTY and name in MODEL.inputs:
+        return f'={_empty_unless([ref], ref)}'
+    return f"={ref}"
+
+
+def ratio_formula(name: str, ref: str, first: str) -> str:
+    """``ref / first`` (``name`` in a system's column over the first system's), empty where
+    either is empty."""
+    text = f"{ref}/{first}"
+    return "=" + (_empty_unless([ref, first], text) if name in MAY_BE_EMPTY else text)
 
 
 def _operand(part: Formula, needed: int) -> str:
@@ -54,9 +85,58 @@ def _operand(part: Formula, needed: int) -> str:
     return f"({text})" if precedence < needed else text
 
 
+class _Unguarded(Collect):
+    """The names an expression reads outside every ``choose`` option (the options are what a
+    switch selects; a ``where`` takes either side, so both count)."""
+
+    def name(self, id: str) -> frozenset:
+        return frozenset((id,))
+
+    def choose(self, selector: str, options: tuple[frozenset, ...]) -> frozenset:
+        return frozenset()
+
+
+_UNGUARDED = _Unguarded()
+
+
+def _may_be_empty() -> frozenset[str]:
+    """The optional scalar inputs, and the scalar steps that read one of these (or such a
+    step) outside a ``choose`` option: whatever a valid scenario may leave without a value."""
+    empty = {n for n, i in MODEL.inputs.items() if i.optional and not i.axes}
+    for name, step in MODEL.steps.items():
+        if not step.axes and fold(step.tree, _UNGUARDED) & empty:
+            empty.add(name)
+    return frozenset(empty)
+
+
+MAY_BE_EMPTY = _may_be_empty()
+"""Names whose cell may be empty: optional inputs (blank) and the steps that are empty when
+one is (the engine's NaN)."""
+
+
+def _guarded(text: str) -> str:
+    """An optional input read where a switch selects it: ``#N/A`` when it is empty."""
+    return f'IF({text}="",NA(),{text})'
+
+
+def _empty_unless(names: list[str], text: str) -> str:
+    """``text`` wrapped to be empty when any of ``names`` (each as written) is empty."""
+    for name in reversed(names):
+        text = f'IF({name}="","",{text})'
+    return text
+
+
+def _empty_reads(node: Node) -> list[str]:
+    """The may-be-empty names an expression reads outside every ``choose`` option."""
+    return sorted(fold(node, _UNGUARDED) & MAY_BE_EMPTY)
+
+
 class _Formulas(Algebra[Formula]):
+    def __init__(self, guard: frozenset[str] = frozenset()):
+        self.guard = guard  # names read as IF(x="",NA(),x)
+
     def name(self, id: str) -> Formula:
-        return id, _ATOM
+        return (_guarded(id) if id in self.guard else id), _ATOM
 
     def num(self, value: int) -> Formula:
         return str(value), _ATOM
@@ -89,6 +169,7 @@ class _Formulas(Algebra[Formula]):
 
 _FORMULA = _Formulas()
 NOT_AVAILABLE = "NA()"
+_UNAVAILABLE = "\0NA\0"  # a profile the system does not have, until the formula is whole
 
 
 @dataclass(frozen=True)
@@ -109,11 +190,16 @@ class _CellFormulas(Algebra[_AtCell]):
     """:class:`_Formulas` for a given cell: each part is a function of the cell, so a
     reduction can tell the names inside it which axes it sums."""
 
-    def __init__(self, resolve: Resolve):
-        self.resolve = resolve
+    def __init__(self, resolve: Resolve, guard: frozenset[str]):
+        self.resolve, self.guard = resolve, guard
 
     def name(self, id: str) -> _AtCell:
-        return lambda cell: (self.resolve(id, cell), _ATOM)
+        def at(cell: Cell) -> Formula:
+            text = self.resolve(id, cell)
+            if text == NOT_AVAILABLE:
+                return _UNAVAILABLE, _ATOM
+            return (_guarded(text) if id in self.guard else text), _ATOM
+        return at
 
     def num(self, value: int) -> _AtCell:
         text = _FORMULA.num(value)
@@ -141,13 +227,18 @@ class _CellFormulas(Algebra[_AtCell]):
     def reduce(self, op: str, axis: str, x: _AtCell) -> _AtCell:
         def at(cell: Cell) -> Formula:
             text = x(replace(cell, reduced=cell.reduced | {axis}))[0]
-            if NOT_AVAILABLE in text:
-                return NOT_AVAILABLE, _ATOM
+            if _UNAVAILABLE in text:
+                return _UNAVAILABLE, _ATOM
             return _FORMULA.reduce(op, axis, (text, _ATOM))
         return at
 
 
-def cell_formula(node: Node, resolve: Resolve, cell: Cell) -> str:
+def cell_formula(node: Node, resolve: Resolve, cell: Cell, *, scalar: bool = True) -> str:
     """Spreadsheet formula text (without ``=``) for an expression written at ``cell``, each
-    name as ``resolve`` gives it there."""
-    return fold(node, _CellFormulas(resolve))(cell)[0]
+    name as ``resolve`` gives it there. ``scalar``: a scalar step, empty where a name it
+    reads outside a switch is (as :func:`to_formula`); a profile's cell (``scalar=False``,
+    summed by other formulas, so never empty text) reads every optional input guarded."""
+    empty = _empty_reads(node) if scalar else []
+    text = fold(node, _CellFormulas(resolve, MAY_BE_EMPTY - set(empty)))(cell)[0]
+    text = text.replace(_UNAVAILABLE, NOT_AVAILABLE)
+    return _empty_unless([resolve(n, cell) for n in empty], text)

@@ -5,16 +5,20 @@ openpyxl ``data_only``), and Excel or LibreOffice recompute it when an input cha
 Written with XlsxWriter (openpyxl cannot store a formula's cached result; it stays the
 reader's library). Sheets, in order:
 
-- **Summary**: the answer per system, the cost stack chart, the key assumptions (live) and
-  the disclosure in a few lines; one printed page.
+- **Summary**: the answer per system (in a comparison, with the ratios to the first system),
+  the cost stack chart, the key assumptions (live) and the disclosure in a few lines; one
+  printed page.
 - **Cover**: what was priced, when, by which engine, and the disclosure; the switches that can
   change in the workbook (boundary, basis, token kind, electricity price...) are formulas
   that follow the Inputs sheet.
-- **Inputs**: the named constants, then every declared input, one row each, with its unit and
-  a value per system; input cells are styled as inputs and validated (lists for categorical
-  inputs, ranges for fractions and counts).
-- **Calculations**: every declared step, one row each, the same formula along the row
-  (a step that reads a profile names each system's blocks).
+- **Inputs**: the choices, the inputs they use, those not used in this scenario (grouped, a
+  note beside each, an absent one an empty cell), then the named constants; one row each,
+  its words, name, unit, a value per system and its source (printed beside it); input cells
+  are styled as inputs and validated (lists for categorical inputs, ranges for fractions
+  and counts).
+- **Calculations**: every declared step, one row each: its words, name = declaration, unit,
+  and the same formula along the row (a step that reads a profile names each system's
+  blocks).
 - **Tariff** (when a system has a tariff or a load shape): rates, demand charges, calendar
   weights and load by hour, and the profile steps, live (:mod:`.tariff_sheet`).
 - **Results**: the cost stack per million tokens with a chart, prices, efficiency figures and,
@@ -28,8 +32,10 @@ reader's library). Sheets, in order:
 
 Names: see :mod:`costmodel.render.workbook.layout`. Figures carry the number format of their name
 and
-unit (:func:`costmodel.render.display.excel_format`); each sheet prints landscape with its header
-rows repeated (:mod:`costmodel.render.workbook.print_setup`).
+unit (:func:`costmodel.render.display.excel_format`); each sheet prints landscape, one page
+wide, with its header rows repeated (:mod:`costmodel.render.workbook.print_setup`); an empty
+cell, never an error value, stands where the engine has no value
+(:mod:`costmodel.render.workbook.excel_formula`).
 """
 from __future__ import annotations
 
@@ -101,16 +107,16 @@ def build_workbook(systems: Sequence[WorkbookSystem], *, title: str | None = Non
     last_system = FIRST_COL + n - 1
     write_lists(sheets["Lists"], names)
     write_inputs(sheets["Inputs"], systems, names)
-    print_setup(sheets["Inputs"], last_col=last_system, title_rows=(HEADER_ROW, HEADER_ROW),
-                title_cols=3)
+    # with the sources column: each source prints beside the figure it supports
+    print_setup(sheets["Inputs"], last_col=last_system + 1,
+                title_rows=(HEADER_ROW, HEADER_ROW), title_cols=3)
     write_calculations(sheets["Calculations"], systems, names, profiles)
-    # printed without the declarations column (on screen beside the formulas)
     print_setup(sheets["Calculations"], last_col=last_system,
                 title_rows=(HEADER_ROW, HEADER_ROW), title_cols=3)
     if profiles:
         write_tariff(sheets[TARIFF_SHEET], systems, profiles, names)
-        # too wide for one page: the names repeat on the left of each page of hours
-        print_setup(sheets[TARIFF_SHEET], title_rows=(1, 4), title_cols=1)  # hours on top
+        # a day's 24 hours a page, the names repeated on the left, the hours on top
+        print_setup(sheets[TARIFF_SHEET], title_rows=(4, 4), title_cols=1, page_cols=24)
     write_results(sheets["Results"], systems)
     print_setup(sheets["Results"], last_col=last_system, title_rows=(HEADER_ROW, HEADER_ROW),
                 title_cols=3)

@@ -1,9 +1,11 @@
 """Where things sit in an exported workbook: the contract the reader relies on.
 
-Every sheet keeps system *i* (1-based) in column D + i - 1 (:data:`FIRST_COL`), the name in
-column A and the unit in column C. Names are the scenario keys with dots as underscores; a
-name spans its row's system columns, and in a comparison each system's cell also has a
-single-cell name with the suffix ``_s1``, ``_s2``...
+Every sheet keeps system *i* (1-based) in column D + i - 1 (:data:`FIRST_COL`). On Inputs,
+Calculations and Results a row leads with its words in column A (:func:`row_label`), keeps
+its code name in column B (:data:`NAME_COL`) and its unit in column C (:data:`UNIT_COL`, the
+engine's unit on Inputs, which the reader checks). Names are the scenario keys with dots as
+underscores; a name spans its row's system columns, and in a comparison each system's cell
+also has a single-cell name with the suffix ``_s1``, ``_s2``...
 """
 from __future__ import annotations
 
@@ -11,13 +13,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ...model.results import Result
+from ...model.steps import MODEL, SHOWN, shown
 from ...sources.curve_point import CurveReading
 from .sheet import Book, cell_ref
 
 __all__ = ["FIRST_COL", "SHEETS", "META_FORMAT", "COUNT_INPUTS", "WorkbookSystem", "suffixed",
            "Names", "system_ref", "HEADER_ROW", "system_columns",
-           "system_header", "system_width"]
+           "system_header", "system_width", "NAME_COL", "UNIT_COL", "row_label", "words"]
 
+NAME_COL = 2  # column B: the code name of a row (its words are in column A)
+UNIT_COL = 3  # column C: the unit
 FIRST_COL = 4  # column D: the first system
 HEADER_ROW = 4  # the row naming the systems on Inputs, Calculations, Results
 SHEETS = ("Summary", "Cover", "Inputs", "Calculations", "Results", "Sources", "Lists", "Meta")
@@ -74,8 +79,28 @@ def system_header(systems: Sequence[WorkbookSystem], first: Sequence[str],
 
 
 def system_width(systems: Sequence[WorkbookSystem], least: float = 16,
-                 most: float = 28) -> float:
+                 most: float = 20) -> float:
     """A system column wide enough for its figures and, wrapped on two lines at most, its
     name."""
     longest = max(len(s.result.name) for s in systems)
     return max(least, min(most, longest / 2 + 3))
+
+
+def words(text: str) -> str:
+    """A description as a row's label: its first letter capitalised."""
+    return text[:1].upper() + text[1:]
+
+
+_SHOWN = {shown(n): n for n in SHOWN}
+
+
+def row_label(name: str) -> str:
+    """The words a row of an input, categorical input, constant or step leads with: its
+    declared description (a figure in the currency results are shown in: its USD figure's)."""
+    if name in _SHOWN:
+        return words(MODEL.steps[_SHOWN[name]].description) + \
+            ", in the currency results are shown in"
+    for table in (MODEL.inputs, MODEL.enums, MODEL.constants, MODEL.steps):
+        if name in table:
+            return words(table[name].description)
+    raise KeyError(name)

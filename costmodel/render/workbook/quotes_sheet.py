@@ -91,7 +91,9 @@ def write_quotes(ws: Sheet, systems: Sequence[WorkbookSystem],
                  last_col)
     row = 5
     for quote, comparisons in quotes:
-        row = _block(ws, row, systems, quote, comparisons) + 2
+        last = _block(ws, row, systems, quote, comparisons)
+        ws.keep_together(row, last)  # a quote on one printed page
+        row = last + 2
     ws.ws.freeze_panes(4, FIRST_COL - 1)  # the name and unit columns
 
 

@@ -1,5 +1,6 @@
 """Open workbooks in LibreOffice headless and save them again as .xlsx, as an editor would,
-with every formula recalculated (``recalc=True``) or the cached values kept as they were.
+with every formula recalculated (``recalc=True``) or the cached values kept as they were; or
+print them to PDF (:func:`to_pdf`), recalculated, as a finance team would send them.
 
 LibreOffice recalculates an .xlsx on load only when its profile says so
 (``OOXMLRecalcMode`` under Calc/Formula/Load: 0 always, 1 never); the default asks, which
@@ -14,7 +15,7 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-__all__ = ["soffice", "recalculate", "save_with_libreoffice", "RecalcError"]
+__all__ = ["soffice", "recalculate", "save_with_libreoffice", "to_pdf", "RecalcError"]
 
 _PROFILE = """<?xml version="1.0" encoding="UTF-8"?>
 <oor:items xmlns:oor="http://openoffice.org/2001/registry"
@@ -51,6 +52,22 @@ def save_with_libreoffice(paths: Sequence[str | Path], out_dir: str | Path, *,
     """Open each of ``paths`` in one LibreOffice run and save it as .xlsx in ``out_dir`` (same
     names: their stems must differ), every formula recalculated when ``recalc``, else with
     the values cached in the file. Returns the written files, in order. [timeout: s]"""
+    return _convert(paths, out_dir, "xlsx", recalc=recalc, timeout=timeout)
+
+
+def to_pdf(path: str | Path, *, timeout: float = 120) -> bytes:
+    """The workbook at ``path`` printed to PDF by LibreOffice: every visible sheet's print
+    area, every formula recalculated first (the pages show what the formulas compute, not
+    only the values cached in the file). [timeout: s]"""
+    with tempfile.TemporaryDirectory(prefix="costmodel-pdf-") as out:
+        (pdf,) = _convert([path], out, "pdf", recalc=True, timeout=timeout)
+        return pdf.read_bytes()
+
+
+def _convert(paths: Sequence[str | Path], out_dir: str | Path, kind: str, *, recalc: bool,
+             timeout: float) -> list[Path]:
+    """Convert each of ``paths`` to ``kind`` (``xlsx``, ``pdf``) in ``out_dir`` in one
+    LibreOffice run with a throw-away profile."""
     exe = soffice()
     if exe is None:
         raise RecalcError("LibreOffice (soffice) is not installed")
@@ -59,7 +76,7 @@ def save_with_libreoffice(paths: Sequence[str | Path], out_dir: str | Path, *,
         raise ValueError("the files' names must differ: each is saved under its own name")
     out = Path(out_dir).resolve()
     out.mkdir(parents=True, exist_ok=True)
-    results = [out / (s.stem + ".xlsx") for s in sources]
+    results = [out / f"{s.stem}.{kind}" for s in sources]
     for r in results:  # a file left by an earlier run is no proof of this one
         if r not in sources:
             r.unlink(missing_ok=True)
@@ -69,7 +86,7 @@ def save_with_libreoffice(paths: Sequence[str | Path], out_dir: str | Path, *,
         (user / "registrymodifications.xcu").write_text(
             _PROFILE.format(mode=0 if recalc else 1), encoding="utf-8")
         cmd = [exe, f"-env:UserInstallation={Path(profile).as_uri()}", "--headless",
-               "--norestore", "--calc", "--convert-to", "xlsx", "--outdir", str(out),
+               "--norestore", "--calc", "--convert-to", kind, "--outdir", str(out),
                *map(str, sources)]
         try:
             done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)

@@ -8,12 +8,23 @@ from typing import Any
 
 from ...model.results import HEADLINE
 from ...model.steps import MODEL, SHOWN, shown
-from ..display import display_unit, excel_format, label
-from .layout import FIRST_COL, HEADER_ROW, WorkbookSystem, suffixed, system_header, system_width
-from .sheet import NA, Sheet
+from ..display import display_unit, label
+from .excel_formula import MAY_BE_EMPTY, ratio_formula
+from .layout import (
+    FIRST_COL,
+    HEADER_ROW,
+    NAME_COL,
+    UNIT_COL,
+    WorkbookSystem,
+    suffixed,
+    system_header,
+    system_width,
+)
+from .sheet import NA, Sheet, rows_for
 from .styles import SERIES_COLOURS
 
-__all__ = ["write_results", "RESULT_ROWS", "STACK", "cost_stack_chart", "ratio"]
+__all__ = ["write_results", "RESULT_ROWS", "STACK", "cost_stack_chart", "ratio",
+           "write_ratios", "RATIO_FORMAT"]
 
 RESULT_ROWS = ["cost_per_mtok_energy", "cost_per_mtok_capex", "cost_per_mtok_opex",
                "cost_per_mtok_total", "price_per_mtok_total", "price_per_mtok_input",
@@ -25,11 +36,36 @@ STACK = (("cost_per_mtok_energy", "energy"), ("cost_per_mtok_capex", "capex"),
          ("cost_per_mtok_opex", "opex"))
 
 
+_CHART_HEIGHT = 240  # [pixels]
+RATIO_FORMAT = '0.00"\u00d7"'  # 0.14x: a ratio to the first system
+
+
 def ratio(a: float, b: float) -> Any:
     """``a / b`` as a spreadsheet computes it: an error where it has no value."""
     if math.isnan(a) or math.isnan(b):
         return NA
     return "#DIV/0!" if b == 0 else a / b
+
+
+def write_ratios(ws: Sheet, row: int, systems: Sequence[WorkbookSystem], names: Sequence[str],
+                 *, with_names: bool = True) -> int:
+    """Rows of ratios to the first system from ``row`` (live: each system's figure over the
+    first's; empty where a figure has none); returns the last row written."""
+    for k, name in enumerate(names):
+        r = row + k
+        ws.text(r, 1, label(name))
+        if with_names:
+            ws.text(r, NAME_COL, name, "name")
+        ws.text(r, UNIT_COL, "ratio")
+        first = systems[0].result.values[name]
+        empty = name in MAY_BE_EMPTY
+        for i, s in enumerate(systems):
+            value = ratio(s.result.values[name], first)
+            if empty and value == NA:
+                value = math.nan
+            ws.formula(r, FIRST_COL + i, ratio_formula(name, name, suffixed(name, 1)), value,
+                       "calc", RATIO_FORMAT, empty=empty)
+    return row + len(names) - 1
 
 
 def cost_stack_chart(ws: Sheet, rows: dict[str, int], n: int, header_row: int,
@@ -67,15 +103,16 @@ def _in_currency(ws: Sheet, systems: Sequence[WorkbookSystem], last: int) -> int
     top = last + 2
     ws.text(top, 1, "In each system's currency (the USD figure x money_rate on Inputs)",
             "section")
-    ws.header(top + 1, system_header(systems, ["figure", "", "unit"]))
-    ws.text(top + 2, 1, "currency")
+    ws.header(top + 1, system_header(systems, ["figure", "name", "unit"]))
+    ws.text(top + 2, 1, "Currency")
     for i, code in enumerate(currencies):
         ws.text(top + 2, FIRST_COL + i, code)
     one = currencies[0] if len(set(currencies)) == 1 else "currency"
     for k, name in enumerate(SHOWN, top + 3):
         unit = MODEL.steps[name].unit
-        ws.text(k, 1, shown(name))
-        ws.text(k, 3, display_unit(name, unit).replace("USD", one))
+        ws.text(k, 1, label(name))
+        ws.text(k, NAME_COL, shown(name), "name")
+        ws.text(k, UNIT_COL, display_unit(name, unit).replace("USD", one))
         for i, s in enumerate(systems):
             ws.figure(k, FIRST_COL + i, s.result.values[shown(name)], name, unit, "result",
                       formula=f"={shown(name)}")
@@ -85,40 +122,36 @@ def _in_currency(ws: Sheet, systems: Sequence[WorkbookSystem], last: int) -> int
 def write_results(ws: Sheet, systems: Sequence[WorkbookSystem]) -> None:
     n = len(systems)
     ws.text(1, 1, "Results: cost and price per million tokens", "title")
-    ws.text(2, 1, "Per token of the operating point's token kind; see Cover for what each "
-                  "figure divides by.", "note")
-    ws.header(HEADER_ROW, system_header(systems, ["figure", "description", "unit"]))
+    ws.paragraph(2, "Per token of the operating point's token kind; see Cover for what each "
+                    "figure divides by. A dash: no value (an input it needs is not given).",
+                 FIRST_COL + n - 1)
+    ws.header(HEADER_ROW, system_header(systems, ["figure", "name", "unit"]))
     rows: dict[str, int] = {}
     for row, name in enumerate(RESULT_ROWS, HEADER_ROW + 1):
         step = MODEL.steps[name]
         rows[name] = row
-        ws.text(row, 1, name)
-        ws.text(row, 2, step.description, "wrap")
-        ws.text(row, 3, display_unit(name, step.unit))
+        ws.text(row, 1, label(name))
+        ws.text(row, NAME_COL, name, "name")
+        ws.text(row, UNIT_COL, display_unit(name, step.unit))
         for i, s in enumerate(systems):
             ws.figure(row, FIRST_COL + i, s.result.values[name], name, step.unit, "result",
-                      formula=f"={name}")
+                      formula=f"={name}", empty=name in MAY_BE_EMPTY)
     last = HEADER_ROW + len(RESULT_ROWS)
+    ws.keep_together(1, last)
     if n > 1:
         top = last + 2
-        ws.text(top, 1, f"Ratios to {systems[0].result.name}", "section")
-        ws.header(top + 1, system_header(systems, ["figure", "", "unit"]))
-        fmt = excel_format("facility_pue", "dimensionless")  # a ratio: two decimals
-        for k, name in enumerate(RESULT_ROWS):
-            row = top + 2 + k
-            ws.text(row, 1, name)
-            ws.text(row, 3, "ratio")
-            first = systems[0].result.values[name]
-            for i, s in enumerate(systems):
-                ws.formula(row, FIRST_COL + i, f"={name}/{suffixed(name, 1)}",
-                           ratio(s.result.values[name], first), "calc", fmt)
-        last = top + 1 + len(RESULT_ROWS)
+        ws.text(top, 1, f"Ratios to system 1, {systems[0].result.name}", "section")
+        ws.header(top + 1, system_header(systems, ["figure", "name", "unit"]))
+        last = write_ratios(ws, top + 2, systems, RESULT_ROWS)
+        ws.keep_together(top, last)
+    top = last + 2
     last = _in_currency(ws, systems, last)
-    chart = cost_stack_chart(ws, rows, n, HEADER_ROW, width=640, height=320)
-    ws.ws.insert_chart(last + 2, 0, chart, {"x_offset": 4, "y_offset": 4})
-    if n > 1:  # under the ratios, the chart starts a printed page: never cut in two
-        ws.ws.set_h_pagebreaks([last + 1])
-    ws.set_widths({1: 26, 2: 36, 3: 12, **{FIRST_COL + i: system_width(systems)
-                                          for i in range(n)}})
+    if last >= top:
+        ws.keep_together(top, last)
+    chart = cost_stack_chart(ws, rows, n, HEADER_ROW, width=640, height=_CHART_HEIGHT)
+    ws.ws.insert_chart(last + 1, 0, chart, {"x_offset": 4, "y_offset": 4})
+    ws.keep_together(last + 2, last + 1 + rows_for(_CHART_HEIGHT + 4))  # never cut in two
+    ws.set_widths({1: 34, NAME_COL: 22, UNIT_COL: 11,
+                   **{FIRST_COL + i: system_width(systems) for i in range(n)}})
     ws.ws.freeze_panes(HEADER_ROW, FIRST_COL - 1)
-    ws.last_row = max(ws.last_row, last + 2 + 17)  # the chart, for the print area
+    ws.last_row = max(ws.last_row, last + 1 + rows_for(_CHART_HEIGHT + 4))  # the chart

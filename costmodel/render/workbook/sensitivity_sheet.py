@@ -12,7 +12,7 @@ from typing import Any
 from ...decisions.sensitivity import Grid, MonteCarlo, Tornado
 from ..display import display_unit, excel_format
 from .chart_text import set_axis, set_title
-from .sheet import Sheet
+from .sheet import Sheet, rows_for
 from .styles import SERIES_COLOURS
 
 __all__ = ["write_sensitivity"]
@@ -50,7 +50,7 @@ def write_sensitivity(ws: Sheet, analyses: Sequence[Any]) -> None:
             raise TypeError(f"not a sensitivity result: {type(analysis).__name__}")
         row += 2
     ws.ws.set_h_pagebreaks(breaks)
-    ws.set_widths({1: 28, 2: 14, 3: 16, 4: 16, 5: 16, 6: 16, 7: 16, 8: 18})
+    ws.set_widths({1: 34, 2: 14, 3: 16, 4: 16, 5: 16, 6: 16, 7: 16, 8: 18})
     ws.ws.freeze_panes(3, 0)
 
 
@@ -93,7 +93,7 @@ def _tornado(ws: Sheet, t: Tornado, row: int, breaks: list[int]) -> int:
         chart.set_size({"width": 560, "height": 60 + 24 * height})
         ws.ws.insert_chart(last + 1, 0, chart, {"x_offset": 4, "y_offset": 8})
         breaks.append(last + 1)  # the chart on a page of its own, under the table
-    return last + 2 + (60 + 24 * height) // 20
+    return last + 1 + rows_for(60 + 24 * height + 8)
 
 
 def _grid(ws: Sheet, g: Grid, row: int) -> int:
@@ -154,4 +154,4 @@ def _montecarlo(ws: Sheet, m: MonteCarlo, row: int) -> int:
     chart.set_legend({"none": True})
     chart.set_size({"width": 560, "height": 300})
     ws.ws.insert_chart(row, 4, chart, {"x_offset": 8})
-    return max(last, row + 16)
+    return max(last, row + rows_for(300))

@@ -2,8 +2,12 @@
 number format of its name and unit, widths and row heights that show whole text.
 
 Rows and columns are 1-based here (A1 is row 1, column 1), as the layout describes them.
-A value the engine does not have (NaN: an absent optional input, a step that uses one) is the
-spreadsheet error ``#N/A``, as a plain value or as a formula's cached result.
+A value the engine does not have (NaN) is an empty cell where a valid scenario may leave it
+so (an absent optional input; a step that reads one, whose formula then gives empty text,
+cached as such, shown as a dash by :func:`with_dash`), else the spreadsheet error ``#N/A``.
+
+The workbook's font is Arial 10 (Liberation Sans in LibreOffice, with the same metrics): the
+widths and row heights set here print alike in Excel and LibreOffice.
 """
 from __future__ import annotations
 
@@ -19,14 +23,19 @@ from xlsxwriter.worksheet import Worksheet
 from ..display import excel_format
 from .styles import STYLES
 
-__all__ = ["Book", "Sheet", "col_name", "cell_ref", "cached", "NA"]
+__all__ = ["Book", "Sheet", "col_name", "cell_ref", "cached", "NA", "EMPTY", "with_dash",
+           "FONT", "ROW_PIXELS", "rows_for"]
 
 NA = "#N/A"
+EMPTY = ""  # a formula's result where the engine has no value (see the module docstring)
+DASH = "\u2013"
+FONT = {"font_name": "Arial", "font_size": 10, "font_scheme": "none"}
+ROW_PIXELS = 17  # a row of the default height, 12.75 pt, in pixels (96 an inch)
 _ErrorValue = namedtuple("_ErrorValue", "error, format")
+_EmptyText = namedtuple("_EmptyText", "formula, format")
 _DEFAULT_WIDTH = 8.43  # a column's width when none is set [characters]
-_LINE_HEIGHT = 15.0  # a line of 11 pt text [points]
-_CHARS_PER_WIDTH = 1.0  # characters of body text that fit one unit of column width (at
-# least: LibreOffice's substitute fonts are wider than Calibri)
+_LINE_HEIGHT = 11.6  # a line of wrapped 10 pt text [points] (Liberation Sans: 11.5)
+_ROW_PADDING = 2.5  # [points] above and below a wrapped cell's lines
 
 
 class _Worksheet(Worksheet):
@@ -34,6 +43,13 @@ class _Worksheet(Worksheet):
     error value (the reader and the engine treat it as "not given")."""
 
     def _write_cell(self, row: int, col: int, cell: Any) -> None:
+        if isinstance(cell, _EmptyText):  # empty text, typed as text (XlsxWriter leaves
+            attributes = [("r", xl_rowcol_to_cell(row, col))]  # "" untyped: a number)
+            if cell.format is not None:
+                attributes.append(("s", cell.format._get_xf_index()))
+            attributes.append(("t", "str"))
+            self._xml_formula_element(cell.formula, "", attributes)
+            return
         if not isinstance(cell, _ErrorValue):
             super()._write_cell(row, col, cell)
             return
@@ -56,32 +72,87 @@ def cell_ref(row: int, col: int, absolute: bool = False) -> str:
     return xl_rowcol_to_cell(row - 1, col - 1, absolute, absolute)
 
 
-def cached(value: Any) -> Any:
-    """A formula's cached result: numbers as float, NaN as ``#N/A``, infinity as
-    ``#DIV/0!`` (what a spreadsheet shows for a division by zero), text as is."""
+def cached(value: Any, empty: bool = False) -> Any:
+    """A formula's cached result: numbers as float, NaN as ``#N/A`` (as empty text when
+    ``empty``: the formula gives "" where the engine has no value), infinity as ``#DIV/0!``
+    (what a spreadsheet shows for a division by zero), text as is."""
     if isinstance(value, bool) or value is None:
         return value
     if isinstance(value, (int, float)):
         v = float(value)
         if math.isnan(v):
-            return NA
+            return EMPTY if empty else NA
         return "#DIV/0!" if math.isinf(v) else v
     return value
 
 
-def _lines(text: str, per_line: int) -> int:
-    """Lines ``text`` takes wrapped at word boundaries, ``per_line`` characters a line."""
-    lines, used = 1, 0
+def rows_for(pixels: float) -> int:
+    """Rows of the default height that a chart ``pixels`` tall covers (one more: its
+    offset)."""
+    return -(-int(pixels) // ROW_PIXELS) + 1
+
+
+def with_dash(num_format: str | None) -> str:
+    """A figure's number format that shows empty text (no value) as a dash: the format of
+    :func:`costmodel.render.display.excel_format` (one section, or up to three with
+    conditions) with a text section added."""
+    text = f'"{DASH}"'
+    if not num_format:
+        return f"General;-General;General;{text}"
+    sections = num_format.split(";")
+    if not sections[0].startswith("["):  # positive;negative;zero;text
+        plain = sections[0]
+        return f"{plain};-{plain};{plain};{text}"
+    if len(sections) == 2:  # one condition: its complement states the second
+        condition = sections[0][1:].split("]", 1)[0]
+        flipped = {">=": "<", ">": "<=", "<=": ">", "<": ">="}
+        op = next(o for o in (">=", "<=", ">", "<") if condition.startswith(o))
+        sections = [sections[0], f"[{flipped[op]}{condition[len(op):]}]{sections[1]}",
+                    sections[1]]
+    return ";".join([*sections, text])
+
+
+# Arial's (and Liberation Sans's) advance widths [1/1000 em]: how much of a line text takes
+_ARIAL = {" ": 278, "!": 278, '"': 355, "#": 556, "$": 556, "%": 889, "&": 667, "'": 191,
+          "(": 333, ")": 333, "*": 389, "+": 584, ",": 278, "-": 333, ".": 278, "/": 278,
+          ":": 278, ";": 278, "<": 584, "=": 584, ">": 584, "?": 556, "@": 1015, "[": 278,
+          "\\": 278, "]": 278, "^": 469, "_": 556, "`": 333, "{": 334, "|": 260, "}": 334,
+          "~": 584, **dict.fromkeys("0123456789", 556),
+          **dict(zip("abcdefghijklmnopqrstuvwxyz",
+                     (556, 556, 500, 556, 556, 278, 556, 556, 222, 222, 500, 222, 833, 556,
+                      556, 556, 556, 333, 500, 278, 556, 500, 722, 500, 500, 500),
+                     strict=True)),
+          **dict(zip("ABCDEFGHIJKLMNOPQRSTUVWXYZ",
+                     (667, 667, 722, 722, 667, 611, 778, 722, 278, 500, 667, 556, 833, 722,
+                      778, 667, 778, 722, 667, 611, 722, 667, 944, 667, 667, 611),
+                     strict=True))}
+_BOLD = 1.08  # Arial Bold is about this much wider
+_POINTS_PER_WIDTH = 5.4  # [points] of a line of text in a unit of column width (measured in
+# LibreOffice: 5.55, less a margin)
+
+
+def _points(text: str, size: float, bold: bool = False) -> float:
+    """How long ``text`` is in Arial at ``size`` points [points]."""
+    return sum(_ARIAL.get(c, 556) for c in text) * size / 1000 * (_BOLD if bold else 1.0)
+
+
+def _lines(text: str, width: float, size: float = 10, bold: bool = False) -> int:
+    """Lines ``text`` takes wrapped at its spaces in ``width`` units of column width (a word
+    longer than a line breaks where the line ends, as spreadsheets break it)."""
+    line = width * _POINTS_PER_WIDTH
+    space = _points(" ", size, bold)
+    lines, used = 1, 0.0
     for word in text.split():
-        need = len(word) if used == 0 else used + 1 + len(word)
-        if need <= per_line:
-            used = need
+        w = _points(word, size, bold)
+        if used and used + space + w <= line:
+            used += space + w
             continue
-        extra, rest = divmod(len(word), per_line)  # a word longer than a line breaks
         if used:
             lines += 1
-        lines += extra - (1 if extra and not rest else 0)
-        used = rest if rest else (per_line if extra else 0)
+        while w > line:  # a word longer than a line
+            lines += 1
+            w -= line
+        used = w
     return lines
 
 
@@ -93,17 +164,22 @@ class Book:
         self.buffer = BytesIO()
         self.wb = Workbook(self.buffer, {"in_memory": True, "strings_to_formulas": False,
                                          "strings_to_numbers": False,
-                                         "strings_to_urls": False})
+                                         "strings_to_urls": False,
+                                         "default_format_properties": dict(FONT),
+                                         "default_row_height": 17})  # 12.75 pt
         self.sheets: list[Sheet] = []
         self._formats: dict[tuple[str, str | None], Any] = {}
 
-    def format(self, style: str, num_format: str | None = None) -> Any:
-        key = (style, num_format)
+    def format(self, style: str, num_format: str | None = None,
+               align: str | None = None) -> Any:
+        key = (style, num_format, align)
         fmt = self._formats.get(key)
         if fmt is None:
             props = dict(STYLES[style])
             if num_format:
                 props["num_format"] = num_format
+            if align:
+                props["align"] = align
             fmt = self._formats[key] = self.wb.add_format(props)
         return fmt
 
@@ -132,11 +208,18 @@ class Sheet:
     def __init__(self, book: Book, ws: Worksheet, title: str):
         self.book, self.ws, self.title = book, ws, title
         self.widths: dict[int, float] = {}
-        # row, col, text, columns spanned, characters a unit of width holds
-        self._wrapped: list[tuple[int, int, str, int, float]] = []
+        # row, col, text, columns spanned, font size, bold
+        self._wrapped: list[tuple[int, int, str, int, float, bool]] = []
         self._heights: dict[int, float] = {}
         self.last_row = 0
         self.last_col = 0
+        # printing (set by print_setup): the scale, the rows repeated on every page, and
+        # the blocks of rows (a table, a chart) that should not be cut by a page break
+        self.print_scale = 1.0
+        self.title_rows: tuple[int, int] | None = None
+        self.page_points = 0.0  # the printable height of a page at 100 % [points]
+        self.least_scale = 0.0  # fitted to the page width: the smallest scale to save a page
+        self._blocks: list[tuple[int, int]] = []
 
     def _seen(self, row: int, col: int) -> None:
         self.last_row, self.last_col = max(self.last_row, row), max(self.last_col, col)
@@ -153,10 +236,9 @@ class Sheet:
         value = str(value)
         self.ws.write_string(row - 1, col - 1, value, self.book.format(style))
         if STYLES[style].get("text_wrap"):
-            per_width = _CHARS_PER_WIDTH * (0.85 if STYLES[style].get("bold") else 1.0)
-            if span > 1:  # text across merged columns loses less to the cell margins
-                per_width *= 1.1
-            self._wrapped.append((row, col, value, span, per_width))
+            self._wrapped.append((row, col, value, span,
+                                  STYLES[style].get("font_size", FONT["font_size"]),
+                                  bool(STYLES[style].get("bold"))))
         self._seen(row, col)
 
     def number(self, row: int, col: int, value: float | int | None, style: str = "plain",
@@ -179,21 +261,32 @@ class Sheet:
         self._seen(row, col)
 
     def formula(self, row: int, col: int, formula: str, value: Any, style: str = "calc",
-                num_format: str | None = None) -> None:
+                num_format: str | None = None, *, empty: bool = False) -> None:
         """A live formula and its computed result, cached so the file reads right before any
-        recalculation."""
+        recalculation. ``empty``: the formula gives empty text where the engine has no
+        value (NaN), shown as a dash."""
         if not formula.startswith("="):
             formula = "=" + formula
-        self.ws.write_formula(row - 1, col - 1, formula, self.book.format(style, num_format),
-                              cached(value))
+        if empty:  # the dash where figures are: on the right
+            num_format = with_dash(num_format)
+        fmt = self.book.format(style, num_format, "right" if empty else None)
+        result = cached(value, empty)
+        self.ws.write_formula(row - 1, col - 1, formula, fmt, result)
+        if result == EMPTY:
+            stored = self.ws.table[row - 1][col - 1]
+            self.ws.table[row - 1][col - 1] = _EmptyText(stored.formula, fmt)
         self._seen(row, col)
 
     def figure(self, row: int, col: int, value: Any, name: str | None, unit: str,
-               style: str = "plain", formula: str | None = None) -> None:
-        """A figure formatted by its name and unit (display rules), as a value or formula."""
+               style: str = "plain", formula: str | None = None, *,
+               empty: bool = False) -> None:
+        """A figure formatted by its name and unit (display rules), as a value or formula
+        (``empty``: see :meth:`formula`; a value: NaN leaves the cell blank)."""
         num_format = excel_format(name, unit)
         if formula is not None:
-            self.formula(row, col, formula, value, style, num_format)
+            self.formula(row, col, formula, value, style, num_format, empty=empty)
+        elif empty and isinstance(value, float) and math.isnan(value):
+            self.number(row, col, None, style, num_format)
         else:
             self.number(row, col, value, style, num_format)
 
@@ -218,6 +311,11 @@ class Sheet:
     def width(self, col: int) -> float:
         return self.widths.get(col, _DEFAULT_WIDTH)
 
+    def keep_together(self, first: int, last: int) -> None:
+        """Rows ``first``..``last`` print on one page where they fit on one: a page break
+        goes before them rather than through them."""
+        self._blocks.append((first, last))
+
     def height(self, row: int, points: float) -> None:
         """At least ``points`` tall (a chart's rows, a title)."""
         self._heights[row] = max(self._heights.get(row, 0.0), points)
@@ -225,14 +323,61 @@ class Sheet:
     def finish(self) -> None:
         """Rows tall enough for their wrapped text: spreadsheets do not grow the rows of a
         file when they open it (LibreOffice prints overlapping text otherwise)."""
-        lines: dict[int, int] = {}
-        for row, col, value, span, per_width in self._wrapped:
+        heights: dict[int, float] = {}
+        for row, col, value, span, size, bold in self._wrapped:
             width = sum(self.width(c) for c in range(col, col + span))
-            per_line = max(1, int(width * per_width))
-            n = sum(_lines(part, per_line) for part in value.split("\n"))
-            lines[row] = max(lines.get(row, 1), n)
-        for row, n in lines.items():
+            n = sum(_lines(part, width, size, bold) for part in value.split("\n"))
             if n > 1:
-                self.height(row, _LINE_HEIGHT * n + 2)
+                points = _LINE_HEIGHT * size / FONT["font_size"] * n + _ROW_PADDING
+                heights[row] = max(heights.get(row, 0.0), points)
+        for row, points in heights.items():
+            self.height(row, points)
         for row, points in self._heights.items():
             self.ws.set_row(row - 1, points)
+        if self._blocks and self.page_points:
+            self.ws.set_h_pagebreaks(sorted(set(self.ws.hbreaks) | set(self._page_breaks())))
+        elif self.least_scale and not self.ws.hbreaks:
+            self.ws.fit_to_pages(1, self._pages_tall())
+
+    def _row_points(self, row: int) -> float:
+        return self._heights.get(row, ROW_PIXELS * 0.75)
+
+    def _pages_tall(self) -> int:
+        """The fewest pages the sheet prints on, fitted to the width, at a scale no smaller
+        than :attr:`least_scale` (a few rows over a page are drawn in rather than printed
+        on a page of their own); 0: as many as it takes."""
+        page = self.page_points
+        titles = sum(self._row_points(r) for r in range(self.title_rows[0],
+                                                           self.title_rows[1] + 1)) \
+            if self.title_rows else 0.0
+        total = sum(self._row_points(r) for r in range(1, self.last_row + 1))
+        for pages in range(1, 50):
+            # a page holds its titles and its share of the rows, less a row left over
+            if page / (total / pages + titles + 2 * ROW_PIXELS) >= self.least_scale:
+                return pages
+        return 0
+
+    def _page_breaks(self) -> list[int]:
+        """Page breaks (XlsxWriter's: before the 0-based row) that keep each block on one
+        page, filling pages from the top as the spreadsheet does."""
+        tall = self._row_points
+        titles = sum(tall(r) for r in range(self.title_rows[0], self.title_rows[1] + 1)) \
+            if self.title_rows else 0.0
+        page = self.page_points / self.print_scale - 12  # [points] less a safety line
+        starts = {first: last for first, last in self._blocks}
+        existing = {b + 1 for b in self.ws.hbreaks}  # as 1-based rows that start a page
+        breaks, used, row = [], 0.0, 1
+        while row <= self.last_row:
+            if row in existing and row > 1:
+                used = titles
+            last = starts.get(row)
+            if last is not None and used > titles:
+                block = sum(tall(r) for r in range(row, last + 1))
+                if used + block > page and titles + block <= page:
+                    breaks.append(row - 1)
+                    used = titles
+            used += tall(row)
+            if used > page:  # the spreadsheet's own break, before this row
+                used = titles + tall(row)
+            row += 1
+        return breaks

@@ -1,9 +1,10 @@
 """Cell styles of the workbook, following financial-modelling practice (FAST): inputs stand out
 (blue on pale yellow), constants are grey, calculations black, results bold on green.
 
-Each style is a set of XlsxWriter format properties; a cell's format is its style plus its
-number format (:func:`costmodel.render.display.excel_format`), built once per pair by
-:class:`costmodel.render.workbook.sheet.Book`.
+Each style is a set of XlsxWriter format properties (over the workbook's Arial 10); a cell's
+format is its style plus its number format (:func:`costmodel.render.display.excel_format`),
+built once per pair by :class:`costmodel.render.workbook.sheet.Book`. Code names and sources
+print smaller and grey beside the words and figures they belong to.
 """
 from __future__ import annotations
 
@@ -16,8 +17,8 @@ _BOX = {"border": 1, "border_color": BORDER_COLOUR, "valign": "top"}
 
 STYLES: dict[str, dict[str, Any]] = {
     "plain": {"valign": "top"},
-    "title": {"bold": True, "font_size": 14},
-    "section": {"bold": True, "font_size": 11, "font_color": "#1F3864"},
+    "title": {"bold": True, "font_size": 13},
+    "section": {"bold": True, "font_size": 10.5, "font_color": "#1F3864"},
     "header": {**_BOX, "bold": True, "font_color": "#FFFFFF", "bg_color": "#1F3864",
                "text_wrap": True},
     "label": {"bold": True, "valign": "top"},
@@ -28,6 +29,15 @@ STYLES: dict[str, dict[str, Any]] = {
     "note": {"italic": True, "font_color": "#595959", "valign": "top"},
     "wrap": {"text_wrap": True, "valign": "top"},
     "note_wrap": {"italic": True, "font_color": "#595959", "text_wrap": True, "valign": "top"},
+    # a code name (accelerator_rated_power) beside the words it belongs to
+    "name": {"font_size": 8, "font_color": "#595959", "valign": "top"},
+    # a name and its declaration (name = expression), wrapped at its spaces
+    "code_wrap": {"font_size": 8, "font_color": "#595959", "text_wrap": True,
+                  "valign": "top"},
+    # a source beside the figure it supports; a note on an input that is not used
+    "source": {"font_size": 8, "font_color": "#404040", "text_wrap": True, "valign": "top"},
+    "unused": {"font_size": 8, "italic": True, "font_color": "#7F7F7F", "text_wrap": True,
+               "valign": "top"},
 }
 
 # energy, capital, operating; measured points, frontier, chosen point: distinct in colour and

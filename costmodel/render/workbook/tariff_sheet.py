@@ -187,5 +187,6 @@ def _write_block(ws: Sheet, block: _Block, name: str, layout: ProfileLayout, sys
             else:
                 cell = Cell(system, r if "month" in _AXES[name] else None,
                             c if "hour" in _AXES[name] else None)
-                text = cell_formula(MODEL.steps[name].tree, layout.resolve, cell)
+                text = cell_formula(MODEL.steps[name].tree, layout.resolve, cell,
+                                    scalar=False)
                 ws.formula(block.row + r, _FIRST + c, "=" + text, v, style, fmt)

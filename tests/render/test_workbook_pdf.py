@@ -1,0 +1,203 @@
+"""Workbooks printed as a finance team sends them: LibreOffice prints each sample workbook to
+PDF, every formula recalculated first (:func:`costmodel.render.workbook.recalc.to_pdf`).
+
+Each sheet prints on at most the pages docs/finance.md states for it (the table is read
+from the page, so the page and the files cannot disagree), no error value prints, the
+sources print beside the inputs they support, labels lead with words, and a comparison's
+first page answers the comparison.
+
+Skipped where LibreOffice is not installed, unless COSTMODEL_REQUIRE_LIBREOFFICE is set (as
+.ci/run sets it): then a missing LibreOffice fails the run instead of hiding the check.
+"""
+from __future__ import annotations
+
+import io
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from conftest import CURVE_SCENARIOS, ROOT, SCENARIOS, workbook_systems
+
+from costmodel.render.workbook.export import build_workbook, save_workbook
+from costmodel.render.workbook.recalc import soffice, to_pdf
+
+pytestmark = pytest.mark.libreoffice
+
+if soffice() is None:
+    if os.environ.get("COSTMODEL_REQUIRE_LIBREOFFICE"):
+        raise RuntimeError("COSTMODEL_REQUIRE_LIBREOFFICE is set but soffice is not installed")
+    pytest.skip("LibreOffice (soffice) is not installed", allow_module_level=True)
+
+pypdf = pytest.importorskip("pypdf", reason="pypdf (the test extra) reads the printed pages")
+
+# the samples of docs/finance.md, built as `costmodel workbook` builds them
+SAMPLES = {
+    "sample-tco": ([SCENARIOS / "sample-tco.toml"], False),
+    "sample-tou": ([SCENARIOS / "sample-tou.toml"], False),
+    "matched-comparison": (CURVE_SCENARIOS, True),
+}
+# what a spreadsheet prints for an error: Excel's values and LibreOffice's Err:5xx
+ERRORS = ("#N/A", "#VALUE!", "#REF!", "#DIV/0!", "#NAME?", "#NUM!", "#NULL!", "Err:")
+_FOOTER = re.compile(r"(\w+) Page (\d+) of (\d+)")
+
+
+def stated_pages() -> dict[str, dict[str, int]]:
+    """The page counts docs/finance.md states: sample -> sheet (and "All") -> pages."""
+    text = (ROOT / "docs" / "finance.md").read_text(encoding="utf-8")
+    lines = [line for line in text.splitlines() if line.startswith("|")]
+    header = next(i for i, line in enumerate(lines) if line.startswith("| Sheet |"))
+    columns = [c.strip() for c in lines[header].strip("|").split("|")]
+    out: dict[str, dict[str, int]] = {name: {} for name in columns[2:]}
+    for line in lines[header + 2:]:
+        cells = [c.strip().strip("*") for c in line.strip("|").split("|")]
+        if len(cells) != len(columns):
+            break
+        for name, count in zip(columns[2:], cells[2:], strict=True):
+            if count.isdigit():
+                out[name][cells[0]] = int(count)
+    return out
+
+
+@pytest.fixture(scope="module")
+def printed(tmp_path_factory) -> dict[str, tuple[list[tuple[str, str]], list, Path]]:
+    """Each sample printed: its pages as (sheet, text), and its systems (the PDF beside the
+    workbook, as <sample>.pdf)."""
+    folder = tmp_path_factory.mktemp("pdf")
+    out = {}
+    for sample, (files, matched) in SAMPLES.items():
+        systems, _ = workbook_systems(files, matched=matched)
+        path = save_workbook(build_workbook(systems), folder / f"{sample}.xlsx")
+        pdf = to_pdf(path)
+        path.with_suffix(".pdf").write_bytes(pdf)
+        reader = pypdf.PdfReader(io.BytesIO(pdf))
+        pages = []
+        for k, page in enumerate(reader.pages, 1):
+            text = page.extract_text()
+            footer = _FOOTER.search(text)
+            assert footer and int(footer[2]) == k and int(footer[3]) == len(reader.pages), \
+                (sample, k, text[:200])
+            pages.append((footer[1], text))
+        out[sample] = (pages, systems, path.with_suffix(".pdf"))
+    return out
+
+
+def _sheet_text(pages: list[tuple[str, str]], sheet: str) -> str:
+    return "\n".join(text for title, text in pages if title == sheet)
+
+
+def _squeezed(text: str) -> str:
+    """Text without its whitespace: a wrapped cell reads as it was written."""
+    return "".join(text.split())
+
+
+def test_the_docs_state_a_count_for_every_sample_and_sheet():
+    stated = stated_pages()
+    assert set(stated) == set(SAMPLES)
+    for sample, counts in stated.items():
+        assert {"Summary", "Cover", "Inputs", "Calculations", "Results", "Sources",
+                "All"} <= set(counts), sample
+        assert sum(v for k, v in counts.items() if k != "All") == counts["All"], sample
+
+
+@pytest.mark.parametrize("sample", list(SAMPLES))
+def test_every_sheet_prints_within_the_pages_the_docs_state(printed, sample):
+    pages, _, _ = printed[sample]
+    stated = stated_pages()[sample]
+    assert len(pages) <= stated["All"], [title for title, _ in pages]
+    counted: dict[str, int] = {}
+    for title, _ in pages:
+        counted[title] = counted.get(title, 0) + 1
+    assert set(counted) == set(stated) - {"All"}, counted  # every sheet, no other
+    for title, n in counted.items():
+        assert n <= stated[title], (title, n, stated[title])
+    assert pages[0][0] == "Summary" and counted["Summary"] == 1  # the answer, on page one
+
+
+@pytest.mark.parametrize("sample", list(SAMPLES))
+def test_no_error_value_prints(printed, sample):
+    pages, _, _ = printed[sample]
+    for title, text in pages:
+        for error in ERRORS:
+            assert error not in text, (sample, title, error)
+
+
+@pytest.mark.parametrize("sample", list(SAMPLES))
+def test_sources_print_beside_the_inputs(printed, sample):
+    pages, systems, _ = printed[sample]
+    inputs = _squeezed(_sheet_text(pages, "Inputs"))
+    for s in systems:  # what each system's rated power and price were taken from
+        for key in ("accelerator.rated_power", "accelerator.price", "electricity.price"):
+            source = s.result.provenance.get(key)
+            if source:
+                assert _squeezed(source) in inputs, (sample, key, source)
+
+
+@pytest.mark.parametrize("sample", list(SAMPLES))
+def test_labels_lead_with_words_and_keep_the_names(printed, sample):
+    pages, _, _ = printed[sample]
+    inputs = _sheet_text(pages, "Inputs")
+    assert "Rated power of one accelerator package (TDP)" in inputs
+    assert "accelerator_rated_power" in inputs
+    calculations = _squeezed(_sheet_text(pages, "Calculations"))
+    assert _squeezed("Total cost per million tokens") in calculations
+    assert _squeezed("cost_per_mtok_total = cost_per_hour / tokens_per_hour * "
+                     "tokens_per_mtok") in calculations
+
+
+def test_unused_inputs_print_as_unused(printed):
+    pages, _, _ = printed["sample-tco"]
+    inputs = _sheet_text(pages, "Inputs")
+    assert "Not used in this scenario" in inputs
+    assert "not used in this scenario" in inputs  # beside each such input
+    # the rental price is not used by owned accelerators: its row says so, without a value
+    row = next(line for line in inputs.splitlines() if "accelerator_hourly_price" in line)
+    assert "not used in this scenario" in row and not re.search(r"\d", row), row
+
+
+def test_the_comparisons_first_page_answers_the_comparison(printed):
+    pages, systems, _ = printed["matched-comparison"]
+    title, first = pages[0]
+    assert title == "Summary"
+    assert "Ratios to system 1" in first
+    costs = [s.result.values["cost_per_mtok_total"] for s in systems]
+    for cost in costs:  # each system's cost per million tokens over the first's
+        assert f"{cost / costs[0]:.2f}\u00d7" in first, (cost / costs[0], first)
+
+
+_WORD = re.compile(r'xMin="([\d.]+)" yMin="([\d.]+)" xMax="([\d.]+)" yMax="([\d.]+)">([^<]*)<')
+
+
+@pytest.mark.parametrize("sample", list(SAMPLES))
+def test_no_row_prints_over_the_next(printed, sample):
+    """Every row is as tall as its wrapped text: no word prints over another (a row too low
+    for its lines runs into the next). Words set upright only: a chart's vertical axis
+    title is set across the lines beside it."""
+    pdftotext = shutil.which("pdftotext")
+    if pdftotext is None:
+        pytest.skip("pdftotext (poppler-utils) is not installed: the words' places unread")
+    boxes = subprocess.run([pdftotext, "-bbox", str(printed[sample][2]), "-"],
+                           capture_output=True, text=True, check=True).stdout
+    for k, page in enumerate(boxes.split("<page ")[1:], 1):
+        words = [(float(a), float(b), float(c), float(d), w)
+                 for a, b, c, d, w in _WORD.findall(page)]
+        upright = [w for w in words if w[2] - w[0] >= 0.8 * (w[3] - w[1])]
+        for i, (x0, y0, x1, y1, w) in enumerate(upright):
+            for a0, b0, a1, b1, v in upright[i + 1:]:
+                overlap = min(x1, a1) - max(x0, a0), min(y1, b1) - max(y0, b0)
+                assert overlap[0] <= 1.5 or overlap[1] <= 2.5, (sample, k, w, v)
+
+
+def test_to_pdf_refuses_a_missing_file(tmp_path):
+    from costmodel.render.workbook.recalc import RecalcError
+    with pytest.raises(RecalcError):
+        to_pdf(tmp_path / "missing.xlsx")
+
+
+def test_docs_name_the_samples_as_the_cli_writes_them():
+    text = (ROOT / "docs" / "finance.md").read_text(encoding="utf-8")
+    for sample, (files, _) in SAMPLES.items():
+        assert f"out/{sample}.xlsx" in text, sample
+        assert all(Path(f).name in text for f in files), sample
