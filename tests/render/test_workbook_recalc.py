@@ -230,7 +230,7 @@ def test_free_offers_recalculate_without_a_division_by_zero(tmp_path):
     # a quote priced at 0 in each form: LibreOffice computes its price (0), our cost, the
     # totals and present values as the engine does, and the margin as the text, not #DIV/0!
     from conftest import PUBLISHED
-    from test_quotes import FREE
+    from decisions.test_quotes import FREE
     from test_workbook import check_against_engine, quote_rows
 
     from costmodel.decisions.quotes import compare_quote, validate_quote
