@@ -30,7 +30,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..model.errors import InputError, check_nesting
-from ..model.inputs import Scenario, assign, cross_checks
+from ..model.inputs import DEFAULTED_KEYS, Scenario, assign, cross_checks
 from . import power_trace_point
 from .catalog import SCENARIO_KINDS, split_sources
 from .curve_point import CurveReading
@@ -42,6 +42,8 @@ MAX_FRAMES = 512  # frames kept a worker
 _CURVE_KEYS = frozenset(("curve", "curve_id"))
 _TRACE_KEYS = frozenset(power_trace_point.TRACE_KEYS)
 _TREES = (dict, list)
+# the kinds a scenario names by reference, each handled in frame_names (a new kind must be)
+assert set(SCENARIO_KINDS) == {"accelerator", "operating_point", "electricity", "system"}
 _UNMET: Any = object()
 _WIDE = 256  # free keys past this many (in all) are loaded the ordinary way (its error caps)
 
@@ -63,23 +65,20 @@ def frame_names(data: Mapping[str, Any]) -> set[str] | None:
     """
     if "money" in data:
         return None
+    get = data.get
     names = {"system", "reference_rate"}
-    for section in SCENARIO_KINDS:
-        value = data.get(section)
-        if type(value) is not dict or "catalog" in value:  # a reference (or not a table)
-            names.add(section)
-    if "system" in data:
-        names.update(("node", "rack"))
-    op = data.get("operating_point")
-    if "operating_point" in names or not _CURVE_KEYS.isdisjoint(op):
-        names.update(("operating_point", "workload", "accelerator"))
-    accelerator = data.get("accelerator")
+    accelerator, op, electricity = get("accelerator"), get("operating_point"), get("electricity")
+    if type(accelerator) is not dict or "catalog" in accelerator:  # a reference (or none)
+        names.add("accelerator")
     if type(accelerator) is dict and "rate" in accelerator:
         names.update(("accelerator", "electricity", "facility", "power"))
-    electricity = data.get("electricity")
-    if type(electricity) is dict and "tariff" in electricity:
+    if type(op) is not dict or "catalog" in op or not _CURVE_KEYS.isdisjoint(op):
+        names.update(("operating_point", "workload", "accelerator"))
+    if type(electricity) is not dict or "catalog" in electricity or "tariff" in electricity:
         names.add("electricity")
-    power = data.get("power")
+    if "system" in data:
+        names.update(("node", "rack"))
+    power = get("power")
     if type(power) is dict and not _TRACE_KEYS.isdisjoint(power):
         names.update(("power", "accelerator"))
     return names
@@ -101,6 +100,9 @@ class _Frame:
     expanded: dict[str, Any]
     appended: tuple[str, ...]  # top-level keys the steps added, after the scenario's own
     curve: CurveReading | None
+    free: frozenset[str]  # the request's own keys, validated on assembly
+    # defaults_used() in runs: the frame's own keys' defaults as one tuple, a free key by name
+    defaults: tuple[tuple[str, ...] | str, ...]
 
 
 class Frames:
@@ -189,12 +191,15 @@ def _assemble(frame: _Frame, data: Mapping[str, Any], free: tuple[str, ...], ori
         return None
     if cross_checks(scenario):
         return None
+    defaults: list[str] = []
+    for run in frame.defaults:
+        defaults.extend(scenario.defaults_of(run) if type(run) is str else run)
     provenance.update(frame.added)
     if sources:
         for name in frame.appended:
             tables[name] = frame.expanded[name]
         cite_leaves(tables, provenance, origin)
-    return LoadedScenario(scenario, provenance, origin, frame.curve)
+    return LoadedScenario(scenario, provenance, origin, frame.curve, defaults)
 
 
 def _frame_of(data: Mapping[str, Any], names: set[str], free: tuple[str, ...],
@@ -225,12 +230,29 @@ def _frame_of(data: Mapping[str, Any], names: set[str], free: tuple[str, ...],
     if not own.isdisjoint(added):  # a file's source moved after the steps' own
         return None
     frame = _Frame(loaded.scenario, given, added, alone,
-                   tuple(k for k in alone if k not in data), loaded.curve)
+                   tuple(k for k in alone if k not in data), loaded.curve, frozenset(free),
+                   _default_runs(loaded.scenario, free))
     again = _assemble(frame, data, free, origin, sources)
     if again is None or again.scenario != loaded.scenario \
-            or list(again.provenance.items()) != list(loaded.provenance.items()):
+            or list(again.provenance.items()) != list(loaded.provenance.items()) \
+            or again.defaults != loaded.scenario.defaults_used():
         return None
     return frame
+
+
+def _default_runs(scenario: Scenario, free: tuple[str, ...]) -> tuple[tuple[str, ...] | str, ...]:
+    """``scenario.defaults_used()`` as runs: the defaults of consecutive keys outside
+    ``free`` joined in one tuple (they are the frame's: the same in every assembly), each
+    free key by its name (its defaults are those of the request's own value)."""
+    runs: list[tuple[str, ...] | str] = []
+    fixed: list[str] = []
+    for name in DEFAULTED_KEYS:
+        if name in free:
+            runs += [tuple(fixed), name] if fixed else [name]
+            fixed = []
+        else:
+            fixed.extend(scenario.defaults_of(name))
+    return tuple([*runs, tuple(fixed)] if fixed else runs)
 
 
 def _file_keys(data: Mapping[str, Any], free: tuple[str, ...]) -> set[str]:
