@@ -19,9 +19,10 @@ from sqlalchemy.orm import Session
 
 from .. import app
 from ..app import InlineScenario, ScenarioSpec
+from ..app.variants import Variants
+from ..model.results import Result
 from ..sources.catalog import Catalog
 from ..sources.curve_point import CurveLibrary
-from ..sources.frames import Frames
 from ..store import repo
 from ..store.db import make_engine, make_sessions
 from ..store.health import StoreUnwritable, WriteHealth, unwritable_reason
@@ -47,7 +48,7 @@ class Services:
         self._curves: tuple[Any, CurveLibrary, float] | None = None
         self._results: OrderedDict[str, tuple[bytes, str]] = OrderedDict()
         self._cache_size = cache_size
-        self.frames = Frames()  # scenarios met again with other sections of their own
+        self.variants = Variants()  # scenarios met again with other numbers
 
     @contextmanager
     def sessions(self, *, write: bool = True) -> Iterator[Session]:
@@ -174,8 +175,7 @@ class Services:
             else:
                 key = repo.content_hash({"scenario": req.scenario, "overrides": req.overrides,
                                          "catalog": marker, "view": view})
-            return self._cached(key, lambda: app.price(
-                self.context(None), spec, sources=view != "summary").result, view)
+            return self._cached(key, lambda: self._price_inline(req, spec, marker, view), view)
         with self.sessions(write=False) as session:
             ctx = self.context(session)
             data, label = ctx.revision(req.scenario_id, req.revision)
@@ -185,6 +185,19 @@ class Services:
             inline = ScenarioSpec(InlineScenario(data, label), spec.overrides, spec.subject)
             return self._cached(key, lambda: app.price(ctx, inline,
                                                        sources=view != "summary").result, view)
+
+    def _price_inline(self, req: PriceRequest, spec: ScenarioSpec, marker: list,
+                      view: str) -> Result:
+        """An inline scenario's result: built from a known scenario when it differs from one
+        only in numeric inputs (see :mod:`costmodel.app.variants`), else priced in full."""
+        sources = view != "summary"
+
+        def ordinary() -> app.Priced:
+            return app.price(self.context(None), spec, sources=sources)
+        if spec.overrides:
+            return ordinary().result
+        return self.variants.price(req.scenario, tuple(marker), ordinary, sources=sources,
+                                   answer=lambda p: p.result.to_json(view)).result
 
     def _cached(self, key: str, compute: Callable[[], Any],
                 view: str = "full") -> tuple[bytes, str]:
@@ -224,10 +237,6 @@ class ServiceContext:
     files_allowed = False
     override_label = "overrides"
     limited = True  # a request's counts are bounded (costmodel.app.caps), on every face
-
-    @property
-    def frames(self) -> Frames:
-        return self._services.frames
 
     def __init__(self, services: Services, session: Session | None):
         self._services, self._session = services, session

@@ -13,7 +13,6 @@ from typing import Any, Protocol
 from ..model.errors import InputError
 from ..sources.catalog import Catalog, default_catalog
 from ..sources.curve_point import CurveLibrary, fixture_curves
-from ..sources.frames import Frames
 
 __all__ = ["Context", "LocalContext"]
 
@@ -22,7 +21,6 @@ class Context(Protocol):
     files_allowed: bool  # may a scenario name curve files and power traces?
     override_label: str  # how overrides are named in the disclosure ("--set", "overrides")
     limited: bool  # the service's: a request's counts are bounded (costmodel.app.caps)
-    frames: Frames | None  # scenarios met again, loaded from their frame (the service's)
 
     def catalog(self, fresh: bool = False) -> Catalog: ...
 
@@ -38,7 +36,6 @@ class LocalContext:
     files_allowed = True
     override_label = "--set"
     limited = False  # the command line's own machine: no request bounds
-    frames = None  # one run prices each scenario once
 
     def catalog(self, fresh: bool = False) -> Catalog:
         return default_catalog()

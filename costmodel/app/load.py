@@ -119,21 +119,7 @@ def load(ctx: Context, spec: ScenarioSpec, target: Target | None = None, *,
          sources: bool = True) -> LoadedScenario:
     """The spec's scenario, validated, at ``target`` (default: its own operating point);
     ``sources=False``: its provenance is not completed (for an answer without the per-input
-    sources). A service's scenario without overrides is loaded through its frames
-    (:mod:`costmodel.sources.frames`): the same scenario, its steps run once per frame."""
-    frames = ctx.frames
-    if frames is not None and target is None and not spec.overrides \
-            and not isinstance(spec.source, FileScenario):
-        try:
-            data, origin, _ = _data_of(ctx, spec)
-            return _looked_again(ctx, lambda fresh: frames.load(
-                data, origin, sources=sources, marker=(ctx.catalog(fresh), ctx.curves(fresh)),
-                prepare=lambda d: prepare_scenario(
-                    d, (), ctx.catalog(fresh), origin=origin,
-                    override_label=ctx.override_label, curves=ctx.curves(fresh),
-                    files_allowed=ctx.files_allowed)))
-        except InputError as exc:
-            raise exc.about(spec.subject) from None
+    sources)."""
     return finish(ctx, spec, prepare(ctx, spec), target, sources=sources)
 
 
@@ -158,11 +144,6 @@ def load_all(ctx: Context, specs: Sequence[ScenarioSpec],
              reading: Reading) -> list[LoadedScenario]:
     """Scenarios for a comparison or workbook, every curve read where ``reading`` says."""
     check_count(ctx, len(specs), MAX_SCENARIOS, "scenarios", "scenarios")
-    if ctx.frames is not None and isinstance(reading, OwnPoint):
-        try:
-            return [load(ctx, s) for s in specs]
-        except InputError:
-            pass  # the steps below say which error comes first
     prepared = [prepare(ctx, s) for s in specs]
     target = target_of(prepared, specs, reading)
     return [finish(ctx, spec, p, target) for p, spec in zip(prepared, specs, strict=True)]

@@ -57,7 +57,7 @@ def price_loaded(loaded: LoadedScenario, *, sources: bool = True,
     ``sources=False``: for an answer without the per-input sources (its provenance is not
     completed); ``defaults``: its defaults used, when known already."""
     result = price_result(loaded.scenario, loaded.provenance, sources=sources,
-                          defaults=loaded.defaults if defaults is None else defaults)
+                          defaults=defaults)
     check_finite(result)
     return Priced(result, loaded.curve, loaded)
 

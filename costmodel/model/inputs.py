@@ -54,8 +54,7 @@ from .units import (
 )
 
 __all__ = ["default_source", "CITED_BY", "replace_citations", "InputError", "QuantityField",
-           "Scenario", "validate_scenario", "cross_checks", "quantity_field", "assign",
-           "DEFAULTED_KEYS",
+           "Scenario", "validate_scenario", "cross_checks", "quantity_field",
            "NORMALISED_BY_DEFAULT", "MIN_UTILISATION", "MIN_THROUGHPUT", "MIN_THROUGHPUT_PER_KW",
            "MAX_LIFE", "TYPICAL", "trim_unknown", "fewer_errors",
            "Accelerator", "Node", "Rack", "Facility", "Financing", "Electricity",
@@ -775,8 +774,6 @@ _LEFT_OUT = {n: [f"{n}.{k}" for k, _ in _FIELDS[f.default_factory]
              and isinstance(f.default_factory, type) and issubclass(f.default_factory, BaseModel)}
 _LEFT_OUT_KEYS = {n: tuple(keys) for n, keys in _LEFT_OUT.items()}
 _IS_SECTION = dict(_FIELDS[Scenario])
-# the top-level keys Scenario.defaults_used reports on, in its order
-DEFAULTED_KEYS = tuple(_IS_SECTION)
 _DOTTED = {n: {k: f"{n}.{k}" for k, _ in _FIELDS.get(m, ())} for n, m in _SECTIONS.items()}
 
 
@@ -1007,27 +1004,6 @@ def _validate_shared(data: dict) -> Scenario:
         for key in missed:
             _SECTION_CACHE[key] = getattr(scenario, key[0])
     return scenario
-
-
-_ASSIGN = Scenario.__pydantic_validator__.validate_assignment
-
-
-def assign(scenario: Scenario, name: str, value: Any) -> None:
-    """Set top-level key ``name`` of ``scenario`` (a copy of the caller's own) to ``value``,
-    validated as validation of the whole would validate it (a section table through the
-    validated sections, see _SECTION_CACHE; the scenario has no validator of its own that
-    reads two keys: those are :func:`cross_checks`). Raises ``ValidationError``."""
-    key = _section_key(name, value) if name in _SECTIONS else None
-    hit = _SECTION_CACHE.get(key) if key is not None else None
-    if hit is not None:  # validated already: taken as it is (as validation takes a model)
-        scenario.__dict__[name] = hit
-        scenario.model_fields_set.add(name)
-        return
-    _ASSIGN(scenario, name, value)
-    if key is not None:
-        if len(_SECTION_CACHE) >= _SECTION_CACHE_SIZE:
-            _SECTION_CACHE.clear()
-        _SECTION_CACHE[key] = getattr(scenario, name)
 
 
 def _validate_with_rates(data: dict) -> Scenario:

