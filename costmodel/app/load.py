@@ -1,9 +1,7 @@
 """Loading scenarios: a typed spec -> a validated scenario, read at a chosen target."""
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from pathlib import Path
-from typing import Any, TypeVar
+from collections.abc import Sequence
 
 from ..model.curves import matched_interactivity
 from ..model.errors import InputError, UnknownReference
@@ -30,7 +28,6 @@ from .specs import (
 
 __all__ = ["prepare", "finish", "load", "load_all", "target_of", "NOT_FROM_CURVE"]
 
-T = TypeVar("T")
 NOT_FROM_CURVE = ("a matched or named interactivity needs an operating point read from a "
                   "curve")
 
@@ -81,38 +78,29 @@ def _placed(ctx: Context, spec: ScenarioSpec, exc: InputError,
     return exc.placed(places, str(spec.source.path))
 
 
-def _data_of(ctx: Context, spec: ScenarioSpec) -> tuple[dict[str, Any], str, Path | None]:
-    """The spec's scenario mapping, its origin and the folder its file names are read in."""
-    src = spec.source
-    if isinstance(src, FileScenario):
-        base_dir = src.path.resolve().parent
-        return read_scenario_file(src.path), shown_path(src.path, base_dir), base_dir
-    if isinstance(src, InlineScenario):
-        return dict(src.data), src.label, None
-    data, origin = ctx.revision(src.scenario_id, src.revision)
-    return data, origin, None
-
-
 def _prepare(ctx: Context, spec: ScenarioSpec) -> PreparedScenario:
-    data, origin, base_dir = _data_of(ctx, spec)  # (a file's read errors name the file)
+    src = spec.source
+    base_dir = None
+    if isinstance(src, FileScenario):  # (a file's read errors name the file)
+        base_dir = src.path.resolve().parent
+        data, origin = read_scenario_file(src.path), shown_path(src.path, base_dir)
+    elif isinstance(src, InlineScenario):
+        data, origin = dict(src.data), src.label
+    else:
+        data, origin = ctx.revision(src.scenario_id, src.revision)
     overrides = [(o.key, o.value) for o in spec.overrides]
-    try:
-        return _looked_again(ctx, lambda fresh: prepare_scenario(
-            data, overrides, ctx.catalog(fresh), origin=origin,
-            override_label=ctx.override_label, base_dir=base_dir, curves=ctx.curves(fresh),
-            files_allowed=ctx.files_allowed))
-    except InputError as exc:
-        raise _placed(ctx, spec, exc) from None
-
-
-def _looked_again(ctx: Context, step: Callable[[bool], T]) -> T:
-    """``step(fresh)``, and once more with the context looking again when it names a
-    catalog key or curve the context does not know (another writer may have added it a
-    moment ago)."""
-    try:
-        return step(False)
-    except UnknownReference:
-        return step(True)
+    for fresh in (False, True):
+        try:
+            return prepare_scenario(data, overrides, ctx.catalog(fresh), origin=origin,
+                                    override_label=ctx.override_label, base_dir=base_dir,
+                                    curves=ctx.curves(fresh),
+                                    files_allowed=ctx.files_allowed)
+        except UnknownReference as exc:
+            if fresh:  # another writer may have added it a moment ago: looked again
+                raise _placed(ctx, spec, exc) from None
+        except InputError as exc:
+            raise _placed(ctx, spec, exc) from None
+    raise AssertionError("unreachable")
 
 
 def load(ctx: Context, spec: ScenarioSpec, target: Target | None = None, *,

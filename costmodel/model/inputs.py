@@ -625,17 +625,19 @@ class Scenario(Section):
 
     def defaults_used(self) -> list[str]:
         """Dotted keys whose value came from a default rather than from the input."""
-        return [k for name, _ in _FIELDS[Scenario] for k in self.defaults_of(name)]
-
-    def defaults_of(self, name: str) -> tuple[str, ...]:
-        """:meth:`defaults_used` of top-level key ``name`` alone (a section's defaulted
-        keys, or the key itself), in its order."""
-        given = name in self.model_fields_set
-        if not _IS_SECTION[name]:
-            return () if given or getattr(self, name) is None else (name,)
-        if not given and name in _LEFT_OUT:  # left out: its defaults, always the same names
-            return _LEFT_OUT_KEYS[name]
-        return _section_defaults(name, getattr(self, name), given)
+        used: list[str] = []
+        given = self.model_fields_set
+        for name, is_section in _FIELDS[Scenario]:
+            if not is_section:
+                if name not in given and getattr(self, name) is not None:
+                    used.append(name)
+                continue
+            model = getattr(self, name)
+            if name not in given and name in _LEFT_OUT:  # left out: its defaults, always
+                used.extend(_LEFT_OUT[name])  # the same names
+                continue
+            used.extend(_section_defaults(name, model, name in given))
+        return used
 
 
 @lru_cache(maxsize=1024)
@@ -772,8 +774,6 @@ _LEFT_OUT = {n: [f"{n}.{k}" for k, _ in _FIELDS[f.default_factory]
                  if getattr(f.default_factory(), k) is not None]
              for n, f in Scenario.model_fields.items() if n not in _NOT_INPUTS
              and isinstance(f.default_factory, type) and issubclass(f.default_factory, BaseModel)}
-_LEFT_OUT_KEYS = {n: tuple(keys) for n, keys in _LEFT_OUT.items()}
-_IS_SECTION = dict(_FIELDS[Scenario])
 _DOTTED = {n: {k: f"{n}.{k}" for k, _ in _FIELDS.get(m, ())} for n, m in _SECTIONS.items()}
 
 

@@ -33,7 +33,7 @@ from .power_trace_point import TRACE_KEYS, resolve_power_trace
 
 __all__ = ["LoadedScenario", "PreparedScenario", "prepare_scenario", "prepare_scenario_file",
            "load_scenario_file", "read_scenario_file", "build_scenario", "parse_override",
-           "apply_overrides", "known_key", "cite_leaves"]
+           "apply_overrides", "known_key"]
 
 
 @dataclass
@@ -334,28 +334,15 @@ class PreparedScenario:
         :attr:`curve` first). Raises :class:`InputError`. ``sources=False``: the provenance
         is not completed with the origin of every other value (for an answer without the
         per-input sources)."""
-        return self.validated(*self.read(target), sources=sources)
-
-    def read(self, target: Target | None = None
-             ) -> tuple[dict[str, Any], dict[str, str], CurveReading | None]:
-        """The steps before validation: the curve read at ``target`` and a power trace
-        resolved. (data, its provenance, what was read off the curve)."""
         provenance = dict(self.provenance)
         data, reading = self.data, None
         if self.curve is not None:
             data, reading = read_curve_point(data, self.curve, target, provenance)
         data = resolve_power_trace(data, self.base_dir, provenance,
                                    files_allowed=self.files_allowed)
-        return data, provenance, reading
-
-    def validated(self, data: dict[str, Any], provenance: dict[str, str],
-                  reading: CurveReading | None, *, sources: bool = True) -> LoadedScenario:
-        """What :meth:`read` gave, validated (``sources``: every other value's origin cited;
-        ``provenance`` is not changed)."""
         scenario = validate_scenario(data)
         if sources:
-            provenance = dict(provenance)
-            cite_leaves(data, provenance, self.origin)
+            _cite_leaves(data, provenance, self.origin)
         return LoadedScenario(scenario, provenance, self.origin, reading)
 
 
@@ -451,13 +438,13 @@ def _entry_rows(entry: Any, section: str, ref: str) -> _Rows:
     return out
 
 
-def cite_leaves(tree: Mapping[str, Any], provenance: dict[str, str], origin: str,
+def _cite_leaves(tree: Mapping[str, Any], provenance: dict[str, str], origin: str,
                  prefix: str = "") -> None:
     """``origin`` as the source of every leaf (as :func:`_leaf_keys` lists them) that has
     none yet."""
     for k, v in tree.items():
         if isinstance(v, dict) and "value" not in v:
-            cite_leaves(v, provenance, origin, f"{prefix}{k}.")
+            _cite_leaves(v, provenance, origin, f"{prefix}{k}.")
         else:
             provenance.setdefault(f"{prefix}{k}", origin)
 
