@@ -483,6 +483,21 @@ class Declaration:
             stack.extend(names_in(self.steps[name].tree))
         return [n for n in self.steps if n in needed]
 
+    def reached(self, roots: Iterable[str], names: Collect) -> set[str]:
+        """Every name ``roots`` read, through the steps they read in turn, each step's names
+        as ``names`` collects them (:class:`ChosenNames`: only the options chosen); the roots
+        themselves included."""
+        seen: set[str] = set()
+        stack = list(roots)
+        while stack:
+            name = stack.pop()
+            if name in seen:
+                continue
+            seen.add(name)
+            if name in self.steps:
+                stack.extend(fold(self.steps[name].tree, names))
+        return seen
+
     def inputs_read(self, steps: Iterable[str]) -> set[str]:
         """Names of inputs and enums that the given steps read directly."""
         out: set[str] = set()

@@ -104,14 +104,7 @@ def _compile_scalar(decl: Declaration, names: list[str], inputs: Iterable[str],
     local = {n: f"v{i}" for i, n in enumerate([*inputs, *decl.constants, *names])}
     ops = _SourceOps(local, levels)
     if levels is not None:  # what the answers read at these levels, and nothing else
-        needed, stack, chosen = set(), list(answers), ChosenNames(levels)
-        while stack:
-            n = stack.pop()
-            if n in needed:
-                continue
-            needed.add(n)
-            if n in decl.steps:
-                stack.extend(fold(decl.steps[n].tree, chosen))
+        needed = decl.reached(answers, ChosenNames(levels))
         names = [n for n in names if n in needed]
         inputs = [n for n in inputs if n in needed]
     lines = ["def run(env):"]

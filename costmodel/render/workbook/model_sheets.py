@@ -10,7 +10,7 @@ from datetime import datetime
 from typing import Any
 
 from ... import __version__
-from ...model.declaration import Collect, fold
+from ...model.declaration import ChosenNames
 from ...model.inputs import quantity_field
 from ...model.results import HEADLINE
 from ...model.steps import MODEL, SHOWN, shown
@@ -102,18 +102,12 @@ def unit_shown_as(name: str, unit: str) -> str | None:
     return ';;;"' + shown + '"' if shown else ";;;"
 
 
-class _Used(Collect):
+class _Used(ChosenNames):
     """The names an expression reads with its categorical inputs at given levels: a
     ``choose`` reads its selector and the option selected (the others are never computed)."""
 
-    def __init__(self, levels: dict[str, Any]):
-        self.levels = levels
-
-    def name(self, id: str) -> frozenset:
-        return frozenset((id,))
-
     def choose(self, selector: str, options: tuple[frozenset, ...]) -> frozenset:
-        return frozenset((selector,)) | options[int(self.levels[selector])]
+        return frozenset((selector,)) | super().choose(selector, options)
 
 
 def used_inputs(system: WorkbookSystem) -> set[str]:
@@ -125,16 +119,7 @@ def used_inputs(system: WorkbookSystem) -> set[str]:
     algebra = _Used(scenario.to_inputs())
     roots = [*HEADLINE, *([shown(n) for n in SHOWN] if system.result.currency != "USD"
                           else [])]
-    seen: set[str] = set()
-    stack = list(roots)
-    while stack:
-        name = stack.pop()
-        if name in seen:
-            continue
-        seen.add(name)
-        if name in MODEL.steps:
-            stack.extend(fold(MODEL.steps[name].tree, algebra))
-    return {n for n in seen if n in MODEL.inputs or n in MODEL.enums}
+    return {n for n in MODEL.reached(roots, algebra) if n in MODEL.inputs or n in MODEL.enums}
 
 
 @dataclass
