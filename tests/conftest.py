@@ -38,6 +38,21 @@ SCENARIOS = ROOT / "fixtures" / "scenarios"
 CURVE_SCENARIOS = [SCENARIOS / f"curve-gpt-oss-120b-{hw}.toml" for hw in ("h100", "b200", "mi300x")]
 
 
+def require_libreoffice(*, module: bool = True) -> None:
+    """Skip (the calling module, or with ``module=False`` the calling test) where LibreOffice
+    is not installed, unless COSTMODEL_REQUIRE_LIBREOFFICE is set (.ci/run sets it): then a
+    missing LibreOffice fails the run instead of hiding the check."""
+    from costmodel.render.workbook.recalc import soffice
+    if soffice() is not None:
+        return
+    if os.environ.get("COSTMODEL_REQUIRE_LIBREOFFICE"):
+        if module:
+            raise RuntimeError("COSTMODEL_REQUIRE_LIBREOFFICE is set but soffice is not "
+                               "installed")
+        pytest.fail("COSTMODEL_REQUIRE_LIBREOFFICE is set but soffice is not installed")
+    pytest.skip("LibreOffice (soffice) is not installed", allow_module_level=module)
+
+
 def workbook_systems(files, overrides=(), matched=False):
     """Price scenario files the way `costmodel workbook` does: (systems, loaded)."""
     from costmodel import app

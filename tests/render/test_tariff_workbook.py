@@ -6,26 +6,22 @@ Skipped where LibreOffice is not installed, unless COSTMODEL_REQUIRE_LIBREOFFICE
 """
 from __future__ import annotations
 
-import os
-
 import numpy as np
 import pytest
+from conftest import require_libreoffice
 from openpyxl import load_workbook
 
 from costmodel import app
 from costmodel.app.pricing import price_loaded, render_workbook
 from costmodel.model.steps import MODEL
 from costmodel.render.workbook.names import named_cells
-from costmodel.render.workbook.recalc import recalculate, soffice
+from costmodel.render.workbook.recalc import recalculate
 from costmodel.render.workbook.tariff_sheet import PROFILE_STEPS
 from costmodel.sources.scenario_file import build_scenario
 
 pytestmark = pytest.mark.libreoffice
 
-if soffice() is None:
-    if os.environ.get("COSTMODEL_REQUIRE_LIBREOFFICE"):
-        raise RuntimeError("COSTMODEL_REQUIRE_LIBREOFFICE is set but soffice is not installed")
-    pytest.skip("LibreOffice (soffice) is not installed", allow_module_level=True)
+require_libreoffice()
 
 PEAK = [0.09] * 16 + [0.22] * 5 + [0.09] * 3
 TOU = {"name": "tou", "accelerator": {"rated_power": "1000 W", "price": "30000 USD"},

@@ -12,24 +12,20 @@ Skipped where LibreOffice is not installed, unless COSTMODEL_REQUIRE_LIBREOFFICE
 from __future__ import annotations
 
 import io
-import os
 import re
 import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import CURVE_SCENARIOS, ROOT, SCENARIOS, workbook_systems
+from conftest import CURVE_SCENARIOS, ROOT, SCENARIOS, require_libreoffice, workbook_systems
 
 from costmodel.render.workbook.export import build_workbook, save_workbook
-from costmodel.render.workbook.recalc import soffice, to_pdf
+from costmodel.render.workbook.recalc import to_pdf
 
 pytestmark = pytest.mark.libreoffice
 
-if soffice() is None:
-    if os.environ.get("COSTMODEL_REQUIRE_LIBREOFFICE"):
-        raise RuntimeError("COSTMODEL_REQUIRE_LIBREOFFICE is set but soffice is not installed")
-    pytest.skip("LibreOffice (soffice) is not installed", allow_module_level=True)
+require_libreoffice()
 
 pypdf = pytest.importorskip("pypdf", reason="pypdf (the test extra) reads the printed pages")
 

@@ -7,24 +7,20 @@ Skipped where LibreOffice is not installed, unless COSTMODEL_REQUIRE_LIBREOFFICE
 from __future__ import annotations
 
 import math
-import os
 from pathlib import Path
 
 import pytest
-from conftest import CURVE_SCENARIOS, SCENARIOS, workbook_systems
+from conftest import CURVE_SCENARIOS, SCENARIOS, require_libreoffice, workbook_systems
 from openpyxl import load_workbook
 
 from costmodel.model.steps import MODEL
 from costmodel.render.workbook.export import build_workbook, save_workbook
 from costmodel.render.workbook.names import named_cells
-from costmodel.render.workbook.recalc import recalculate, soffice
+from costmodel.render.workbook.recalc import recalculate
 
 pytestmark = pytest.mark.libreoffice
 
-if soffice() is None:
-    if os.environ.get("COSTMODEL_REQUIRE_LIBREOFFICE"):
-        raise RuntimeError("COSTMODEL_REQUIRE_LIBREOFFICE is set but soffice is not installed")
-    pytest.skip("LibreOffice (soffice) is not installed", allow_module_level=True)
+require_libreoffice()
 
 CASES = {
     "single": ([SCENARIOS / "sample-tco.toml"], False),

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import io
 import math
-import os
 import re
 import warnings
 import zipfile
@@ -21,7 +20,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import CURVE_SCENARIOS, PUBLISHED, ROOT, SCENARIOS, auth
+from conftest import CURVE_SCENARIOS, PUBLISHED, ROOT, SCENARIOS, auth, require_libreoffice
 from openpyxl import load_workbook
 
 from costmodel import app
@@ -31,7 +30,7 @@ from costmodel.model.results import Result
 from costmodel.model.steps import MODEL
 from costmodel.render.workbook.excel_formula import to_formula
 from costmodel.render.workbook.names import named_cells
-from costmodel.render.workbook.recalc import save_with_libreoffice, soffice
+from costmodel.render.workbook.recalc import save_with_libreoffice
 from costmodel.sources.quote_file import read_quotes
 
 CTX = app.LocalContext()
@@ -112,10 +111,7 @@ def kinds(tmp_path_factory) -> dict[str, Kind]:
 
 
 def _need_libreoffice() -> None:
-    if soffice() is None:
-        if os.environ.get("COSTMODEL_REQUIRE_LIBREOFFICE"):
-            pytest.fail("COSTMODEL_REQUIRE_LIBREOFFICE is set but soffice is not installed")
-        pytest.skip("LibreOffice (soffice) is not installed")
+    require_libreoffice(module=False)
 
 
 def _saved_by_libreoffice(path: Path) -> bool:
