@@ -24,15 +24,19 @@ import, so that ruff does not take the test functions' arguments for redefinitio
   asks for ``live_server`` (``page.base_url`` holds it).
 - ``shot(page, name)``: a full-page screenshot in ``out/screenshots/`` (git-ignored) at the
   page's viewport; ``at_widths(page, name)`` saves it at 1280 px and at phone width (390 px).
+- ``api(live, path, body=None, token=None)``: the live server's JSON answer (what a page's
+  figures are checked against).
 
 Without the ``playwright`` package or Chromium the browser tests skip with the reason; with
 ``COSTMODEL_REQUIRE_BROWSER=1`` (``.ci/run`` sets it) a missing browser is a failure instead.
 """
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import threading
+import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -46,7 +50,7 @@ CHROMIUM = os.environ.get("COSTMODEL_CHROMIUM", "/usr/bin/chromium")
 DESKTOP = {"width": 1280, "height": 900}
 PHONE = {"width": 390, "height": 844}
 
-__all__ = ["require_browser", "LiveServer", "open_live_server", "live_server",
+__all__ = ["api", "require_browser", "LiveServer", "open_live_server", "live_server",
            "closed_live_server", "browser", "page", "shot", "at_widths", "SCREENSHOTS",
            "DESKTOP", "PHONE"]
 
@@ -187,3 +191,16 @@ def at_widths(page, name: str) -> list[Path]:
         out.append(shot(page, f"{name}-{size['width']}"))
     page.set_viewport_size(before)
     return out
+
+
+def api(live: LiveServer, path: str, body: dict | None = None,
+        token: str | None = None) -> dict:
+    """The live server's JSON answer to ``path``: a POST of ``body`` (a GET without one),
+    with ``token`` as the bearer key when given."""
+    headers = {"Content-Type": "application/json"}
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    req = urllib.request.Request(live.url + path, headers=headers,
+                                 data=None if body is None else json.dumps(body).encode())
+    with urllib.request.urlopen(req) as resp:
+        return json.load(resp)

@@ -15,7 +15,7 @@ import urllib.request
 import browser_support
 import openpyxl
 import pytest
-from browser_support import at_widths, require_browser
+from browser_support import api, at_widths, require_browser
 
 from costmodel.render import display
 from costmodel.web.pages import fixture_scenarios
@@ -29,11 +29,6 @@ browser, live_server, page = browser_support.browser, browser_support.live_serve
 H100_CURVE = "curve:h100/gpt-oss-120b/vllm/fp8/8192x1024/none/agg"
 
 
-def api(live, path: str, body: dict) -> dict:
-    req = urllib.request.Request(live.url + path, data=json.dumps(body).encode(),
-                                 headers={"Content-Type": "application/json"})
-    with urllib.request.urlopen(req) as resp:
-        return json.load(resp)
 
 
 def figure(pg, name: str) -> str:

@@ -8,16 +8,14 @@ Expected figures are the API's, asked through the live server, rounded as the pa
 """
 from __future__ import annotations
 
-import json
 import re
-import urllib.request
 import uuid
 from urllib.parse import urlencode
 
 import browser_support
 import openpyxl
 import pytest
-from browser_support import at_widths, require_browser
+from browser_support import api, at_widths, require_browser
 
 from costmodel.render import display
 from costmodel.web.scenario_form import scenario_form
@@ -28,11 +26,6 @@ browser, live_server, page = browser_support.browser, browser_support.live_serve
     browser_support.page
 
 
-def api(live, path: str, body: dict | None = None) -> dict:
-    req = urllib.request.Request(live.url + path, headers={"Content-Type": "application/json"},
-                                 data=None if body is None else json.dumps(body).encode())
-    with urllib.request.urlopen(req) as resp:
-        return json.load(resp)
 
 
 def saved_named(live, name: str) -> int:

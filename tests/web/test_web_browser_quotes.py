@@ -10,15 +10,13 @@ Expected figures are the API's, asked through the live server, rounded as the pa
 """
 from __future__ import annotations
 
-import json
 import tomllib
-import urllib.request
 from io import BytesIO
 from pathlib import Path
 
 import browser_support
 import openpyxl
-from browser_support import DESKTOP, at_widths, require_browser
+from browser_support import DESKTOP, api, at_widths, require_browser
 
 from costmodel.render import display
 
@@ -34,11 +32,6 @@ FIXTURE = ROOT / "fixtures" / "scenarios" / "published" / "deepseek-r1_gb300_mat
 MATCHED = "fixture:published/deepseek-r1_gb300_matched"
 
 
-def api(live, path: str, body: dict) -> dict:
-    req = urllib.request.Request(live.url + path, data=json.dumps(body).encode(),
-                                 headers={"Content-Type": "application/json"})
-    with urllib.request.urlopen(req) as resp:
-        return json.load(resp)
 
 
 def curve_scenario(name: str) -> dict:

@@ -7,14 +7,12 @@ Expected figures are the API's, asked through the live server, rounded as the pa
 """
 from __future__ import annotations
 
-import json
 import re
-import urllib.request
 import uuid
 from urllib.parse import urlencode
 
 import browser_support
-from browser_support import at_widths, require_browser
+from browser_support import api, at_widths, require_browser
 
 from costmodel.render import display
 from costmodel.web.scenario_form import DEFAULTS
@@ -25,14 +23,6 @@ browser, live_server, page = browser_support.browser, browser_support.live_serve
     browser_support.page
 
 
-def api(live, path: str, body: dict | None = None, token: str | None = None) -> dict:
-    headers = {"Content-Type": "application/json"}
-    if token:
-        headers["Authorization"] = f"Bearer {token}"
-    req = urllib.request.Request(live.url + path, headers=headers,
-                                 data=None if body is None else json.dumps(body).encode())
-    with urllib.request.urlopen(req) as resp:
-        return json.load(resp)
 
 
 def sign_in(pg, token: str) -> None:
