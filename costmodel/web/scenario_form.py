@@ -165,8 +165,8 @@ def field_of(path: str) -> str:
 # one of it is). The engine checks a share as a fraction (at most 1) and says so ("must be at
 # most 1, got 1.7"); the form says it in the unit the field is typed in ("must be at most
 # 100 %, got 170 %").
-_SHOWN_UNIT = {"utilisation": ("%", 0.01), "cost_of_capital": ("%", 0.01),
-               "salvage": ("%", 0.01), "margin": ("%", 0.01), "life": ("year", 1.0)}
+_SHOWN_UNIT = {f: (unit, size) for f, unit in _BARE_UNIT.items()
+               for u, size in (("%", 0.01), ("year", 1.0)) if unit == u}
 _BOUND = re.compile(r"must be (at least|at most|below) ([^\s,]+), got ([^\s,]+)(.*)", re.S)
 _SIGN = re.compile(r"(must not be negative|must be greater than zero), got .+", re.S)
 _PLAIN = re.compile(r"plain number expected \(e\.g\. 'dimensionless'\), got (.+)", re.S)
