@@ -25,6 +25,7 @@ from ..model.errors import MAX_ERRORS, MAX_NESTING, more_errors, nested_message,
 from ..model.inputs import error_path, fewer_errors
 from ..store.models import MAX_ID
 from .auth import require
+from .client_shape import for_generators
 from .schemas import CATALOG_KEY, INPUT_SCHEMAS, MAX_CURVE_ID, ProblemOut
 
 __all__ = ["route", "ROUTES", "build_spec", "ListQuery", "read_body", "body_bytes", "too_large",
@@ -436,6 +437,32 @@ def _without_nul(schema: Any) -> Any:
     return node
 
 
+def _defaults_described(schema: Any) -> Any:
+    """A request schema whose defaults are said in words, not as ``default``: a generator
+    reads a field with a default as one the answer always holds (openapi-typescript types it
+    required), where in a request it is one that may be left out."""
+    if isinstance(schema, list):
+        return [_defaults_described(v) for v in schema]
+    if not isinstance(schema, dict):
+        return schema
+    node = {k: v if k in ("examples", "example", "enum", "const")
+            else _defaults_described(v) for k, v in schema.items()}
+    if "properties" in node:
+        props = {}
+        for name, prop in node["properties"].items():
+            if isinstance(prop, dict) and "default" in prop:
+                prop = dict(prop)
+                default = prop.pop("default")
+                if default is not None and default != {} and "default" not in \
+                        prop.get("description", ""):
+                    said = orjson.dumps(default).decode()
+                    prop["description"] = "; ".join(filter(None, (
+                        prop.get("description"), f"default {said}")))
+            props[name] = prop
+        node["properties"] = props
+    return node
+
+
 def _request_components(schemas: dict[str, Any], roots: set[str]) -> set[str]:
     """The components a request body reaches through its $refs."""
     seen: set[str] = set()
@@ -461,7 +488,7 @@ def build_spec() -> dict[str, Any]:
     ref_of = {m: refs[(m, "validation")] for m in models}
     for name in _request_components(schemas, {ref_of[r.body]["$ref"].rsplit("/", 1)[1]
                                               for r in ROUTES if r.body}):
-        schemas[name] = _without_nul(schemas[name])
+        schemas[name] = _defaults_described(_without_nul(schemas[name]))
     problem = {"description": "a problem (RFC 9457)",
                "content": {"application/problem+json": {"schema": ref_of[ProblemOut]}}}
     unwritable = {**problem, "description": "the store cannot write (disk full, read-only "
@@ -494,7 +521,10 @@ def build_spec() -> dict[str, Any]:
             op["requestBody"] = {"required": True, "content": {r.request_content_type: media}}
         elif r.request_content_type != "application/json":
             op["requestBody"] = {"required": True, "content": {
-                r.request_content_type: {"schema": {"type": "string", "format": "binary"}}}}
+                r.request_content_type: {"schema": {"type": "string", "format": "binary"}}},
+                "description": "the file's bytes (a workbook is read under its own media "
+                               "type too, application/vnd.openxmlformats-officedocument."
+                               "spreadsheetml.sheet)"}
         ok: dict[str, Any] = {"description": "success", "headers": {
             "ETag": ETAG_HEADER if r.etag is None else {"description": r.etag,
                                                         "schema": {"type": "string"}}}}
@@ -503,8 +533,9 @@ def build_spec() -> dict[str, Any]:
         elif r.content_type != "application/json":
             ok["content"] = {r.content_type: {"schema": {"type": "string",
                                                            "format": "binary"}}}
-        for other in r.also_content:
-            ok["content"][other] = {"schema": {"type": "string"}}
+        for other in r.also_content:  # (bytes, unless text)
+            ok["content"][other] = {"schema": {"type": "string", **(
+                {} if other.startswith("text/") else {"format": "binary"})}}
         if r.cache is not None:
             ok["headers"]["Cache-Control"] = {
                 "description": CACHE_NOTE[r.cache], "schema": {"type": "string",
@@ -560,7 +591,7 @@ def build_spec() -> dict[str, Any]:
         elif r.access == "read":
             op["security"] = [{}, {"bearer": []}, {"apiKeyHeader": []}]
         paths.setdefault(path, {})[r.method.lower()] = op
-    return {
+    return for_generators({
         "openapi": "3.1.0",
         "info": {"title": "costmodel pricing API", "version": __version__,
                  "description": "Cost and price per million tokens, with the denominator "
@@ -580,4 +611,4 @@ def build_spec() -> dict[str, Any]:
                            "description": "an API key: Authorization: Bearer cm_..."},
                 "apiKeyHeader": {"type": "apiKey", "in": "header", "name": "X-API-Key"}},
         },
-    }
+    })

@@ -83,7 +83,12 @@ def _json_or_pdf(json_of, pdf_of, filename: str) -> Response | dict:
         return Response(pdf_of(), mimetype=PDF, headers={
             "Content-Disposition": f'attachment; filename="{filename}"'})
     return json_of()
+
+
 XLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
+# the workbook as plain bytes: what a generated client reads and sends (openapi-python-client
+# knows application/octet-stream, not a spreadsheet's own media type)
+OCTET = "application/octet-stream"
 ID = f"int(max={MAX_ID})"  # a path id
 
 pricing = Blueprint("pricing", __name__, url_prefix="/api/v1")
@@ -162,7 +167,10 @@ def _xlsx(book: app.WorkbookFile, name: str | None = None) -> Response:
     ``filename`` any client reads, and the name as written in ``filename*`` (RFC 6266)."""
     shown = name or book.filename.removesuffix(".xlsx")
     ascii_name = re.sub(r"[^A-Za-z0-9._-]+", "-", shown).strip("-.")[:120] or "scenario"
-    return Response(book.content, mimetype=XLSX, headers={
+    # the spreadsheet's own media type unless Accept prefers bare bytes
+    accept = request.accept_mimetypes
+    return Response(book.content, mimetype=OCTET if accept[OCTET] > accept[XLSX] else XLSX,
+                    headers={
         "Content-Disposition": f'attachment; filename="{ascii_name}.xlsx"; '
                                f"filename*=UTF-8''{quote(shown[:120] + '.xlsx', safe='')}"})
 
@@ -242,7 +250,8 @@ def sensitivity_montecarlo(body: MonteCarloRequest, principal) -> dict:
 
 
 @route(pricing, "/workbook", "POST", summary="An Excel workbook with live formulas",
-       access="read", body=WorkbookRequest, content_type=XLSX, errors=(404,))
+       access="read", body=WorkbookRequest, content_type=XLSX, also_content=(OCTET,),
+       errors=(404,))
 def workbook(body: WorkbookRequest, principal) -> Response:
     specs, reading = specs_of(body.scenarios), reading_of(body.at_interactivity, body.matched)
     with services().sessions(write=False) as session:
@@ -251,12 +260,12 @@ def workbook(body: WorkbookRequest, principal) -> Response:
 
 
 @route(pricing, "/workbook/reprice", "POST", summary="Read an edited workbook back and price it",
-       access="read", response=RepriceOut, request_content_type=XLSX,
+       access="read", response=RepriceOut, request_content_type=OCTET,
        errors=(413, 415, 422))
 def reprice(principal) -> dict:
     from ..render.workbook.reader import MAX_BYTES
-    if request.mimetype != XLSX:
-        raise Problem(415, "Unsupported media type", f"send the workbook as {XLSX}")
+    if request.mimetype not in (XLSX, OCTET):
+        raise Problem(415, "Unsupported media type", f"send the workbook as {XLSX} or {OCTET}")
     # a workbook may be larger than a JSON body: the reader's limit, and a 413 that says it
     imported = app.reprice(read_body(MAX_BYTES), name="upload")
     return {"results": [r.to_json() for r in imported.results],
@@ -582,7 +591,8 @@ class RevisionQuery(BaseModel):
 
 @route(scenarios, f"/scenarios/<{ID}:scenario_id>/workbook", "GET",
        summary="A saved scenario as an Excel workbook (latest revision, or ?revision=n)",
-       access="read", query=RevisionQuery, content_type=XLSX, errors=(404,))
+       access="read", query=RevisionQuery, content_type=XLSX, also_content=(OCTET,),
+       errors=(404,))
 def scenario_workbook(scenario_id: int, query: RevisionQuery, principal) -> Response:
     spec = app.ScenarioSpec(app.SavedRevision(scenario_id, query.revision))
     with services().sessions(write=False) as session:

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 from datetime import datetime
 from functools import cache
-from itertools import product
 from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, WithJsonSchema
@@ -68,8 +67,12 @@ MAX_JSON_INT = 2**64 - 1  # a larger JSON integer is read as a float, which is n
 # the booleans of a scenario's tables are pydantic's lax ones: true/false, 0/1, and these
 # words in any case ("yes", "Off")
 _BOOL_WORDS = ("0", "1", "t", "f", "y", "n", "on", "off", "no", "yes", "true", "false")
-_LAX_BOOL = {"anyOf": [{"type": "boolean"}, {"enum": [0, 1]}, {"enum": sorted(
-    {"".join(c) for w in _BOOL_WORDS for c in product(*({ch.lower(), ch.upper()} for ch in w))})}],
+# (the words as a pattern, not an enum of every spelling: a generated client's enum would have
+# one member per spelling, and FALSE, False and false are one name to it)
+_ANY_CASE = "|".join("".join(f"[{ch.upper()}{ch.lower()}]" if ch.isalpha() else ch for ch in w)
+                     for w in _BOOL_WORDS)
+_LAX_BOOL = {"anyOf": [{"type": "boolean"}, {"type": "integer", "enum": [0, 1]},
+                       {"type": "string", "pattern": f"^(?:{_ANY_CASE})$"}],
     "description": "true or false (also read: 0/1, and yes/no, on/off, t/f, y/n in any case)"}
 _QUANTITY = _quantity_schema(QuantityField("token/s/user", positive=True), "interactivity")
 _FORM_NEEDS = {"per_mtok": ("price_input", "price_output"),  # quotes.validate_quote's rule
@@ -119,7 +122,9 @@ def _accepted(schema: Any, *, provenance: bool = False) -> Any:
         return [_accepted(v, provenance=provenance) for v in schema]
     if not isinstance(schema, dict):
         return schema
-    node = {k: v for k, v in schema.items() if k not in ("title", "default")}
+    # (a table keeps its title: the document names it, see client_shape)
+    node = {k: v for k, v in schema.items()
+            if k != "default" and (k != "title" or "properties" in schema)}
     if _is_quantity(node):
         if provenance:
             note = {"type": ["string", "number", "boolean", "null"]}  # read as its text
@@ -609,18 +614,20 @@ class QuotesDecideRequest(Strict):
                           "lock-in of the recommended offer's term")
 
 
-# a step of the calculation, by name or dotted (cost_per_mtok.total)
-_OUTPUTS = sorted({*MODEL.scalar_steps,
-                   *(f"{s.group}.{s.member}" for s in MODEL.steps.values() if s.group)})
+# a step of the calculation by its name: one name an output (a generated client's enum has one
+# member each); the dotted alias of a grouped step (cost_per_mtok.total) is read too
+_OUTPUTS = sorted(MODEL.scalar_steps)
+assert all(s.name in MODEL.scalar_steps for s in MODEL.steps.values() if s.group)
 Output = Annotated[str, Field(min_length=1, max_length=100), WithJsonSchema(
-    {"enum": _OUTPUTS, "examples": ["cost_per_mtok_total"],
-     "description": "a step of the calculation (`costmodel steps`), e.g. cost_per_mtok_total"})]
-# the inputs an analysis moves, by dotted key or input name (`costmodel steps`)
-_MOVABLE = sorted({*VARS, *(v.name for v in VARS.values())})
-_DECIDED = sorted({k for k, v in VARS.items() if v.unit_of is None}
-                  | {v.name for v in VARS.values() if v.unit_of is None})
-_CONTINUOUS = sorted({k for k, v in VARS.items() if not v.count}
-                     | {v.name for v in VARS.values() if not v.count})
+    {"type": "string", "enum": _OUTPUTS, "examples": ["cost_per_mtok_total"],
+     "description": "a step of the calculation by name (`costmodel steps`), e.g. "
+                    "cost_per_mtok_total; the dotted alias of a grouped step "
+                    "(cost_per_mtok.total) is also read"})]
+# the inputs an analysis moves, by dotted key (`costmodel steps`): one name an input in the
+# document (a generated client's enum has one member each); the input's name
+# (electricity_price) is read too
+_DECIDED = sorted(k for k, v in VARS.items() if v.unit_of is None)
+_CONTINUOUS = sorted(k for k, v in VARS.items() if not v.count)
 
 
 def _no_null_defaults(schema: dict[str, Any]) -> None:
@@ -642,7 +649,7 @@ BATCH_EXAMPLE = {"scenario": EXAMPLE_SCENARIO,
                  "overrides": [{"electricity.price": "0.05 USD/kWh"},
                                {"electricity.price": "0.10 USD/kWh", "utilisation": 0.6},
                                {"power.boundary": "facility"}],
-                 "outputs": ["cost_per_mtok_total", "cost_per_mtok.energy"]}
+                 "outputs": ["cost_per_mtok_total", "cost_per_mtok_energy"]}
 # a row is any table of overrides: a row that does not price is listed in the answer's
 # errors (the request fails only when no row prices), so the document refuses no key
 _ROW = {"type": "object", "maxProperties": MAX_ROW_KEYS, "description": (
