@@ -6,6 +6,19 @@ CK     := $(shell cksum pyproject.toml | cut -d' ' -f1)
 STAMP  := $(VENV)/.installed-test-$(CK)
 RUN_STAMP := $(VENV)/.installed-run-$(CK)
 
+# The client generators that tests/api/test_generated_clients.py runs on the served OpenAPI
+# document, pinned in tests/api/client_generators/: openapi-python-client in a venv of its own
+# (requirements.txt; its dependencies are not the project's), openapi-typescript and typescript
+# from package-lock.json (npm ci, into that folder's node_modules/). Each stamp is named after
+# the checksum of its pins, and lies inside what it stamps: a venv or node_modules removed by
+# hand is installed again.
+GENERATORS := tests/api/client_generators
+GEN_VENV   := $(VENV)/gen
+GEN_PINS   := $(GENERATORS)/requirements.txt
+NPM_PINS   := $(GENERATORS)/package.json $(GENERATORS)/package-lock.json
+GEN_STAMP  := $(GEN_VENV)/.installed-$(shell cat $(GEN_PINS) | cksum | cut -d' ' -f1)
+NPM_STAMP  := $(GENERATORS)/node_modules/.installed-$(shell cat $(NPM_PINS) | cksum | cut -d' ' -f1)
+
 PUBLISHED := fixtures/scenarios/published
 # the part of a report before its breakdown: the answer (the full reports go to out/)
 ANSWER := awk '/^Cost breakdown/{exit} {print}'
@@ -25,6 +38,16 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test]'
 	touch $(STAMP)
+
+$(GEN_STAMP): $(GEN_PINS)
+	rm -rf $(GEN_VENV)
+	$(PYTHON) -m venv $(GEN_VENV)
+	$(GEN_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -r $(GEN_PINS)
+	touch $(GEN_STAMP)
+
+$(NPM_STAMP): $(NPM_PINS)
+	cd $(GENERATORS) && npm ci --no-audit --no-fund
+	touch $(NPM_STAMP)
 
 # The main job: price the sample TCO scenario, a time-of-use tariff sample (with its what-if,
 # in EUR) and the published DeepSeek R1 comparisons (each answer printed, the full reports
@@ -56,7 +79,7 @@ run: $(RUN_STAMP)
 	@$(BIN)/costmodel serve --host 127.0.0.1 --port 8000
 
 # The docs site (mkdocs.yml, docs/) is built with --strict first: a broken link or anchor fails.
-test: $(STAMP)
+test: $(STAMP) $(GEN_STAMP) $(NPM_STAMP)
 	$(BIN)/ruff check costmodel tests bench docs
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir $(VENV)/site
 	$(BIN)/python -m pytest -q
@@ -81,4 +104,4 @@ schemathesis: $(STAMP)
 	    $(BIN)/python -m pytest -q -s -p no:cacheprovider tests/api/test_api_schema.py -k test_full_run
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache
+	rm -rf $(VENV) build *.egg-info .pytest_cache $(GENERATORS)/node_modules

@@ -2,6 +2,12 @@
 from __future__ import annotations
 
 import os
+import re
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
 import uuid
 from pathlib import Path
 
@@ -176,3 +182,48 @@ def make_app(db):
     yield _make
     for a in made:
         a.extensions["costmodel"].dispose()
+
+
+# ---- the service served by gunicorn on a loopback port, as a client meets it ----------------
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def live_server(tmp_path_factory):
+    """(url, editor key) of gunicorn serving a migrated, seeded SQLite database (module-wide;
+    reads need a key, no rate limit)."""
+    folder = tmp_path_factory.mktemp("live")
+    exe = Path(sys.executable).with_name("costmodel")
+    env = {**os.environ, "DATABASE_URL": f"sqlite:///{folder / 'c.db'}",
+           "COSTMODEL_OPEN_READS": "0", "COSTMODEL_RATE_LIMIT": "off"}
+    for args in (["db", "upgrade"], ["db", "seed"]):
+        subprocess.run([str(exe), *args], env=env, check=True, capture_output=True, timeout=300)
+    made = subprocess.run([str(exe), "keys", "create", "--name", "client", "--role", "editor"],
+                          env=env, check=True, capture_output=True, text=True, timeout=120)
+    key = re.search(r"(cm_\w+_\S+)", made.stdout).group(1)
+    port = _free_port()
+    log = (folder / "gunicorn.log").open("wb")
+    gunicorn = Path(sys.executable).with_name("gunicorn")
+    proc = subprocess.Popen([str(gunicorn), "costmodel.server:create_app()", "-b",
+                             f"127.0.0.1:{port}", "-w", "1", "-k", "gthread", "--threads", "2"],
+                            env=env, cwd=ROOT, stdout=log, stderr=log, start_new_session=True)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.time() + 60
+        while True:
+            try:
+                with urllib.request.urlopen(f"{url}/healthz", timeout=10):
+                    break
+            except OSError:  # not listening yet (URLError, reset, timed out)
+                assert proc.poll() is None and time.time() < deadline, \
+                    (folder / "gunicorn.log").read_text()
+                time.sleep(0.3)
+        yield url, key
+    finally:
+        proc.terminate()
+        proc.wait(20)
+        log.close()

@@ -1,17 +1,13 @@
 """The docs' Python client (docs/pricing-tools.md, section "A client in Python"), run as
-written against a live server: gunicorn serving the app on a loopback port, a fresh SQLite
-database, an editor key. Its printed figures are checked against the engine priced in process
-and hand arithmetic."""
+written against a live server (conftest's live_server: gunicorn serving the app on a loopback
+port, a fresh SQLite database, an editor key). Its printed figures are checked against the
+engine priced in process and hand arithmetic."""
 from __future__ import annotations
 
 import os
 import re
-import socket
 import subprocess
 import sys
-import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 
 import pytest
@@ -28,50 +24,8 @@ def readme_client() -> str:
     return re.search(r"```python\n(.*?)```", section, re.S).group(1)
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    """(url, editor key) of gunicorn serving a migrated, seeded SQLite database."""
-    folder = tmp_path_factory.mktemp("client")
-    exe = Path(sys.executable).with_name("costmodel")
-    env = {**os.environ, "DATABASE_URL": f"sqlite:///{folder / 'c.db'}",
-           "COSTMODEL_OPEN_READS": "0", "COSTMODEL_RATE_LIMIT": "off"}
-    for args in (["db", "upgrade"], ["db", "seed"]):
-        subprocess.run([str(exe), *args], env=env, check=True, capture_output=True)
-    made = subprocess.run([str(exe), "keys", "create", "--name", "client", "--role", "editor"],
-                          env=env, check=True, capture_output=True, text=True)
-    key = re.search(r"(cm_\w+_\S+)", made.stdout).group(1)
-    port = _free_port()
-    log = (folder / "gunicorn.log").open("wb")
-    gunicorn = Path(sys.executable).with_name("gunicorn")
-    proc = subprocess.Popen([str(gunicorn), "costmodel.server:create_app()", "-b",
-                             f"127.0.0.1:{port}", "-w", "1", "-k", "gthread", "--threads", "2"],
-                            env=env, cwd=ROOT, stdout=log, stderr=log, start_new_session=True)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.time() + 60
-        while True:
-            try:
-                with urllib.request.urlopen(f"{url}/healthz", timeout=10):
-                    break
-            except OSError:  # not listening yet (URLError, reset, timed out)
-                assert proc.poll() is None and time.time() < deadline, \
-                    (folder / "gunicorn.log").read_text()
-                time.sleep(0.3)
-        yield url, key
-    finally:
-        proc.terminate()
-        proc.wait(20)
-        log.close()
-
-
-def test_the_readme_client_runs_against_a_live_server(server, tmp_path):
-    url, key = server
+def test_the_readme_client_runs_against_a_live_server(live_server, tmp_path):
+    url, key = live_server
     script = tmp_path / "client.py"
     script.write_text(readme_client())
     out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
@@ -92,9 +46,9 @@ def test_the_readme_client_runs_against_a_live_server(server, tmp_path):
     assert lines[6] == "error: overrides.utilization: unknown key; did you mean utilisation?"
 
 
-def test_the_client_reads_a_401(server, tmp_path):
+def test_the_client_reads_a_401(live_server, tmp_path):
     """Without a key the saved scenario is refused: the client raises the problem's 401."""
-    url, _ = server
+    url, _ = live_server
     script = tmp_path / "client.py"
     script.write_text(readme_client())
     out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,

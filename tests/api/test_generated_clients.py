@@ -1,0 +1,449 @@
+"""Clients generated from the served OpenAPI document, as a pricing tool builds them: a Python
+client by openapi-python-client (default configuration) and TypeScript types by
+openapi-typescript, compiled by tsc --strict. The document passes when the generator warns of
+nothing, every operation is generated with each of its 2xx answers read, and every request
+example the document lists type-checks against the generated types. The operations are then
+called through the generated Python client against a live server (conftest's live_server),
+their typed answers checked against the engine priced in process.
+
+The tools are pinned in tests/api/client_generators/ and installed by `make test` (the Python
+generator in .venv/gen, the npm packages in that folder's node_modules/). Where they are not
+installed the module is skipped, unless COSTMODEL_REQUIRE_CLIENTS is set (.ci/run sets it):
+then it fails."""
+from __future__ import annotations
+
+import ast
+import bisect
+import importlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import typing
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+from conftest import price_data
+
+ROOT = Path(__file__).resolve().parents[2]
+GENERATORS = ROOT / "tests" / "api" / "client_generators"
+GEN_BIN = ROOT / ".venv" / "gen" / "bin"  # the generator's own venv (Makefile: GEN_VENV)
+PYTHON_GENERATOR = GEN_BIN / "openapi-python-client"
+NODE_BIN = GENERATORS / "node_modules" / ".bin"
+OPENAPI_TYPESCRIPT = NODE_BIN / "openapi-typescript"
+TSC = NODE_BIN / "tsc"
+
+# the package the client is generated as (the name the generator gives it from the document's
+# title); its folder goes on sys.path for the live calls
+PACKAGE = "costmodel_pricing_api_client"
+# the generator's configuration (--config): the default. A key set here is a tweak a pricing
+# tool would have to know about; the contract is a document that needs none.
+GENERATOR_CONFIG: dict[str, Any] = {}
+# what the generator prints when it leaves something out (openapi_python_client/cli.py,
+# parser/openapi.py, parser/properties/, parser/responses.py) or fails
+WARNINGS = ("Warning", "WARNING", "Unable to process", "Could not", "will not be generated",
+            "omitted", "Failure to process", "Skipping", "Error", "Traceback")
+METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
+JSON = "application/json"
+API = "/api/v1"
+GB300 = {"accelerator": "gb300", "operating_point": "deepseek-r1/gb300/peak"}
+TIMEOUT = 300  # seconds, for each tool run
+
+
+def require_clients() -> None:
+    """Skip the module where the client generators are not installed, unless
+    COSTMODEL_REQUIRE_CLIENTS is set (.ci/run sets it): then a missing tool fails the run
+    instead of hiding the check."""
+    missing = [str(p.relative_to(ROOT)) for p in (PYTHON_GENERATOR, OPENAPI_TYPESCRIPT, TSC)
+               if not p.exists()]
+    if shutil.which("node") is None:
+        missing.append("node")
+    if not missing:
+        return
+    why = f"the client generators are not installed ({', '.join(missing)}; make test " \
+          f"installs them)"
+    if os.environ.get("COSTMODEL_REQUIRE_CLIENTS"):
+        raise RuntimeError(f"COSTMODEL_REQUIRE_CLIENTS is set but {why}")
+    pytest.skip(why, allow_module_level=True)
+
+
+require_clients()
+
+
+def run(args: list, cwd: Path, **env: str) -> subprocess.CompletedProcess:
+    """A tool's run, its stdout and stderr together, bounded."""
+    return subprocess.run([str(a) for a in args], cwd=cwd, stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, text=True, timeout=TIMEOUT,
+                          env={**os.environ, "NO_COLOR": "1", "COLUMNS": "120",
+                               # a failing generator's traceback as Python prints it (typer)
+                               "_TYPER_STANDARD_TRACEBACK": "1", **env})
+
+
+# ---- the document, and what each tool makes of it -------------------------------------------
+
+@dataclass(frozen=True)
+class Document:
+    path: Path  # openapi.json, as served, in a folder of its own
+    spec: dict
+
+    def operations(self):
+        """(method, path, operation) of every operation."""
+        for path, item in self.spec["paths"].items():
+            for method in METHODS:
+                if method in item:
+                    yield method, path, item[method]
+
+
+@pytest.fixture(scope="module")
+def document(db, tmp_path_factory) -> Document:
+    """The OpenAPI document as GET /api/v1/openapi.json serves it, byte for byte."""
+    from costmodel.server import create_app
+    app = create_app({"DATABASE_URL": db, "OPEN_READS": False, "TESTING": True})
+    try:
+        served = app.test_client().get(f"{API}/openapi.json")
+    finally:
+        app.extensions["costmodel"].dispose()
+    assert served.status_code == 200
+    path = tmp_path_factory.mktemp("clients") / "openapi.json"
+    path.write_bytes(served.get_data())
+    return Document(path, json.loads(served.get_data()))
+
+
+@dataclass(frozen=True)
+class Generated:
+    returncode: int
+    output: str  # stdout and stderr
+    package: Path  # the generated package's folder
+
+    def report(self) -> str:
+        return f"openapi-python-client (exit {self.returncode}) said:\n{self.output}"
+
+
+@pytest.fixture(scope="module")
+def python_client(document) -> Generated:
+    """`openapi-python-client generate --meta none`: a plain package (no pyproject.toml around
+    it), importable from its parent folder once generated."""
+    folder = document.path.parent
+    args = [PYTHON_GENERATOR, "generate", "--path", document.path,
+            "--output-path", folder / PACKAGE, "--meta", "none"]
+    if GENERATOR_CONFIG:
+        config = folder / "openapi-python-client.json"  # (JSON is YAML)
+        config.write_text(json.dumps(GENERATOR_CONFIG))
+        args += ["--config", config]
+    # the generator's post hooks run ruff on what it wrote: its own pinned ruff, from its venv
+    out = run(args, folder, PATH=f"{GEN_BIN}{os.pathsep}{os.environ.get('PATH', '')}")
+    return Generated(out.returncode, out.stdout, folder / PACKAGE)
+
+
+# the generator's own names for an operation's module, computed by the generator's code (in its
+# venv): api/<tag>/<operation>.py, from the first tag and the operationId
+# (openapi_python_client/parser/openapi.py: EndpointCollection.from_data, Endpoint.from_data;
+# __init__.py: Project._build_api)
+NAMES = """
+import json, sys
+from openapi_python_client.parser.openapi import generate_operation_id
+from openapi_python_client.schema.untrusted_string import UntrustedString
+from openapi_python_client.strings import PythonIdentifier
+
+spec = json.load(open(sys.argv[1], encoding="utf-8"))
+prefix, methods = sys.argv[2], json.loads(sys.argv[3])
+out = []
+for path, item in spec["paths"].items():
+    for method in methods:
+        op = item.get(method)
+        if op is None:
+            continue
+        tag = PythonIdentifier((op.get("tags") or ["default"])[0], prefix="tag")
+        name = PythonIdentifier(op["operationId"], prefix=prefix) if op.get("operationId") \\
+            else generate_operation_id(path=UntrustedString(path), method=method, prefix=prefix)
+        out.append([method, path, f"api.{tag}.{PythonIdentifier(name, prefix=prefix)}"])
+print(json.dumps(out))
+"""
+
+
+@pytest.fixture(scope="module")
+def modules(document) -> dict[tuple[str, str], str]:
+    """(method, path) -> the operation's module in the generated package, dotted from it."""
+    prefix = GENERATOR_CONFIG.get("field_prefix", "field_")
+    out = run([GEN_BIN / "python", "-c", NAMES, document.path, prefix, json.dumps(METHODS)],
+              document.path.parent)
+    assert out.returncode == 0, out.stdout
+    return {(method, path): module for method, path, module in json.loads(out.stdout)}
+
+
+@dataclass(frozen=True)
+class Typed:
+    returncode: int
+    output: str
+    schema: Path  # schema.d.ts
+
+
+@pytest.fixture(scope="module")
+def typescript_types(document) -> Typed:
+    """`openapi-typescript openapi.json -o schema.d.ts`."""
+    folder = document.path.parent
+    out = run([OPENAPI_TYPESCRIPT, document.path.name, "-o", "schema.d.ts"], folder)
+    return Typed(out.returncode, out.stdout, folder / "schema.d.ts")
+
+
+# ---- 1. the Python generator warns of nothing -------------------------------------------------
+
+def test_the_python_client_is_generated_without_a_warning(python_client):
+    said = [w for w in WARNINGS if w in python_client.output]
+    if python_client.returncode != 0 or said:
+        pytest.fail(f"the generator warned ({', '.join(said)}); {python_client.report()}",
+                    pytrace=False)
+
+
+# ---- 2. every operation is generated, each 2xx answer read ----------------------------------
+
+def _reads(module: Path) -> dict[int, str]:
+    """Status code -> the source of ``_parse_response``'s branch for it."""
+    text = module.read_text(encoding="utf-8")
+    parse = [f for f in ast.parse(text).body
+             if isinstance(f, ast.FunctionDef) and f.name == "_parse_response"]
+    out = {}
+    for node in (n for f in parse for n in ast.walk(f)):
+        if isinstance(node, ast.If) and isinstance(node.test, ast.Compare) \
+                and ast.unparse(node.test.left) == "response.status_code" \
+                and isinstance(node.test.comparators[0], ast.Constant):
+            out[node.test.comparators[0].value] = "\n".join(ast.unparse(s) for s in node.body)
+    return out
+
+
+def _wanted_read(content: dict) -> str:
+    """What a 2xx answer's branch reads: the JSON when one of its media types is JSON (the
+    others are alternatives chosen by Accept: CSV, PDF), else its bytes (a workbook) or
+    text."""
+    if any(t == JSON or t.endswith("+json") for t in content):
+        return "response.json()"
+    if any(m.get("schema", {}).get("format") == "binary" for m in content.values()):
+        return "response.content"
+    return "response.text"
+
+
+def test_every_operation_is_generated_with_its_answers(document, python_client, modules):
+    missing, unread = [], []
+    for method, path, op in document.operations():
+        module = python_client.package.joinpath(*modules[method, path].split(".")) \
+            .with_suffix(".py")
+        if not module.exists():
+            missing.append(f"{method.upper()} {path} (no {module.relative_to(module.parents[2])})")
+            continue
+        reads = _reads(module)
+        for status, answer in op["responses"].items():
+            if not (status.isdigit() and 200 <= int(status) < 300 and answer.get("content")):
+                continue
+            want = _wanted_read(answer["content"])
+            if want not in reads.get(int(status), ""):
+                unread.append(f"{method.upper()} {path} {status} "
+                              f"({', '.join(answer['content'])}): not read as {want}")
+    if missing or unread:
+        pytest.fail("operations left out:\n  " + "\n  ".join(missing or ["none"])
+                    + "\nanswers not read:\n  " + "\n  ".join(unread or ["none"])
+                    + f"\n{python_client.report()}", pytrace=False)
+
+
+# ---- 3. the TypeScript types: every request example checks, the price answer is typed -------
+
+def _examples(document: Document):
+    """(method, path, where, example) of every request example the document lists: the
+    referenced schema's ``examples``, the media type's ``example`` and ``examples``."""
+    schemas = document.spec.get("components", {}).get("schemas", {})
+    for method, path, op in document.operations():
+        media = op.get("requestBody", {}).get("content", {}).get(JSON)
+        if media is None:
+            continue
+        schema = media.get("schema", {})
+        name = schema["$ref"].rsplit("/", 1)[1] if "$ref" in schema else "inline schema"
+        if "$ref" in schema:
+            schema = schemas[name]
+        for i, example in enumerate(schema.get("examples", [])):
+            yield method, path, f"{name} examples[{i}]", example
+        if "example" in media:
+            yield method, path, "media type example", media["example"]
+        for key, example in media.get("examples", {}).items():
+            if "value" in example:
+                yield method, path, f"media type examples.{key}", example["value"]
+
+
+PRICE_ANSWER = """
+// the /api/v1/price answer as a pricing tool reads it: a typed answer, not any
+type IsAny<T> = 0 extends 1 & T ? true : false;
+type PriceAnswer =
+    paths["/api/v1/price"]["post"]["responses"][200]["content"]["application/json"];
+export const priceAnswerIsTyped: IsAny<PriceAnswer> extends true ? never : true = true;
+export function costPerMtokTotal(answer: PriceAnswer): string {
+    const total = answer.cost_per_mtok?.["total"];
+    if (total === undefined) {
+        return "no total";
+    }
+    const value: number | null = total.value;
+    const unit: string = total.unit;
+    return `${value} ${unit}`;
+}
+"""
+
+
+def test_typescript_types_check_every_request_example(document, typescript_types):
+    if typescript_types.returncode != 0 or "warn" in typescript_types.output.lower():
+        pytest.fail(f"openapi-typescript (exit {typescript_types.returncode}) said:\n"
+                    f"{typescript_types.output}", pytrace=False)
+    text = 'import type { paths } from "./schema";\n'
+    where: list[tuple[int, str]] = []  # (its first line, what the example is)
+    for i, (method, path, what, example) in enumerate(_examples(document)):
+        label = f"{method.upper()} {path}: {what}"
+        body = f'NonNullable<paths[{json.dumps(path)}]["{method}"]["requestBody"]>' \
+               f'["content"]["{JSON}"]'
+        text += f"\n// {label}\n"
+        where.append((text.count("\n") + 1, label))
+        text += f"export const example{i}: {body} = {json.dumps(example, indent=4)};\n"
+    assert where, "the document lists no request example"
+    where.append((text.count("\n") + 1, "the price answer function"))
+    source = document.path.parent / "examples.ts"
+    source.write_text(text + PRICE_ANSWER, encoding="utf-8")
+    out = run([TSC, "--strict", "--noEmit", "--target", "es2020", "--module", "esnext",
+               "--moduleResolution", "bundler", source.name],
+              source.parent)
+    if out.returncode != 0:
+        firsts = [first for first, _ in where]
+        failed = sorted({where[bisect.bisect_right(firsts, int(line)) - 1][1]
+                         for line in re.findall(r"^examples\.ts\((\d+),", out.stdout, re.M)})
+        pytest.fail(f"tsc --strict (exit {out.returncode}) refused {len(failed)} of "
+                    f"{len(where)} (examples, and the price answer function):\n  "
+                    + "\n  ".join(failed or ["none"])
+                    + f"\n{out.stdout}", pytrace=False)
+
+
+# ---- the generated client, called against a live server -------------------------------------
+
+@pytest.fixture(scope="module")
+def generated(python_client) -> ModuleType:
+    """The generated package, imported (its folder on sys.path while the module runs)."""
+    if not (python_client.package / "__init__.py").exists():
+        pytest.fail(f"no client was generated; {python_client.report()}", pytrace=False)
+    folder = str(python_client.package.parent)
+    sys.path.insert(0, folder)
+    try:
+        yield importlib.import_module(PACKAGE)
+    finally:
+        sys.path.remove(folder)
+        for name in [n for n in sys.modules if n == PACKAGE or n.startswith(f"{PACKAGE}.")]:
+            del sys.modules[name]
+
+
+@pytest.fixture(scope="module")
+def api(generated, live_server):
+    """The generated AuthenticatedClient on the live server with an editor key: it sends
+    ``Authorization: Bearer <key>``, the document's ``bearer`` scheme."""
+    import httpx
+    url, key = live_server
+    client = importlib.import_module(f"{PACKAGE}.client")
+    with client.AuthenticatedClient(base_url=url, token=key, timeout=httpx.Timeout(60),
+                                    raise_on_unexpected_status=True) as c:
+        yield c
+
+
+@pytest.fixture(scope="module")
+def operation(generated, modules):
+    """``operation(method, path)``: the operation's generated module (sync, sync_detailed)."""
+    def _module(method: str, path: str) -> ModuleType:
+        name = f"{PACKAGE}.{modules[method, path]}"
+        try:
+            return importlib.import_module(name)
+        except ModuleNotFoundError:
+            pytest.fail(f"{method.upper()} {path} was not generated ({name})", pytrace=False)
+    return _module
+
+
+def body_of(module: ModuleType, data: dict):
+    """The operation's body built from JSON, as a tool holding JSON builds it: the first type
+    of the body (a class, or each class of a union) whose from_dict gives the same JSON back."""
+    hint = typing.get_type_hints(module.sync_detailed)["body"]
+    for kind in typing.get_args(hint) or (hint,):
+        if not hasattr(kind, "from_dict"):
+            continue
+        try:
+            body = kind.from_dict(data)
+        except (TypeError, ValueError, KeyError, AttributeError):
+            continue
+        if body.to_dict() == data:
+            return body
+    pytest.fail(f"no type of {hint} reads {data} back as it is", pytrace=False)
+
+
+def served_json(live_server, path: str) -> Any:
+    """The server's JSON for a GET, read without the generated client."""
+    url, key = live_server
+    ask = urllib.request.Request(f"{url}{path}", headers={"Authorization": f"Bearer {key}"})
+    with urllib.request.urlopen(ask, timeout=60) as answer:
+        return json.loads(answer.read())
+
+
+ROWS = [{"electricity.price": "0.05 USD/kWh"},
+        {"electricity.price": "0.10 USD/kWh", "utilisation": 0.6},
+        {"power.boundary": "facility"}]
+OUTPUTS = ["cost_per_mtok_total", "cost_per_mtok.energy", "tokens_per_kwh"]
+
+
+def test_a_batch_through_the_generated_client(operation, api):
+    batch = operation("post", f"{API}/price/batch")
+    answer = batch.sync_detailed(client=api, body=body_of(batch, {
+        "scenario": GB300, "overrides": ROWS, "outputs": OUTPUTS}))
+    assert answer.status_code == 200, answer.content
+    out = answer.parsed  # the typed answer (BatchOut), not a dict
+    assert not isinstance(out, dict)
+    assert (out.rows, out.priced, out.outputs, out.errors) == (3, 3, OUTPUTS, [])
+    for name in OUTPUTS:
+        column = out.columns[name]
+        for i, row in enumerate(ROWS):
+            want = price_data(GB300, row.items()).value(name.replace(".", "_"))
+            assert column.values[i] == pytest.approx(want, rel=1e-12, abs=0), (name, row)
+    assert out.columns["cost_per_mtok_total"].unit == "USD/Mtok"
+    assert out.columns["tokens_per_kwh"].unit == "token/kWh"
+
+
+def test_the_catalog_through_the_generated_client(operation, api, live_server):
+    from costmodel.sources.catalog import Catalog
+    listing = operation("get", f"{API}/accelerators")
+    page = listing.sync(client=api, limit=200)
+    assert not isinstance(page, dict)
+    catalog = Catalog.load()
+    keys = catalog.keys("accelerator")
+    assert (page.total, page.limit, page.offset) == (len(keys), 200, 0)
+    assert [item.key for item in page.items] == keys
+    for item in page.items:
+        assert item.data.to_dict() == catalog.get("accelerator", item.key, "").data, item.key
+    # read back as served: the typed page loses nothing of the JSON
+    assert page.to_dict() == served_json(live_server, f"{API}/accelerators?limit=200")
+    found = listing.sync(client=api, q="gb300")
+    assert "gb300" in [item.key for item in found.items]
+
+
+def test_saved_scenarios_through_the_generated_client(operation, api, live_server):
+    create = operation("post", f"{API}/scenarios")
+    saved = create.sync_detailed(client=api, body=body_of(create, {
+        "name": "generated client GB300", "scenario": GB300}))
+    assert saved.status_code == 201, saved.content
+    revision = saved.parsed
+    assert revision.number == 1
+    want = price_data(GB300)
+    for name in ("total", "energy", "capex"):
+        got = revision.result.cost_per_mtok[name]
+        assert got.value == pytest.approx(want.value(f"cost_per_mtok_{name}"), rel=1e-12,
+                                          abs=0), name
+        assert got.unit == "USD/Mtok"
+    page = operation("get", f"{API}/scenarios").sync(client=api, q="generated client")
+    assert [(s.id, s.name, s.latest_revision) for s in page.items] == \
+        [(revision.scenario_id, "generated client GB300", 1)]
+    latest = operation("get", f"{API}/scenarios/{{scenario_id}}").sync(
+        client=api, scenario_id=revision.scenario_id)
+    assert latest.to_dict() == revision.to_dict()
+    assert latest.to_dict() == served_json(live_server,
+                                           f"{API}/scenarios/{revision.scenario_id}")
