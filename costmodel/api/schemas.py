@@ -879,17 +879,38 @@ class QuantityOut(BaseModel):
     unit: str
 
 
+class CostPerMtokOut(Partial):
+    """Cost per million tokens of the operating point's token kind, and its parts."""
+    energy: QuantityOut = None  # type: ignore[assignment]
+    capex: QuantityOut = None  # type: ignore[assignment]
+    opex: QuantityOut = None  # type: ignore[assignment]
+    total: QuantityOut = None  # type: ignore[assignment]
+
+
+class PricePerMtokOut(Partial):
+    """Price per million tokens (cost over one less the gross margin), blended and by kind."""
+    total: QuantityOut = None  # type: ignore[assignment]
+    input: QuantityOut = None  # type: ignore[assignment]
+    output: QuantityOut = None  # type: ignore[assignment]
+
+
 class ResultOut(Partial):
     """A priced scenario. Every field is present in the full answer; ``?view=summary`` has
-    no ``steps`` and no ``disclosure.sources``; ``?fields=`` holds only what it names."""
+    no ``steps`` and no ``disclosure.sources``; ``?fields=`` holds only what it names. The
+    figures are the headline ones (costmodel.model.results.HEADLINE), each typed."""
     scenario: str = None  # type: ignore[assignment]
     engine: dict[str, str] = None  # type: ignore[assignment]
-    cost_per_mtok: dict[str, QuantityOut] = None  # type: ignore[assignment]
-    price_per_mtok: dict[str, QuantityOut] = None  # type: ignore[assignment]
     power_per_accelerator: QuantityOut = None  # type: ignore[assignment]
+    throughput: QuantityOut = None  # type: ignore[assignment]
     throughput_per_kw: QuantityOut = None  # type: ignore[assignment]
     tokens_per_kwh: QuantityOut = None  # type: ignore[assignment]
     joules_per_token: QuantityOut = None  # type: ignore[assignment]
+    bandwidth_per_watt: QuantityOut = None  # type: ignore[assignment]
+    capex_per_accelerator: QuantityOut = None  # type: ignore[assignment]
+    cost_per_hour: QuantityOut = None  # type: ignore[assignment]
+    cost_per_mtok: CostPerMtokOut = None  # type: ignore[assignment]
+    price_per_mtok: PricePerMtokOut = None  # type: ignore[assignment]
+    emissions_per_mtok: QuantityOut = None  # type: ignore[assignment]
     steps: dict[str, Any] = None  # type: ignore[assignment]
     disclosure: dict[str, Any] = None  # type: ignore[assignment]
 
@@ -1042,13 +1063,32 @@ class QuotesForScenario(BaseModel):
     ranked: list[QuoteComparisonOut]
 
 
+class HoldsOut(BaseModel):
+    from_: QuantityOut | None = Field(alias="from")
+    to: QuantityOut | None
+
+
+class RecommendationOut(Out):
+    """The offer to take, what it costs and saves against the next, and why."""
+    offer: str
+    next: str | None
+    monthly_cost: QuantityOut | None
+    margin: QuantityOut | None = Field(description="a month's saving against the next offer")
+    margin_share: float | None = Field(description="the margin over the next offer's bill")
+    holds: HoldsOut = Field(description="the monthly volumes between which the choice holds "
+                                        "(null: no bound)")
+    reasons: list[str]
+    risks: list[str]
+    text: str
+
+
 class QuotesDecisionOut(Out):
     demand: dict[str, Any]
     ranked: list[dict[str, Any]]
     unranked: list[dict[str, Any]]
     break_even: list[dict[str, Any]]
     holds: dict[str, Any]
-    recommendation: dict[str, Any] | None
+    recommendation: RecommendationOut | None
     assumptions: list[str]
     own_builds: list[dict[str, Any]]
 

@@ -143,3 +143,24 @@ def test_inline_tables_that_could_share_a_generated_name_are_components(document
     for name, schema in components.items():
         if name.startswith("QuantityTable"):
             assert schema["required"] == ["value", "unit"] and schema["title"] == name
+
+
+def test_a_price_answer_has_a_typed_field_for_every_figure_it_holds(document):
+    """A generated client reads each figure of a full price answer as a typed attribute, not
+    as an extra key of a loose table: ResultOut declares every key of a full answer, and
+    each headline figure is a QuantityOut."""
+    from conftest import price_data
+
+    from costmodel.model.results import HEADLINE
+    answer = price_data({"accelerator": "gb300",
+                         "operating_point": "deepseek-r1/gb300/peak"}).to_json()
+    declared = document["components"]["schemas"]["ResultOut"]["properties"]
+    assert set(answer) <= set(declared), set(answer) - set(declared)
+    quantity = {"$ref": "#/components/schemas/QuantityOut"}
+    for name in HEADLINE:
+        group, _, member = name.partition("_mtok_")
+        if member:  # cost_per_mtok_total -> cost_per_mtok.total
+            ref = declared[f"{group}_mtok"]["$ref"].rsplit("/", 1)[1]
+            assert document["components"]["schemas"][ref]["properties"][member] == quantity
+        else:
+            assert declared[name] == quantity, name

@@ -389,7 +389,7 @@ def served_json(live_server, path: str) -> Any:
 ROWS = [{"electricity.price": "0.05 USD/kWh"},
         {"electricity.price": "0.10 USD/kWh", "utilisation": 0.6},
         {"power.boundary": "facility"}]
-OUTPUTS = ["cost_per_mtok_total", "cost_per_mtok.energy", "tokens_per_kwh"]
+OUTPUTS = ["cost_per_mtok_total", "cost_per_mtok_energy", "tokens_per_kwh"]
 
 
 def test_a_batch_through_the_generated_client(operation, api):
@@ -403,7 +403,7 @@ def test_a_batch_through_the_generated_client(operation, api):
     for name in OUTPUTS:
         column = out.columns[name]
         for i, row in enumerate(ROWS):
-            want = price_data(GB300, row.items()).value(name.replace(".", "_"))
+            want = price_data(GB300, row.items()).value(name)
             assert column.values[i] == pytest.approx(want, rel=1e-12, abs=0), (name, row)
     assert out.columns["cost_per_mtok_total"].unit == "USD/Mtok"
     assert out.columns["tokens_per_kwh"].unit == "token/kWh"
@@ -435,7 +435,7 @@ def test_saved_scenarios_through_the_generated_client(operation, api, live_serve
     assert revision.number == 1
     want = price_data(GB300)
     for name in ("total", "energy", "capex"):
-        got = revision.result.cost_per_mtok[name]
+        got = getattr(revision.result.cost_per_mtok, name)
         assert got.value == pytest.approx(want.value(f"cost_per_mtok_{name}"), rel=1e-12,
                                           abs=0), name
         assert got.unit == "USD/Mtok"
@@ -447,3 +447,116 @@ def test_saved_scenarios_through_the_generated_client(operation, api, live_serve
     assert latest.to_dict() == revision.to_dict()
     assert latest.to_dict() == served_json(live_server,
                                            f"{API}/scenarios/{revision.scenario_id}")
+
+
+def served(live_server, method: str, path: str, body: dict | None = None) -> Any:
+    """The server's JSON answer, asked without the generated client."""
+    url, key = live_server
+    ask = urllib.request.Request(f"{url}{path}", method=method.upper(),
+                                 data=None if body is None else json.dumps(body).encode(),
+                                 headers={"Authorization": f"Bearer {key}",
+                                          "Content-Type": JSON})
+    with urllib.request.urlopen(ask, timeout=60) as answer:
+        return json.loads(answer.read())
+
+
+JALAPENO = {"accelerator": "jalapeno", "operating_point": "deepseek-r1/jalapeno/peak"}
+CHEAPER_POWER = {"electricity.price": "0.05 USD/kWh"}
+
+
+def test_a_price_inline_and_saved_through_the_generated_client(operation, api, live_server):
+    """An inline scenario and a saved one plus overrides: one request type for both (the
+    saved one by its id), typed answers equal to the engine's figures."""
+    price = operation("post", f"{API}/price")
+    inline = price.sync(client=api, body=body_of(price, {"scenario": GB300}))
+    assert not isinstance(inline, dict)
+    want = price_data(GB300)
+    # GB300 at peak, chip boundary: 11,781 token/s/kW x 1.4 kW = 16,493.4 token/s
+    assert inline.throughput.value == pytest.approx(11_781 * 1.4, rel=1e-12)
+    for name in ("total", "energy", "capex", "opex"):
+        assert getattr(inline.cost_per_mtok, name).value == pytest.approx(
+            want.value(f"cost_per_mtok_{name}"), rel=1e-12, abs=0), name
+    assert inline.price_per_mtok.total.value == pytest.approx(
+        want.value("price_per_mtok_total"), rel=1e-12, abs=0)
+
+    create = operation("post", f"{API}/scenarios")
+    saved = create.sync(client=api, body=body_of(create, {"name": "generated client saved",
+                                                          "scenario": GB300}))
+    again = price.sync(client=api, body=body_of(price, {
+        "scenario_id": saved.scenario_id, "overrides": CHEAPER_POWER}))
+    cheaper = price_data(GB300, CHEAPER_POWER.items())
+    assert again.cost_per_mtok.total.value == pytest.approx(
+        cheaper.value("cost_per_mtok_total"), rel=1e-12, abs=0)
+    # energy at 0.05 USD/kWh: 1.4 kW x 0.05 / (16,493.4 x 3,600 / 1e6) Mtok an hour
+    assert again.cost_per_mtok.energy.value == pytest.approx(
+        1.4 * 0.05 / (11_781 * 1.4 * 3600 / 1e6), rel=1e-9)
+    assert again.to_dict() == served(live_server, "post", f"{API}/price", {
+        "scenario_id": saved.scenario_id, "overrides": CHEAPER_POWER})
+
+
+def test_a_comparison_through_the_generated_client(operation, api, live_server):
+    compare = operation("post", f"{API}/compare")
+    body = {"scenarios": [{"scenario": GB300}, {"scenario": JALAPENO}]}
+    out = compare.sync(client=api, body=body_of(compare, body))
+    assert not isinstance(out, dict)
+    totals = [s.cost_per_mtok.total.value for s in out.scenarios]
+    assert totals == pytest.approx([price_data(GB300).value("cost_per_mtok_total"),
+                                    price_data(JALAPENO).value("cost_per_mtok_total")],
+                                   rel=1e-12, abs=0)
+    assert [s.throughput_per_kw.value for s in out.scenarios] == pytest.approx(
+        [11_781, price_data(JALAPENO).value("throughput_per_kw")], rel=1e-12)
+    assert out.to_dict() == served(live_server, "post", f"{API}/compare", body)
+
+
+def test_a_plan_through_the_generated_client(operation, api, live_server):
+    plan = operation("post", f"{API}/plan")
+    body = {"scenario": GB300, "demand": "2.5e6 token/s", "availability": 0.99}
+    out = plan.sync(client=api, body=body_of(plan, body))
+    assert not isinstance(out, dict)
+    # 2.5e6 / (16,493.4 x 0.99) = 153.1 -> 154 accelerators; 8 a node -> 20; 4 a rack -> 5
+    assert (out.accelerators, out.nodes, out.racks) == (154, 20, 5)
+    assert out.throughput.value == pytest.approx(154 * 16_493.4, rel=1e-12)
+    assert out.power.value == pytest.approx(154 * 1400, rel=1e-12)  # [W], chip boundary
+    assert out.to_dict() == served(live_server, "post", f"{API}/plan", body)
+
+
+def test_a_decision_through_the_generated_client(operation, api, live_server):
+    """The document's own example: a capacity offer, a per-Mtok offer and our H100 build for
+    50,000 Mtok a month at 100 token/s/user."""
+    from costmodel.api.schemas import QuotesDecideRequest
+    body = QuotesDecideRequest.model_config["json_schema_extra"]["examples"][0]
+    decide = operation("post", f"{API}/quotes/decide")
+    out = decide.sync(client=api, body=body_of(decide, body))
+    assert not isinstance(out, dict)
+    pick = out.recommendation
+    assert (pick.offer, pick.next_) == ("scenario", "api-tokens")
+    # the next offer, per Mtok at 0.60 USD in and out: 50,000 x 0.60 = 30,000 USD a month
+    assert pick.monthly_cost.value + pick.margin.value == pytest.approx(30_000, rel=1e-12)
+    assert out.to_dict() == served(live_server, "post", f"{API}/quotes/decide", body)
+
+
+def test_workbooks_download_through_the_generated_client(operation, api):
+    """A workbook (POST /workbook, and a saved scenario's) comes back as bytes whose formulas,
+    read back by the engine (reprice), give the engine's figures."""
+    from costmodel import app as engine
+    workbook = operation("post", f"{API}/workbook")
+    answer = workbook.sync_detailed(client=api, body=body_of(workbook, {
+        "scenarios": [{"scenario": GB300}, {"scenario": JALAPENO}]}))
+    assert answer.status_code == 200, answer.content
+    content = answer.parsed.payload.read()
+    assert content[:2] == b"PK" and answer.headers["content-type"].startswith(
+        "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet")
+    read = engine.reprice(content, name="generated")
+    assert [r.value("cost_per_mtok_total") for r in read.results] == pytest.approx(
+        [price_data(GB300).value("cost_per_mtok_total"),
+         price_data(JALAPENO).value("cost_per_mtok_total")], rel=1e-9)
+
+    create = operation("post", f"{API}/scenarios")
+    saved = create.sync(client=api, body=body_of(create, {"name": "generated client book",
+                                                          "scenario": JALAPENO}))
+    book = operation("get", f"{API}/scenarios/{{scenario_id}}/workbook").sync_detailed(
+        client=api, scenario_id=saved.scenario_id)
+    assert book.status_code == 200
+    read = engine.reprice(book.parsed.payload.read(), name="saved")
+    assert read.results[0].value("cost_per_mtok_total") == pytest.approx(
+        price_data(JALAPENO).value("cost_per_mtok_total"), rel=1e-9)
