@@ -477,6 +477,21 @@ def _request_components(schemas: dict[str, Any], roots: set[str]) -> set[str]:
     return seen
 
 
+def operation_id(method: str, path: str, blueprint: str) -> str:
+    """The operation's name, the one a generated client gives its function: what it does,
+    in words (``price_batch``, ``list_accelerators``, ``get_scenario_revision``)."""
+    segments = path.removeprefix("/api/v1/").split("/")
+    words = [s.replace("-", "_") for s in segments if not s.startswith("{")]
+    if blueprint == "pricing":  # an answer computed from the body
+        return "_".join(words)
+    one = "_".join(w.removesuffix("s") for w in words)
+    if segments[-1].startswith("{"):  # an item
+        return f"{method.lower()}_{one}"
+    if len(words) == 1:  # a collection
+        return f"list_{words[0]}" if method == "GET" else f"create_{one}"
+    return f"{'get' if method == 'GET' else 'create'}_{one}"  # an item's part
+
+
 def build_spec() -> dict[str, Any]:
     """The OpenAPI 3.1 document of every declared route."""
     models = {r.body for r in ROUTES if r.body} | {r.response for r in ROUTES if r.response}
@@ -501,14 +516,13 @@ def build_spec() -> dict[str, Any]:
                                           "Retry-After seconds",
                 "headers": RATE_HEADERS}
     paths: dict[str, Any] = {}
+    named: set[str] = set()  # operationIds, each once
     for r in ROUTES:
         path, params = _openapi_path(r.rule)
         if r.query is not None:
             params += _query_params(r.query)
         op: dict[str, Any] = {"summary": r.summary, "tags": r.tags,
-                              "operationId": f"{r.method.lower()}_{r.blueprint}_"
-                                             f"{re.sub(r'[^a-z0-9]+', '_', path.lower())}"
-                                             .rstrip("_"),
+                              "operationId": operation_id(r.method, path, r.blueprint),
                               "responses": {}}
         if params:
             op["parameters"] = params
@@ -590,6 +604,8 @@ def build_spec() -> dict[str, Any]:
             op["security"] = [{"bearer": []}, {"apiKeyHeader": []}]
         elif r.access == "read":
             op["security"] = [{}, {"bearer": []}, {"apiKeyHeader": []}]
+        assert op["operationId"] not in named, op["operationId"]
+        named.add(op["operationId"])
         paths.setdefault(path, {})[r.method.lower()] = op
     return for_generators({
         "openapi": "3.1.0",

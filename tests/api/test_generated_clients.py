@@ -560,3 +560,36 @@ def test_workbooks_download_through_the_generated_client(operation, api):
     read = engine.reprice(book.parsed.payload.read(), name="saved")
     assert read.results[0].value("cost_per_mtok_total") == pytest.approx(
         price_data(JALAPENO).value("cost_per_mtok_total"), rel=1e-9)
+
+
+# ---- the docs' blocks (docs/pricing-tools.md, "Generated clients") ---------------------------
+
+def docs_block(language: str) -> str:
+    """The first ``language`` code block after the heading "Generated clients"."""
+    text = (ROOT / "docs" / "pricing-tools.md").read_text(encoding="utf-8")
+    section = text[text.index("## Generated clients"):]
+    return re.search(rf"```{language}\n(.*?)```", section, re.S).group(1)
+
+
+def test_the_docs_python_block_runs_on_the_generated_client(python_client, live_server):
+    assert (python_client.package / "__init__.py").exists(), python_client.report()
+    url, key = live_server
+    out = subprocess.run([sys.executable, "-c", docs_block("python")], capture_output=True,
+                         text=True, timeout=120,
+                         env={**os.environ, "COSTMODEL_URL": url, "COSTMODEL_KEY": key,
+                              "PYTHONPATH": str(python_client.package.parent)})
+    assert out.returncode == 0, out.stderr
+    value, unit, boundary = re.fullmatch(r"([\d.]+) (\S+), (\w+) boundary\n",
+                                         out.stdout).groups()
+    want = price_data(GB300, CHEAPER_POWER.items()).value("cost_per_mtok_total")
+    assert float(value) == pytest.approx(want, abs=5e-7)  # printed to 6 decimals
+    assert (unit, boundary) == ("USD/Mtok", "chip")
+
+
+def test_the_docs_typescript_block_compiles_under_strict(typescript_types):
+    assert typescript_types.returncode == 0, typescript_types.output
+    source = typescript_types.schema.with_name("docs_block.ts")
+    source.write_text(docs_block("typescript"), encoding="utf-8")
+    out = run([TSC, "--strict", "--noEmit", "--target", "es2020", "--module", "esnext",
+               "--moduleResolution", "bundler", source.name], source.parent)
+    assert out.returncode == 0, out.stdout
