@@ -13,9 +13,13 @@ verdict of a validator:
 - **typed branches**: a ``const``/``enum`` without a ``type`` gets the type its values have,
   and a table of any keys says so (``additionalProperties: true``, the default);
 - **named tables**: a quantity's ``{"value", "unit"}`` table is a named component (the same
-  bounds, one name), so every field that takes one maps to one class instead of an inline
-  class per site (whose generated names collide: ``pricing`` -> ``output_weight`` and the
-  dotted override key ``pricing.output_weight``).
+  bounds, one name), and so is a table with a title (a scenario's sections, a quote's forms),
+  so every field that takes one maps to one class instead of an inline class per site (whose
+  generated names collide: ``pricing`` -> ``output_weight`` and the dotted override key
+  ``pricing.output_weight``).
+
+tests/api/test_client_shape.py checks that each rewrite gives every instance the verdict the
+original gave; tests/api/test_generated_clients.py runs the generators on the result.
 """
 from __future__ import annotations
 

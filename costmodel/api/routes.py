@@ -167,10 +167,9 @@ def _xlsx(book: app.WorkbookFile, name: str | None = None) -> Response:
     ``filename`` any client reads, and the name as written in ``filename*`` (RFC 6266)."""
     shown = name or book.filename.removesuffix(".xlsx")
     ascii_name = re.sub(r"[^A-Za-z0-9._-]+", "-", shown).strip("-.")[:120] or "scenario"
-    # the spreadsheet's own media type unless Accept prefers bare bytes
-    accept = request.accept_mimetypes
-    return Response(book.content, mimetype=OCTET if accept[OCTET] > accept[XLSX] else XLSX,
-                    headers={
+    accept = request.accept_mimetypes  # the spreadsheet's type unless bare bytes are preferred
+    kind = OCTET if accept[OCTET] > accept[XLSX] else XLSX
+    return Response(book.content, mimetype=kind, headers={
         "Content-Disposition": f'attachment; filename="{ascii_name}.xlsx"; '
                                f"filename*=UTF-8''{quote(shown[:120] + '.xlsx', safe='')}"})
 
