@@ -283,16 +283,23 @@ def mismatches(steps: Steps, isl: float, osl: float) -> list[str]:
     """How the task's steps differ from the request shape a curve was measured at [token]:
     the task is priced at the measured configuration's rates."""
     out = []
-    low, high = float(steps.input.min()), float(steps.input.max())
-    if not (0.5 * isl <= low and high <= 2.0 * isl):
-        out.append(f"the task's steps take {low:,.0f} to {high:,.0f} input tokens; the point "
-                   f"was measured at {isl:,.0f} (its TTFT and rates are the measured ones)")
-    outputs = steps.output
-    if not np.all((0.5 * osl <= outputs) & (outputs <= 2.0 * osl)):
-        out.append(f"the task's steps write {float(outputs.min()):,.0f} to "
-                   f"{float(outputs.max()):,.0f} output tokens; the point was measured at "
-                   f"{osl:,.0f}")
+    if not _near(steps.input, isl):
+        out.append(f"the task's steps take {_span(steps.input)} input tokens; the point was "
+                   f"measured at {isl:,.0f} (its TTFT and rates are the measured ones)")
+    if not _near(steps.output, osl):
+        out.append(f"the task's steps write {_span(steps.output)} output tokens; the point "
+                   f"was measured at {osl:,.0f}")
     if float(steps.cached.sum()) > 0:
         out.append("the measured point had no prefix cache: cached input tokens are priced "
                    "at the task's cached_weight and take the measured TTFT")
     return out
+
+
+def _near(values: np.ndarray, measured: float) -> bool:
+    """Every value within a factor of two of the measured one."""
+    return bool(np.all((0.5 * measured <= values) & (values <= 2.0 * measured)))
+
+
+def _span(values: np.ndarray) -> str:
+    low, high = float(values.min()), float(values.max())
+    return f"{low:,.0f}" if low == high else f"{low:,.0f} to {high:,.0f}"

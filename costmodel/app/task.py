@@ -1,0 +1,216 @@
+"""An agent's task priced on each system: its latency as the user feels it and its cost
+(``costmodel task``, ``POST /api/v1/task``).
+
+Each scenario is priced at its own operating point, or, when the task has a latency
+``target`` and the scenario reads a curve, at the cheapest point of the curve's frontier that
+meets the target (:func:`costmodel.decisions.task.fastest_needed`): the curve read again at
+that interactivity, at the task's percentile. A system that cannot meet the target is priced
+at its fastest point and says by how much it misses. The task's figures come from the priced
+result's own steps (cost per request by part, tokens per hour, J/token) and the task's shape
+(:mod:`costmodel.decisions.task`).
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .. import __version__
+from ..decisions import task as core
+from ..model.errors import InputError
+from ..model.results import quantity_json
+from ..sources.curve_point import Target
+from .caps import MAX_SCENARIOS, check_count
+from .context import Context
+from .load import finish, prepare
+from .pricing import Priced, price_loaded
+from .specs import ScenarioSpec
+
+__all__ = ["TaskRequest", "SystemTask", "TaskAnswer", "price_task", "per_step_chart"]
+
+_PARTS = ("energy", "capex", "opex", "total")
+_TOKENS_PER_MTOK = 1e6
+
+
+@dataclass(frozen=True)
+class TaskRequest:
+    """The systems (scenarios) and the task to price on each."""
+    specs: Sequence[ScenarioSpec]
+    task: core.Task
+
+
+@dataclass(frozen=True)
+class SystemTask:
+    """One system's answer: where it was read (``interactivity`` [token/s/user] and ``ttft``
+    [s] at the task's percentile, ``how``), the task's latency and cost there, whether it
+    meets the target, and what differs from the measured configuration (``notes``)."""
+    priced: Priced
+    interactivity: float | None
+    ttft: float | None
+    how: str
+    ttft_from: str
+    latency: core.Latency | None
+    cost: core.TaskCost
+    meets: bool | None
+    needed: core.Needed | None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        return self.priced.result.name
+
+    def to_json(self, target: float | None) -> dict[str, Any]:
+        r, c = self.priced.result, self.cost
+        money = "USD"
+        took = self.latency
+        return {
+            "scenario": self.name,
+            "operating_point": {
+                "interactivity": _q(self.interactivity, "token/s/user"),
+                "ttft": _q(self.ttft, "s"), "how": self.how, "ttft_from": self.ttft_from},
+            "latency": None if took is None else {
+                "total": _q(took.total, "s"), "ttft": _q(took.ttft * len(took.per_step), "s"),
+                "decode": _q(took.decode, "s"), "tool": _q(took.tool, "s"),
+                "per_step": {"unit": "s", "values": [float(v) for v in took.per_step]}},
+            "meets_target": self.meets,
+            "misses_by": None if self.needed is None or target is None
+            or self.needed.interactivity is not None else _q(self.needed.miss(target), "s"),
+            "cost_per_task": {p: _q(getattr(c, f"{p}_cost" if p != "total" else "cost"),
+                                    money) for p in _PARTS},
+            "price_per_task": _q(c.price, money),
+            "cost_per_thousand_tasks": _q(1000 * c.cost, money),
+            "price_per_thousand_tasks": _q(1000 * c.price, money),
+            "energy_per_task": _q(c.energy / 3.6e6, "kWh"),
+            "tasks_per_hour": _q(c.tasks_per_hour, "task/h"),
+            "weighted_tokens": _q(c.weighted_tokens, "token"),
+            "cost_per_mtok": r.quantity("cost_per_mtok_total"),
+            "notes": self.notes,
+        }
+
+
+@dataclass(frozen=True)
+class TaskAnswer:
+    task: core.Task
+    steps: core.Steps
+    systems: list[SystemTask]
+
+    def to_json(self) -> dict[str, Any]:
+        t, s = self.task, self.steps
+        return {
+            "engine": {"name": "costmodel", "version": __version__},
+            "task": {"name": t.name, "steps": len(s),
+                     "input_tokens": _q(float(s.input.sum()), "token"),
+                     "cached_tokens": _q(float(s.cached.sum()), "token"),
+                     "output_tokens": _q(float(s.output.sum()), "token"),
+                     "tool_time": _q(float(s.tool_time.sum()), "s"),
+                     "target": _q(t.target, "s"), "percentile": t.percentile,
+                     "cached_weight": t.cached_weight},
+            "systems": [x.to_json(t.target) for x in self.systems],
+            "cheapest": _cheapest(self.systems, t.target),
+            "rules": [core.TTFT_RULE, core.TOOL_RULE, _SEARCH_RULE, _COST_RULE],
+            "disclosure": [x.priced.result.disclosure(sources=False) for x in self.systems],
+        }
+
+
+_SEARCH_RULE = ("with a target, a curve is read at the lowest interactivity (at the task's "
+                "percentile) where the task takes at most the target: the cheapest point of "
+                "its frontier that meets it, throughput falling as interactivity rises; "
+                "TTFT between two measured points is read linearly in interactivity")
+_COST_RULE = ("a task's tokens in input-token equivalents (new input + cached_weight x "
+              "cached + pricing.output_weight x output) at the scenario's cost of one, by "
+              "part; energy the same share of a request's")
+
+
+def _q(value: float | None, unit: str) -> dict[str, Any] | None:
+    return None if value is None else quantity_json(float(value), unit)
+
+
+def _cheapest(systems: list[SystemTask], target: float | None) -> str | None:
+    """The system with the lowest cost per task among those that meet the target (all, with
+    no target)."""
+    ok = [s for s in systems if target is None or s.meets]
+    return min(ok, key=lambda s: s.cost.cost).name if ok else None
+
+
+def price_task(ctx: Context, request: TaskRequest) -> TaskAnswer:
+    """Each scenario priced for the task (see the module docstring)."""
+    check_count(ctx, len(request.specs), MAX_SCENARIOS, "scenarios", "scenarios")
+    steps = request.task.arrays()
+    return TaskAnswer(request.task, steps,
+                      [_system(ctx, spec, request.task, steps) for spec in request.specs])
+
+
+def _system(ctx: Context, spec: ScenarioSpec, task: core.Task,
+            steps: core.Steps) -> SystemTask:
+    prepared = prepare(ctx, spec)
+    loaded = finish(ctx, spec, prepared)
+    notes: list[str] = []
+    needed = None
+    reading = loaded.curve
+    if reading is not None:
+        frontier = reading.curve.frontier(reading.kind, task.percentile)
+        ttfts = core.frontier_ttft(reading.curve, frontier, task.percentile)
+        if task.target is not None:
+            needed = core.fastest_needed(steps, frontier, ttfts, task.target)
+            x = needed.interactivity if needed.interactivity is not None else needed.fastest
+            label = (f"task: the lowest {task.percentile} interactivity where the task takes at "
+                     f"most {task.target:g} s" if needed.interactivity is not None else
+                     f"task: the fastest point ({task.target:g} s is not met)")
+            loaded = finish(ctx, spec, prepared,
+                            Target("interactivity", x, label, task.percentile))
+            reading = loaded.curve
+        x = reading.selection.interactivity
+        ttft = core.ttft_at(frontier, ttfts, x) if x is not None else None
+        how = reading.selection.description
+        ttft_from = (f"the curve's {task.percentile} TTFT, linear between its frontier points"
+                     if ttft is not None else f"none: the curve has no {task.percentile} TTFT "
+                                              f"(the latency counts decoding and tool time)")
+    else:
+        point = loaded.scenario.operating_point
+        x = point.effective_interactivity
+        ttft = point.ttft
+        how = "the scenario's own operating point"
+        ttft_from = ("the operating point's ttft" if ttft is not None else
+                     "none: the operating point states no TTFT (the latency counts decoding "
+                     "and tool time)")
+        if task.percentile != "median" and x is not None:
+            notes.append(f"the operating point states one interactivity and TTFT; they are "
+                         f"taken as the task's {task.percentile}")
+    priced = price_loaded(loaded, sources=False)
+    took = None if x is None else core.latency(steps, x, ttft)
+    if x is None:
+        notes.append("the operating point states no interactivity: no task latency")
+    workload = loaded.scenario.workload
+    notes += core.mismatches(steps, workload.isl, workload.osl)
+    meets = None
+    if task.target is not None and took is not None:
+        meets = bool(took.total <= task.target * (1 + 1e-12))
+    elif task.target is not None:
+        raise InputError([("task.target", f"{priced.result.name}: its operating point states "
+                                          f"no interactivity, so no latency to hold to the "
+                                          f"target")])
+    return SystemTask(priced, x, ttft, how, ttft_from, took, _cost(priced, steps, task),
+                      meets, needed, notes)
+
+
+def _cost(priced: Priced, steps: core.Steps, task: core.Task) -> core.TaskCost:
+    r = priced.result
+    per_request = r.value("tokens_per_request")
+    pricing = r.scenario.pricing
+    return core.task_cost(
+        steps,
+        cost_per_request={p: r.value(f"cost_per_mtok_{p}") * per_request / _TOKENS_PER_MTOK
+                          for p in _PARTS},
+        tokens_per_request=per_request,
+        weighted_tokens_per_request=r.value("weighted_tokens_per_request"),
+        joules_per_token=r.value("joules_per_token"),
+        tokens_per_hour=r.value("tokens_per_hour"),
+        output_weight=pricing.output_weight, cached_weight=task.cached_weight,
+        gross_margin=pricing.gross_margin)
+
+
+def per_step_chart(answer: TaskAnswer) -> list[tuple[str, np.ndarray]]:
+    """(system, each step's latency [s]) for the systems that have one."""
+    return [(s.name, s.latency.per_step) for s in answer.systems if s.latency is not None]
