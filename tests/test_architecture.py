@@ -28,7 +28,8 @@ PACKAGE = Path(costmodel.__file__).resolve().parent
 CORE = ["model.units", "model.declaration", "model.steps", "model.evaluate", "model.inputs",
         "model.curves", "model.power", "model.results", "model.rates", "model.chain",
         "model.errors", "model.profile", "decisions.quotes", "decisions.demand",
-        "decisions.decision", "decisions.plan", "decisions.sensitivity", "render.display",
+        "decisions.decision", "decisions.plan", "decisions.sensitivity", "decisions.task",
+        "render.display",
         "render.report"]
 EDGE = ["sources", "store", "app", "http", "cli", "api", "web", "server", "resources",
         "render.workbook", "render.frontier_plot", "render.onepage"]
