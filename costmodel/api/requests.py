@@ -17,12 +17,13 @@ from ..app import (
 )
 from ..decisions.demand import Demand, validate_demand
 from ..decisions.quotes import Quote, validate_quote
+from ..decisions.task import Task, validate_task
 from ..http.errors import Problem
 from ..model.errors import InputError
 from ..model.units import UnitInputError, parse_quantity
 from .schemas import PriceRequest
 
-__all__ = ["spec_of", "specs_of", "reading_of", "quote_of", "invalid"]
+__all__ = ["spec_of", "specs_of", "reading_of", "quote_of", "demand_of", "task_of", "invalid"]
 
 
 def invalid(path: str, message: str) -> Problem:
@@ -69,6 +70,13 @@ def reading_of(at_interactivity: Any, matched: bool) -> Reading:
 def quote_of(data: Any, where: str) -> Quote:
     try:
         return validate_quote(data, where)
+    except InputError as exc:
+        raise Problem.from_input(exc) from None
+
+
+def task_of(data: Any) -> Task:
+    try:
+        return validate_task(data, "task")
     except InputError as exc:
         raise Problem.from_input(exc) from None
 

@@ -24,7 +24,7 @@ from ..store import repo
 from ..store.models import MAX_ID
 from .auth import forget_keys
 from .openapi import MAX_FILTER, Answer, ListQuery, body_bytes, etag_of, read_body, route
-from .requests import demand_of, quote_of, reading_of, spec_of, specs_of
+from .requests import demand_of, quote_of, reading_of, spec_of, specs_of, task_of
 from .schemas import (
     CATALOG_CREATE,
     CATALOG_MODELS,
@@ -65,6 +65,8 @@ from .schemas import (
     ScenarioPage,
     ScenarioRevise,
     SensitivityOut,
+    TaskOut,
+    TaskRequest,
     TornadoRequest,
     WorkbookRequest,
 )
@@ -281,6 +283,16 @@ def _positive(raw, field: str, unit: str) -> float | None:
     except UnitInputError as exc:
         raise Problem(422, "Invalid input", f"{field}: {exc}",
                       errors=[{"path": field, "message": str(exc)}]) from None
+
+
+@route(pricing, "/task", "POST", summary="An agent's task on each system: its latency at each "
+                                         "system's point, or at the cheapest point that meets "
+                                         "a target, and its cost", access="read",
+       body=TaskRequest, response=TaskOut, errors=(404,))
+def task(body: TaskRequest, principal) -> dict:
+    request = app.TaskRequest(specs_of(body.scenarios), task_of(body.task))
+    with services().sessions(write=False) as session:
+        return app.price_task(services().context(session), request).to_json()
 
 
 @route(pricing, "/plan", "POST", summary="Size a fleet for a demand, or for a power budget, "

@@ -11,6 +11,7 @@ from ..app.caps import MAX_DRAWS, MAX_QUOTES, MAX_SCENARIO_NAME, MAX_SCENARIOS
 from ..decisions.demand import Demand
 from ..decisions.quotes import CAPACITY_ONLY, FORMS, PER_MTOK_ONLY, Quote
 from ..decisions.sensitivity.inputs import VARS
+from ..decisions.task import Task
 from ..model.curves import PERCENTILES
 from ..model.inputs import (
     MAX_CURRENCIES,
@@ -424,7 +425,8 @@ def catalog_data_schema(kind: str) -> dict[str, Any]:
 # the inputs' schemas are components of the OpenAPI document (build_spec adds them)
 INPUT_SCHEMAS = {"ScenarioInput": scenario_input_schema, "ScenarioOverrides": overrides_schema,
                  "Quote": quote_schema, "TermQuote": lambda: quote_schema(term=True),
-                 "Demand": lambda: demand_schema()}  # defined below, with its example
+                 "Demand": lambda: demand_schema(),  # defined below, with its example
+                 "Task": lambda: task_schema()}
 
 
 def _ref(name: str) -> WithJsonSchema:
@@ -595,6 +597,56 @@ EXAMPLE_API = {"name": "api-tokens", "vendor": "API Y", "date": "2026-11-20",
                "price_output": "0.60 USD/Mtok", "term": "12 month",
                "operating_point": {"interactivity": "100 token/s/user"}}
 DemandBody = Annotated[dict[str, Any], _ref("Demand")]
+
+
+def task_schema() -> dict[str, Any]:
+    """An agent's task (a scenario or quote file's [task] table as JSON)."""
+    schema = _section_props(Task, provenance=False)
+    schema["properties"]["percentile"] = {"type": "string", "enum": list(PERCENTILES),
+                                          "description": "the statistic of interactivity and "
+                                                         "TTFT read (default median)"}
+    # a repeated step (steps, context, output) or step tables: one form (app validation's
+    # rule, said here as validators read it)
+    repeated = ["steps", "context", "output"]
+    schema["oneOf"] = [
+        {"required": repeated, "properties": {**{k: _GIVEN for k in repeated},
+                                              "step": _NULL}},
+        {"required": ["step"], "properties": {
+            **{k: _NULL for k in repeated},
+            **{k: {"not": {}} for k in ("growth", "cached_share", "tool_time")}}}]
+    schema["examples"] = [EXAMPLE_TASK]
+    schema["description"] = (
+        "an agent's task: `steps` repeated steps whose input starts at `context` tokens and "
+        "grows by `growth` a step (`cached_share` of it from the prefix cache), `output` "
+        "tokens each and `tool_time` before each but the first; or `step` tables (input, "
+        "cached, output, tool_time); a latency `target` at a `percentile`; `cached_weight`: "
+        "a cached input token's cost as a share of a new one's (default 1)")
+    return schema
+
+
+EXAMPLE_TASK = {"name": "coding agent", "steps": 40, "context": "8000 token",
+                "growth": "1500 token", "output": "300 token", "cached_share": 0.8,
+                "tool_time": "1.2 s", "target": "120 s"}
+TaskBody = Annotated[dict[str, Any], _ref("Task")]
+TASK_CURVES = [{"scenario": {"name": hw, "accelerator": {"rated_power": "1000 W",
+                                                         "price": "30000 USD"},
+                             "operating_point": {"curve": f"{hw}/gpt-oss-120b/vllm/fp8/"
+                                                          f"8192x1024/none/agg"}}}
+               for hw in ("b200", "h100")]
+
+
+class TaskRequest(Strict):
+    """An agent's task priced on each system: its latency at each system's point (or, with a
+    target, at the cheapest point of each curve that meets it) and its cost."""
+    model_config = _examples({"scenarios": TASK_CURVES, "task": EXAMPLE_TASK},
+                             {"scenarios": [{"scenario": {
+                                 "accelerator": hw,
+                                 "operating_point": f"deepseek-r1/{hw}/matched"}}
+                                 for hw in ("gb300", "jalapeno")],
+                              "task": {"steps": 40, "context": 2400, "output": 300}})
+    scenarios: Annotated[list[PriceRequest], Field(min_length=1, max_length=MAX_SCENARIOS,
+                                                   description=ITEMS)]
+    task: TaskBody
 
 
 class QuotesDecideRequest(Strict):
@@ -1091,6 +1143,68 @@ class QuotesDecisionOut(Out):
     recommendation: RecommendationOut | None
     assumptions: list[str]
     own_builds: list[dict[str, Any]]
+
+
+class TaskShapeOut(BaseModel):
+    name: str | None
+    steps: int
+    input_tokens: QuantityOut
+    cached_tokens: QuantityOut
+    output_tokens: QuantityOut
+    tool_time: QuantityOut
+    target: QuantityOut | None
+    percentile: str
+    cached_weight: float
+
+
+class TaskPointOut(BaseModel):
+    interactivity: QuantityOut | None = Field(description="where the task was read, at its "
+                                                          "percentile")
+    ttft: QuantityOut | None = Field(description="each step's TTFT there (null: none measured)")
+    how: str
+    ttft_from: str
+
+
+class StepValuesOut(BaseModel):
+    unit: str
+    values: list[float]
+
+
+class TaskLatencyOut(BaseModel):
+    total: QuantityOut
+    ttft: QuantityOut = Field(description="the steps' TTFT, summed")
+    decode: QuantityOut = Field(description="the steps' output tokens over the interactivity")
+    tool: QuantityOut
+    per_step: StepValuesOut
+
+
+class SystemTaskOut(Out):
+    """The task on one system."""
+    scenario: str
+    operating_point: TaskPointOut
+    latency: TaskLatencyOut | None
+    meets_target: bool | None
+    misses_by: QuantityOut | None = Field(description="how far the fastest point is from the "
+                                                      "target, when it cannot meet it")
+    cost_per_task: CostPerMtokOut
+    price_per_task: QuantityOut
+    cost_per_thousand_tasks: QuantityOut
+    price_per_thousand_tasks: QuantityOut
+    energy_per_task: QuantityOut
+    tasks_per_hour: QuantityOut = Field(description="per accelerator, at its utilisation")
+    weighted_tokens: QuantityOut = Field(description="the task in input-token equivalents")
+    cost_per_mtok: QuantityOut
+    notes: list[str] = Field(description="what differs from the measured configuration")
+
+
+class TaskOut(Out):
+    engine: dict[str, str]
+    task: TaskShapeOut
+    systems: list[SystemTaskOut]
+    cheapest: str | None = Field(description="the lowest cost per task among the systems that "
+                                             "meet the target (all, with none)")
+    rules: list[str]
+    disclosure: list[dict[str, Any]]
 
 
 class QuotesCompareOut(BaseModel):

@@ -28,7 +28,7 @@ from .load import finish, prepare
 from .pricing import Priced, price_loaded
 from .specs import ScenarioSpec
 
-__all__ = ["TaskRequest", "SystemTask", "TaskAnswer", "price_task", "per_step_chart"]
+__all__ = ["TaskRequest", "SystemTask", "TaskAnswer", "price_task", "per_step_chart", "RULES"]
 
 _PARTS = ("energy", "capex", "opex", "total")
 _TOKENS_PER_MTOK = 1e6
@@ -96,6 +96,13 @@ class TaskAnswer:
     steps: core.Steps
     systems: list[SystemTask]
 
+    @property
+    def cheapest(self) -> str | None:
+        """The system with the lowest cost per task among those that meet the target (all,
+        with no target)."""
+        ok = [s for s in self.systems if self.task.target is None or s.meets]
+        return min(ok, key=lambda s: s.cost.cost).name if ok else None
+
     def to_json(self) -> dict[str, Any]:
         t, s = self.task, self.steps
         return {
@@ -108,8 +115,8 @@ class TaskAnswer:
                      "target": _q(t.target, "s"), "percentile": t.percentile,
                      "cached_weight": t.cached_weight},
             "systems": [x.to_json(t.target) for x in self.systems],
-            "cheapest": _cheapest(self.systems, t.target),
-            "rules": [core.TTFT_RULE, core.TOOL_RULE, _SEARCH_RULE, _COST_RULE],
+            "cheapest": self.cheapest,
+            "rules": RULES,
             "disclosure": [x.priced.result.disclosure(sources=False) for x in self.systems],
         }
 
@@ -123,23 +130,25 @@ _COST_RULE = ("a task's tokens in input-token equivalents (new input + cached_we
               "part; energy the same share of a request's")
 
 
+RULES = [core.TTFT_RULE, core.TOOL_RULE, _SEARCH_RULE, _COST_RULE]
+
+
 def _q(value: float | None, unit: str) -> dict[str, Any] | None:
     return None if value is None else quantity_json(float(value), unit)
-
-
-def _cheapest(systems: list[SystemTask], target: float | None) -> str | None:
-    """The system with the lowest cost per task among those that meet the target (all, with
-    no target)."""
-    ok = [s for s in systems if target is None or s.meets]
-    return min(ok, key=lambda s: s.cost.cost).name if ok else None
 
 
 def price_task(ctx: Context, request: TaskRequest) -> TaskAnswer:
     """Each scenario priced for the task (see the module docstring)."""
     check_count(ctx, len(request.specs), MAX_SCENARIOS, "scenarios", "scenarios")
-    steps = request.task.arrays()
-    return TaskAnswer(request.task, steps,
-                      [_system(ctx, spec, request.task, steps) for spec in request.specs])
+    task, steps = request.task, request.task.arrays()
+    systems = [_system(ctx, spec, task, steps) for spec in request.specs]
+    if task.target is not None and not any(s.meets for s in systems):
+        raise InputError([("task.target", f"no system meets {task.target:g} s: " + "; ".join(
+            f"{s.name} takes {s.latency.total:.4g} s at "
+            + (f"its fastest point ({s.interactivity:.4g} token/s/user)" if s.needed
+               else f"its operating point ({s.interactivity:.4g} token/s/user)")
+            for s in systems))])
+    return TaskAnswer(task, steps, systems)
 
 
 def _system(ctx: Context, spec: ScenarioSpec, task: core.Task,

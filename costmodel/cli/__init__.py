@@ -690,7 +690,9 @@ def _gunicorn(app, host: str, port: int, *, workers: int, threads: int) -> None:
 from .plan import plan  # noqa: E402  (its own module; registered here)
 from .sensitivity import sensitivity  # noqa: E402  (its own module; registered here)
 from .tariff import tariff  # noqa: E402  (its own module; registered here)
+from .task import task  # noqa: E402  (its own module; registered here)
 
 main.add_command(plan)
 main.add_command(sensitivity)
+main.add_command(task)
 main.add_command(tariff)
