@@ -2,6 +2,10 @@
 scenarios, and bad input as problems naming the field."""
 from __future__ import annotations
 
+import json
+import re
+from pathlib import Path
+
 import pytest
 from conftest import auth
 
@@ -68,3 +72,17 @@ def test_bad_tasks_are_problems_naming_the_field(client, tokens, task, path):
     assert r.status_code == 422, r.get_data(as_text=True)
     assert r.mimetype == "application/problem+json"
     assert r.get_json()["errors"][0]["path"] == path
+
+
+def test_the_docs_curl_example_answers_what_the_docs_say(client, tokens):
+    """docs/tasks.md's curl body, sent: B200 meets 120 s at 195 token/s/user for 0.154 USD a
+    task; H100's fastest point takes 121.9 s, 1.87 s too slow."""
+    text = (Path(__file__).resolve().parents[2] / "docs" / "tasks.md").read_text()
+    body = json.loads(re.search(r"api/v1/task .*?-d '(.*?)'\n```", text, re.S).group(1))
+    r = client.post(f"{API}/task", json=body, headers=auth(tokens["viewer"]))
+    assert r.status_code == 200, r.get_data(as_text=True)
+    b200, h100 = r.get_json()["systems"]
+    assert round(b200["operating_point"]["interactivity"]["value"]) == 195
+    assert round(b200["cost_per_task"]["total"]["value"], 3) == 0.154
+    assert round(h100["latency"]["total"]["value"], 1) == 121.9
+    assert round(h100["misses_by"]["value"], 2) == 1.87
