@@ -44,11 +44,16 @@ def for_generators(document: dict[str, Any]) -> dict[str, Any]:
     """``document`` (an OpenAPI 3.1 document) with the rewrites above; a new document."""
     named: dict[str, str] = {}  # a quantity table's content -> its component's name
     schemas = dict(document["components"]["schemas"])
-    tables: dict[str, Any] = {}
+    # the tables named here, after the document's own components (whose names they never take)
+    tables: dict[str, Any] = {name: _TAKEN for name in schemas}
     walked = _walk(document, named, tables)
-    walked["components"]["schemas"] = {**{k: walked["components"]["schemas"][k]
-                                          for k in schemas}, **tables}
+    walked["components"]["schemas"] = {
+        **{k: walked["components"]["schemas"][k] for k in schemas},
+        **{k: v for k, v in tables.items() if v is not _TAKEN}}
     return walked
+
+
+_TAKEN: dict[str, Any] = {"taken": True}  # a name the document's own components hold
 
 
 def _walk(node: Any, named: dict[str, str], tables: dict[str, Any], owner: str = "",

@@ -278,6 +278,8 @@ def quotes_decide(ctx: Context, req: DecisionRequest) -> QuotesDecision:
     check_count(ctx, len(req.quotes), MAX_QUOTES, "quotes", "quotes")
     check_count(ctx, len(req.scenarios), MAX_SCENARIOS, "scenarios", "scenarios")
     quotes = with_rates(ctx, req.quotes)
+    demand, counted = req.demand.as_requests()  # a demand in tasks: the requests they make
+    req = replace(req, demand=demand)
     target = _service_target(req.demand)
     own: list[Priced] = []
     for spec in req.scenarios:
@@ -303,5 +305,6 @@ def quotes_decide(ctx: Context, req: DecisionRequest) -> QuotesDecision:
                           improvement=req.improvement)
     except PlanOverflow as exc:  # a demand too large to count its accelerators
         raise InputError([("demand", str(exc))]) from None
+    decision.assumptions[:0] = counted
     return QuotesDecision(decision, own)
 

@@ -321,10 +321,10 @@ def _demand_options(f):
     """The options of the decision at a demand (``quotes decide``, ``quotes compare``)."""
     for option in reversed([
         click.option("--demand", metavar="QUANTITY", help='The buyer\'s volume: "50000 '
-                     'Mtok/month" or "2e6 request/day" (replaces the file\'s [demand] '
-                     'volume). With a demand, every offer and each scenario (our own build) '
-                     'is priced and sized for it, ranked, with break-evens and a '
-                     'recommendation.'),
+                     'Mtok/month", "2e6 request/day" or "20000 task/day" (tasks of the '
+                     '[demand.task] table; replaces the file\'s [demand] volume). With a '
+                     'demand, every offer and each scenario (our own build) is priced and '
+                     'sized for it, ranked, with break-evens and a recommendation.'),
         click.option("--peak", metavar="QUANTITY", help='The peak rate, e.g. "40000 token/s" '
                                                         '(default: the average).'),
         click.option("--at-interactivity", "at_interactivity", metavar="QUANTITY",
@@ -422,10 +422,11 @@ def _decide(quotes_file: str, table: dict, flags: dict, scenarios: tuple[str, ..
         fail(f"--pdf: expected a file name ending in .pdf, got {pdf!r}")
     data = dict(table)
     volume = flags.pop("volume")
-    if volume is not None:
-        data.pop("volume", None)
-        data.pop("requests_per_day", None)
-        data["requests_per_day" if "request" in volume else "volume"] = volume
+    if volume is not None:  # in tokens, requests or tasks (the [demand.task] table's)
+        for key in ("volume", "requests_per_day", "tasks_per_day"):
+            data.pop(key, None)
+        data["requests_per_day" if "request" in volume else
+             "tasks_per_day" if "task" in volume else "volume"] = volume
     data.update({k: v for k, v in flags.items() if v is not None})
     try:
         g = parse_quantity(improvement, "dimensionless") if improvement else None

@@ -27,6 +27,7 @@ from ..model.inputs import InputError, Qty, Section, error_message, error_path
 from ..model.steps import TOKEN_KINDS
 from ..model.units import HOURS_PER_MONTH
 from .plan import whole_up
+from .task import Task
 
 __all__ = ["Demand", "Supply", "validate_demand", "Shape", "DemandLoad", "load_of",
            "share", "per_mtok_monthly", "capacity_monthly", "size", "HOURS_PER_MONTH",
@@ -96,15 +97,70 @@ class Demand(Section):
     batch_share: _fraction() = 0.0
     cached_input_share: _fraction() = 0.0
     own: Supply = Field(default_factory=Supply)
+    # an agent's tasks: the volume in tasks a day of one task's shape (see as_requests)
+    tasks_per_day: Qty("task/day", positive=True) | None = None
+    task: Task | None = None
 
     @model_validator(mode="after")
     def _volume(self):
-        if (self.volume is None) == (self.requests_per_day is None):
-            raise ValueError("give volume or requests_per_day (one of them)")
-        if self.requests_per_day is not None and self.token_kind != "mixed":
-            raise ValueError("requests_per_day counts whole requests: token_kind must be "
-                             "mixed")
+        given = [k for k in ("volume", "requests_per_day", "tasks_per_day")
+                 if getattr(self, k) is not None]
+        if len(given) != 1:
+            raise ValueError("give volume, requests_per_day or tasks_per_day (one of them)")
+        if self.volume is None and self.token_kind != "mixed":
+            raise ValueError(f"{given[0]} counts whole requests: token_kind must be mixed")
+        if (self.tasks_per_day is None) != (self.task is None):
+            raise ValueError("tasks_per_day and task go together")
         return self
+
+    def as_requests(self) -> tuple[Demand, list[str]]:
+        """A demand in tasks as the requests it makes, and how they were counted: each step
+        a request, the steps' mean input and output tokens as the request shape, the task's
+        cached share of input, and, for a task latency ``target``, the interactivity every
+        step needs: output tokens / (target - tool time - steps x ``ttft_max``, 0 when not
+        given) [token/s/user]. A demand in tokens or requests is returned as it is."""
+        if self.task is None:
+            return self, []
+        task, steps = self.task, self.task.arrays()
+        n, tokens_in, tokens_out = len(steps), float(steps.input.sum()), \
+            float(steps.output.sum())
+        given = self.model_fields_set
+        clash = [k for k in ("isl", "osl", "cached_input_share") if k in given]
+        if clash:
+            raise InputError([(f"demand.{clash[0]}", "a demand in tasks takes its request "
+                                                     "shape and cached share from its task")])
+        words = [f"{_count(self.tasks_per_day)} tasks a day of {n:,} steps: "
+                 f"{_count(self.tasks_per_day * n)} requests a day of {tokens_in / n:,.0f} input "
+                 f"and {tokens_out / n:,.0f} output tokens on average, "
+                 f"{float(steps.cached.sum()) / tokens_in:.0%} of input from the prefix cache"]
+        update = {"requests_per_day": self.tasks_per_day * n, "isl": tokens_in / n,
+                  "osl": tokens_out / n,
+                  "cached_input_share": float(steps.cached.sum()) / tokens_in}
+        if task.target is not None:
+            if self.interactivity is not None:
+                raise InputError([("demand.interactivity", "a demand in tasks with a target "
+                                                           "sets the interactivity it needs")])
+            ttft = self.ttft_max or 0.0
+            left = task.target - float(steps.tool_time.sum()) - n * ttft
+            if left <= 0:
+                raise InputError([("demand.task.target", (
+                    f"{task.target:g} s leaves no time to decode: the tool time "
+                    f"({float(steps.tool_time.sum()):g} s) and {n:,} x the TTFT ceiling "
+                    f"({ttft:g} s) take it all"))])
+            need = tokens_out / left
+            words.append(
+                f"a {task.target:g} s task needs {need:,.4g} token/s/user a step: "
+                f"{tokens_out:,.0f} output tokens in {left:,.4g} s (the target less "
+                f"{float(steps.tool_time.sum()):,.4g} s of tool time and "
+                + (f"{n:,} x a TTFT of at most {ttft:g} s)" if self.ttft_max is not None
+                   else "no TTFT: give ttft_max to hold each step's first token to it)"))
+            update |= {"interactivity": need,
+                       "percentile": self.percentile or task.percentile}
+        return self.model_copy(update=update), words
+
+
+def _count(x: float) -> str:
+    return f"{x:,.0f}" if x >= 10 else f"{x:.4g}"
 
 
 def validate_demand(data: object, where: str = "demand") -> Demand:

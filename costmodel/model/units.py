@@ -11,7 +11,8 @@ Conventions fixed here (pinned by tests and stated in every disclosure):
 - money is USD; ``cent`` is 0.01 USD; every other ISO 4217 currency (``EUR``, ``GBP``...) is a
   dimension of its own, so an amount in it is never read as USD: only a scenario's stated
   exchange rates convert it (:func:`exchange_rates`), and nothing converts it silently;
-- ``token``, ``user`` and ``request`` are base units of their own, ``Mtok`` is 10^6 token;
+- ``token``, ``user``, ``request`` and ``task`` (an agent's) are base units of their own,
+  ``Mtok`` is 10^6 token;
 - ``gCO2e`` (grams of CO2-equivalent) is the base unit of emissions;
 - ``bit`` (and so byte, GB, GiB) has a dimension of its own, ``[information]``.
 """
@@ -56,6 +57,7 @@ ureg.define("Mtok = 1e6 * token = Mtoken")
 ureg.define("ktok = 1e3 * token")
 ureg.define("user = [user] = users")
 ureg.define("request = [request] = req = requests")
+ureg.define("task = [task] = tasks")  # an agent's task: many requests, one after another
 ureg.define("gCO2e = [emissions] = gCO2eq")
 ureg.define("kgCO2e = 1000 * gCO2e")
 ureg.define("tCO2e = 1e6 * gCO2e")
