@@ -388,9 +388,10 @@ def quote_schema(*, term: bool = False) -> dict[str, Any]:
                 {"required": list(needs), "properties": {"tiers": _NULL}},
                 {"required": ["tiers"], "properties": {
                     "tiers": _present(props["tiers"]), **{k: _NULL for k in needs}}}]
-        forms.append(branch)
+        forms.append({**branch, "allOf": SUPPLY_RULES})
     assert set(_FORM_NEEDS) == set(FORMS)
-    forms.append({"type": "object", "additionalProperties": False, "required": ["name", "rate"],
+    forms.append({"type": "object", "allOf": SUPPLY_RULES, "additionalProperties": False,
+                  "required": ["name", "rate"],
                   "description": "a reference quote: per_accelerator_hour at a reference rate",
                   "properties": {**props, "form": {"const": "per_accelerator_hour"},
                                  "hourly_price": _NULL,
@@ -578,13 +579,35 @@ class QuotesCompareRequest(Strict):
                                                    description=ITEMS)]
 
 
+def _given(key: str) -> dict[str, Any]:
+    return {"required": [key], "properties": {key: _GIVEN}}
+
+
+# Supply's rule (a demand's own build, a quote): an availability, or mtbi with recovery
+SUPPLY_RULES = [{"if": _given("availability"),
+                 "then": {"properties": {"mtbi": _NULL, "recovery": _NULL}}},
+                {"if": _given("mtbi"), "then": _given("recovery")},
+                {"if": _given("recovery"), "then": _given("mtbi")}]
+
+
 def demand_schema() -> dict[str, Any]:
     """The buyer's demand (a quote file's [demand] table as JSON)."""
     schema = _section_props(Demand, provenance=False)
+    props = schema["properties"]
+    props["own"] = {**props["own"], "allOf": SUPPLY_RULES}
+    props["task"] = {"anyOf": [{"$ref": "#/components/schemas/Task"}, _NULL],
+                     "description": "the task tasks_per_day counts"}
+    schema["allOf"] = [  # Demand._volume's rules
+        {"oneOf": [_given("volume"), _given("requests_per_day"), _given("tasks_per_day")]},
+        {"if": {"not": _given("volume")},
+         "then": {"properties": {"token_kind": {"const": "mixed"}}}},
+        {"if": _given("tasks_per_day"), "then": _given("task"),
+         "else": {"properties": {"task": _NULL}}}]
     schema["examples"] = [EXAMPLE_DEMAND]
-    schema["description"] = ("the buyer's demand: volume [Mtok/month] or requests_per_day, "
-                             "optional peak [token/s], service level (interactivity, "
-                             "percentile), batch and cached-input shares, own availability")
+    schema["description"] = ("the buyer's demand: volume [Mtok/month], requests_per_day or "
+                             "tasks_per_day (of its task), optional peak [token/s], service "
+                             "level (interactivity, percentile), batch and cached-input "
+                             "shares, own availability")
     return schema
 
 

@@ -513,3 +513,37 @@ def test_a_bare_numbers_bound_is_never_excused(request_body, rules):
     from test_api_schema import inexpressible
     problem = _problem(("scenario.utilisation", "must be at most 1, got 1.5"))
     assert inexpressible(422, problem, request_body) == rules
+
+
+# ---- a demand's rules (Demand._volume, Supply._one_way), stated in the document ---------------
+
+DECIDE = {"quotes": [{"name": "api", "vendor": "Y", "form": "per_mtok",
+                      "price_input": "0.60 USD/Mtok", "price_output": "0.60 USD/Mtok"}],
+          "scenarios": [{"scenario": {"accelerator": "gb300",
+                                      "operating_point": "deepseek-r1/gb300/peak"}}]}
+TASK = {"steps": 4, "context": 1000, "output": 100}
+
+
+@pytest.mark.parametrize("demand,ok", [
+    ({"volume": "5000 Mtok/month"}, True),
+    ({"requests_per_day": "1e5 request/day"}, True),
+    ({"tasks_per_day": "1e4 task/day", "task": TASK}, True),
+    ({}, False),
+    ({"volume": "5000 Mtok/month", "requests_per_day": "1e5 request/day"}, False),
+    ({"tasks_per_day": "1e4 task/day"}, False),
+    ({"volume": "5000 Mtok/month", "task": TASK}, False),
+    ({"requests_per_day": "1e5 request/day", "token_kind": "output"}, False),
+    ({"volume": "5000 Mtok/month", "token_kind": "output"}, True),
+    ({"volume": "5000 Mtok/month", "own": {"availability": 0.99}}, True),
+    ({"volume": "5000 Mtok/month", "own": {"mtbi": "100 h", "recovery": "2 h"}}, True),
+    ({"volume": "5000 Mtok/month", "own": {"availability": 0.99, "mtbi": "100 h",
+                                           "recovery": "2 h"}}, False),
+    ({"volume": "5000 Mtok/month", "own": {"mtbi": "100 h"}}, False),
+    ({"tasks_per_day": "1e4 task/day", "task": {**TASK, "step": [{"input": 1, "output": 1}]}},
+     False),
+])
+def test_demand_rules_agree(client, tokens, demand, ok):
+    body = {**DECIDE, "demand": demand}
+    assert valid("QuotesDecideRequest", body) is ok
+    r = client.post(f"{API}/quotes/decide", json=body, headers=auth(tokens["viewer"]))
+    assert (r.status_code == 200) is ok, r.get_data(as_text=True)[:500]
