@@ -159,8 +159,15 @@ def _system(ctx: Context, spec: ScenarioSpec, task: core.Task,
     needed = None
     reading = loaded.curve
     if reading is not None:
-        frontier = reading.curve.frontier(reading.kind, task.percentile)
+        try:
+            frontier = reading.curve.frontier(reading.kind, task.percentile)
+        except ValueError as exc:  # no interactivity at that percentile
+            raise InputError([("task.percentile", f"{loaded.scenario.name}: {exc}")]) from None
         ttfts = core.frontier_ttft(reading.curve, frontier, task.percentile)
+        if task.target is None and reading.selection.percentile != task.percentile:
+            notes.append(f"the point was read on the {reading.selection.percentile} "
+                         f"interactivity (the scenario's own); its TTFT at the task's "
+                         f"{task.percentile}")
         if task.target is not None:
             needed = core.fastest_needed(steps, frontier, ttfts, task.target)
             x = needed.interactivity if needed.interactivity is not None else needed.fastest

@@ -140,3 +140,11 @@ def test_the_published_case_on_both_systems():
     assert gb300.cost.energy_cost == pytest.approx(0.022144, rel=1e-4)
     assert jalapeno.cost.energy_cost == pytest.approx(0.00021317, rel=1e-4)
     assert gb300.cost.energy / jalapeno.cost.energy == pytest.approx(12_258 / 118)
+
+
+def test_a_percentile_the_curve_lacks_names_the_field():
+    with pytest.raises(InputError) as caught:
+        app.price_task(Context(), app.TaskRequest(SPECS, validate_task(
+            {**TEN, "percentile": "p90", "target": "60 s"})))
+    path, message = caught.value.errors[0]
+    assert path == "task.percentile" and "p90" in message and "dense" in message
