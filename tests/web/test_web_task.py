@@ -225,7 +225,7 @@ def test_the_chart_draws_each_system_step_by_step(web, example):
     table = re.search(r'<table class="figures step-table">(.*?)</table>', page, re.S).group(1)
     rows = re.findall(r'<tr data-steps="([\d-]+)">(.*?)</tr>', table, re.S)
     assert [r[0] for r in rows] == ["1-1", "2-40"]
-    assert _text(rows[1][1]) == "2–40 3.08 s a step 3.03 s a step 3.45 s a step"
+    assert _text(rows[1][1]) == "2\u201340 3.08 s a step 3.03 s a step 3.45 s a step"
 
 
 def test_ten_thousand_steps_stay_a_small_page(web):
