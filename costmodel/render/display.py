@@ -76,7 +76,11 @@ COUNTS = frozenset({"node_accelerators", "rack_nodes", "accelerators_per_rack",
                     "concurrency"})
 RATIOS = frozenset({"facility_pue", "pricing_output_weight", "growth_factor"})
 YEAR_COUNTS = frozenset({"life_years"})
-SMALL_MONEY = frozenset({"price_per_request", "cost_per_request"})
+# a request's and an agent's task's money (a task: a few cents to a few dollars)
+SMALL_MONEY = frozenset({"price_per_request", "cost_per_request", "cost_per_task",
+                         "price_per_task", "cost_per_task_energy", "cost_per_task_capex",
+                         "cost_per_task_opex", "cost_per_thousand_tasks",
+                         "price_per_thousand_tasks"})
 
 _BY_UNIT = {
     "USD": MONEY, "USD/year": MONEY, "USD/month": MONEY,
@@ -240,6 +244,15 @@ _LABELS = {
     "price_per_request": "Price per request",
     "cost_per_request": "Cost per request",
     "tokens_per_request": "Tokens per request",
+    "cost_per_task": "Cost per task",
+    "price_per_task": "Price per task",
+    "cost_per_task_energy": "Energy cost per task",
+    "cost_per_task_capex": "Capital cost per task",
+    "cost_per_task_opex": "Operating cost per task",
+    "cost_per_thousand_tasks": "Cost per thousand tasks",
+    "price_per_thousand_tasks": "Price per thousand tasks",
+    "energy_per_task": "Energy per task",
+    "tasks_per_hour": "Tasks per accelerator-hour",
     "utilisation": "Utilisation",
     "idle_power": "Idle power (share of operating power)",
     "financing_cost_of_capital": "Cost of capital",
@@ -280,7 +293,7 @@ _UNIT_WORDS = {
     "gCO2e/kWh": "g CO2e per kWh", "token/s/user": "tokens per second per user",
     "ms": "milliseconds", "s": "seconds", "year": "years", "month": "months",
     "%/year": "% a year", "Mtok/month": "million tokens per month", "TB/s": "TB/s",
-    "J": "joules",
+    "J": "joules", "kWh": "kWh", "task/h": "tasks per hour",
 }
 
 

@@ -22,4 +22,5 @@ from . import (  # noqa: F401
     saved,
     sensitivity_page,
     session,
+    task_page,
 )

@@ -16,7 +16,7 @@ from markupsafe import Markup, escape
 from ..render import display
 
 __all__ = ["COLOURS", "Segment", "Series", "stacked_bar", "frontier_chart", "tornado_chart",
-           "histogram", "nice_ticks", "hourly_chart"]
+           "histogram", "nice_ticks", "hourly_chart", "StepSeries", "step_chart"]
 
 COLOURS = ("#0072b2", "#e69f00", "#009e73", "#cc79a7", "#d55e00", "#56b4e9", "#f0e442",
            "#000000")
@@ -411,3 +411,116 @@ def hourly_chart(rate: Sequence[float] | None, load: Sequence[float],
                 f'Hour of the day [local time]</text>')
     return _svg(width, height, "Energy rate and load by hour of the day", "; ".join(words),
                 body, "hourly")
+
+
+# ---- an agent's task, step by step -----------------------------------------------------------
+
+MARKED_STEPS = 60  # at most this many steps: each step's point drawn, with its value on hover
+
+
+@dataclass(frozen=True)
+class StepSeries:
+    """One system on a chart by step: a value [s] for each step 1..n."""
+    name: str
+    values: Sequence[float]
+    colour: str = COLOURS[0]
+
+
+def _step_ticks(n: int) -> list[int]:
+    """Whole step numbers for the x axis: step 1 and round numbers up to ``n``."""
+    ticks = [int(t) for t in nice_ticks(0, max(n, 1)) if float(t).is_integer() and 1 < t <= n]
+    return [1, *ticks] if not ticks or ticks[0] > 1 else ticks
+
+
+def _drawn(points: list[tuple[float, float]], tolerance: float = 0.05) -> list[tuple[float,
+                                                                                       float]]:
+    """The vertices a line through ``points`` [px] needs: a vertex within ``tolerance`` px
+    of the straight line between its neighbours is left out (ten thousand steps of one
+    latency are one segment)."""
+    if len(points) <= 2:
+        return points
+    kept = [points[0]]
+    for i in range(1, len(points) - 1):
+        here, after = points[i], points[i + 1]
+        (x0, y0), (x1, y1), (x2, y2) = kept[-1], here, after
+        span = math.hypot(x2 - x0, y2 - y0)
+        off = abs((x2 - x0) * (y0 - y1) - (x0 - x1) * (y2 - y0)) / span if span else 0.0
+        if off > tolerance:
+            kept.append(here)
+    kept.append(points[-1])
+    return kept
+
+
+def step_chart(series: Sequence[StepSeries], *, title: str, axis: str, css_class: str,
+               target: float | None = None, target_label: str = "") -> Markup:
+    """A line a system through its value [s] at each step (x: step 1..n, y: seconds; a
+    point drawn at each step when there are at most :data:`MARKED_STEPS`), and
+    ``target`` [s] as a dashed horizontal line. Each system is a ``<g class="series">`` with
+    ``data-series`` (its name) and ``data-points`` (its number of steps)."""
+    n = max((len(s.values) for s in series), default=0)
+    width, height = 720, 380
+    ml, mr, mt, mb = 78, 16, 16, 58
+    pw, ph = width - ml - mr, height - mt - mb
+    ys = [float(v) for s in series for v in s.values if math.isfinite(v)]
+    if not n or not ys:
+        return _svg(width, 80, title, "no system here has a latency by step", [
+            '<text x="10" y="40">No latency by step is known for these systems.</text>'],
+            css_class)
+    top = max(ys + ([target] if target is not None and math.isfinite(target) else []))
+    yt = nice_ticks(0, top * 1.08 or 1.0)
+    y1 = yt[-1]
+
+    def px(step: float) -> float:
+        return ml + pw / 2 if n == 1 else ml + pw * (step - 1) / (n - 1)
+
+    def py(v: float) -> float:
+        return mt + ph - ph * v / y1
+
+    body = [f'<rect x="{ml}" y="{mt}" width="{pw}" height="{ph}" fill="#fff" '
+            f'stroke="#d0d7de"/>']
+    for t in _step_ticks(n):
+        body.append(f'<line x1="{_f(px(t))}" x2="{_f(px(t))}" y1="{mt}" y2="{mt + ph}" '
+                    f'stroke="#eaeef2"/><text x="{_f(px(t))}" y="{mt + ph + 18}" '
+                    f'text-anchor="middle">{_tick(t)}</text>')
+    for t in yt:
+        body.append(f'<line x1="{ml}" x2="{ml + pw}" y1="{_f(py(t))}" y2="{_f(py(t))}" '
+                    f'stroke="#eaeef2"/><text x="{ml - 6}" y="{_f(py(t) + 4)}" '
+                    f'text-anchor="end">{_tick(t)}</text>')
+    body.append(f'<text x="{ml + pw / 2}" y="{height - 12}" text-anchor="middle">'
+                f'Step</text>')
+    body.append(f'<text transform="translate(16 {mt + ph / 2}) rotate(-90)" '
+                f'text-anchor="middle">{_e(axis)}</text>')
+    if target is not None and math.isfinite(target):
+        body.append(f'<line x1="{ml}" x2="{ml + pw}" y1="{_f(py(target))}" '
+                    f'y2="{_f(py(target))}" stroke="#57606a" stroke-dasharray="6 4"/>'
+                    f'<text x="{ml + 6}" y="{_f(py(target) - 6)}" fill="#57606a">'
+                    f'{_e(target_label)}</text>')
+    words = []
+    for s in series:
+        values = [float(v) for v in s.values]
+        shown = [(i + 1, v) for i, v in enumerate(values) if math.isfinite(v)]
+        if not shown:
+            continue
+        q = [display.format_quantity(v, "s") for v in (min(values), max(values))]
+        words.append(f"{s.name}: {q[0]}" + (f" to {q[1]}" if q[1] != q[0] else "") +
+                     f" over {len(values):,} steps")
+        d = " ".join(f"{'M' if i == 0 else 'L'}{_f(x)},{_f(y)}"
+                     for i, (x, y) in enumerate(_drawn([(px(k), py(v)) for k, v in shown])))
+        parts = [f'<g class="series" data-series="{_e(s.name)}" data-points="{len(shown)}">',
+                 f'<path d="{d}" fill="none" stroke="{s.colour}" stroke-width="2.5"/>']
+        if n <= MARKED_STEPS:
+            for k, v in shown:
+                parts.append(f'<circle cx="{_f(px(k))}" cy="{_f(py(v))}" r="3.5" '
+                             f'fill="{s.colour}"><title>{_e(s.name)}, step {k}: '
+                             f'{_e(display.format_quantity(v, "s"))}</title></circle>')
+        body.append("".join(parts) + "</g>")
+    for i, s in enumerate(series if len(series) > 1 else ()):  # the legend, under the axis
+        ly = height + 16 + i * 22
+        name = s.name if len(s.name) <= 80 else s.name[:79] + "\u2026"
+        body.append(f'<line x1="{ml}" x2="{ml + 22}" y1="{ly - 4}" y2="{ly - 4}" '
+                    f'stroke="{s.colour}" stroke-width="3"/><text x="{ml + 30}" y="{ly}">'
+                    f'{_e(name)}</text>')
+    height += 22 * len(series) + 8 if len(series) > 1 else 0
+    if target is not None:
+        words.append(f"{target_label}: the dashed line")
+    return _svg(width, height, title, "; ".join(words), body, css_class)

@@ -45,7 +45,7 @@ from .session import need, signed_in
 from .site import blueprint
 
 __all__ = ["HEADLINE", "BREAKDOWN", "EFFICIENCY", "COMPARE_ROWS", "fixture_scenarios",
-           "MAX_SYSTEMS"]
+           "MAX_SYSTEMS", "DEFAULT_COMPARE", "Choice", "system_choice", "saved_titles"]
 
 HEADLINE = ("price_per_mtok_total", "cost_per_mtok_total", "price_per_mtok_input",
             "price_per_mtok_output")
@@ -299,7 +299,13 @@ class Choice:
     body: dict[str, Any]
 
 
-def _choice(value: str, index: int, saved: dict[int, str]) -> Choice:
+def saved_titles(session) -> dict[int, str]:
+    """The saved scenarios a system slot offers: id -> title (the latest hundred)."""
+    rows, _ = repo.scenario_list(session, q=None, limit=100, offset=0)
+    return {r.id: f"saved: {r.name} (revision {r.latest_revision})" for r in rows}
+
+
+def system_choice(value: str, index: int, saved: dict[int, str]) -> Choice:
     """A system slot's value (``fixture:<name>``, ``saved:<id>`` or ``form:<price page
     query>``) as a spec; InputError at ``systems[i]`` when it names nothing."""
     subject = f"scenarios[{index}]."
@@ -406,12 +412,11 @@ def _compare(args: dict[str, Any]):
     errors: dict[str, str] = {}
     with _services().sessions(write=False) as session:
         ctx = _services().context(session)
-        rows, _ = repo.scenario_list(session, q=None, limit=100, offset=0)
-        saved = {r.id: f"saved: {r.name} (revision {r.latest_revision})" for r in rows}
+        saved = saved_titles(session)
         choices: list[Choice] = []
         for i, v in enumerate(args["values"]):
             try:
-                choices.append(_choice(v, i, saved))
+                choices.append(system_choice(v, i, saved))
             except InputError as exc:
                 errors[f"sys{i}"] = exc.errors[0][1]
         if len(args["values"]) < MIN_SYSTEMS:

@@ -180,7 +180,8 @@ def test_refused_sign_ins_are_not_counted(make_app):
 
 
 @pytest.mark.parametrize("path", ["/", "/price.xlsx", "/compare", "/compare.json", "/plan",
-                                  "/plan.json", "/sensitivity", "/saved/new"])
+                                  "/plan.json", "/sensitivity", "/saved/new", "/task",
+                                  "/task.json"])
 def test_pages_that_compute_carry_the_ratelimit_headers(make_app, path):
     application = make_app(RATE_LIMIT="100/minute", OPEN_READS=True)
     r = application.test_client().get(path)
@@ -236,7 +237,8 @@ COMPUTING = {"web.price_page", "web.price_workbook", "web.price_json", "web.comp
              "web.quotes_workbook",
              "web.sensitivity_page", "web.sensitivity_workbook", "web.sensitivity_json",
              "web.saved_revision_json", "web.saved_revision_workbook", "web.saved_new",
-             "web.saved_new_post", "web.saved_restore", "web.plan_workbook"}
+             "web.saved_new_post", "web.saved_restore", "web.plan_workbook", "web.task_page",
+             "web.task_json"}
 
 
 def test_every_page_that_computes_is_guarded_by_a_declared_twin(make_app):

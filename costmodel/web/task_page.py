@@ -1,0 +1,291 @@
+"""The Task page (``/task``): an agent's task (many model calls, each waiting on the one
+before) priced on each system picked: its latency as the user feels it, whether it meets a
+latency target, and what it costs, as :func:`costmodel.app.price_task` answers it (``costmodel
+task``, ``POST /api/v1/task``), with each system's latency by step drawn, the rules and the
+disclosure, its JSON and the API call.
+
+The systems are picked as on the Compare page (example scenarios, saved ones); the task is its
+repeated form (``steps`` steps whose input starts at ``context`` tokens and grows by
+``growth`` a step, ``cached_share`` of it from the prefix cache, ``output`` tokens each,
+``tool_time`` before each but the first), with a ``target`` task latency read at a
+``percentile``. A field the query does not name takes the example's (:data:`EXAMPLE`): a
+first visit prices the issue's example agent on the three illustrative gpt-oss-120b curves.
+A bare number typed in a field is in the field's unit; a share is a fraction or a
+percentage (``0.8`` or ``80 %``), its bounds said in the unit typed.
+"""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlencode
+
+import numpy as np
+from flask import current_app, render_template, request
+
+from .. import app
+from ..app.caps import MAX_SCENARIOS
+from ..decisions.task import MAX_TASK_STEPS, validate_task
+from ..model.errors import InputError
+from ..render import display
+from ..store import repo
+from .charts import COLOURS, StepSeries, step_chart
+from .disclosure import disclosure_lines
+from .downloads import curl_line, json_response
+from .guard import computes
+from .pages import (
+    DEFAULT_COMPARE,
+    MAX_SYSTEMS,
+    Choice,
+    fixture_scenarios,
+    saved_titles,
+    system_choice,
+)
+from .scenario_form import FormCatalog, restate_bounds
+from .session import need
+from .site import blueprint
+
+__all__ = ["TASK_FIELDS", "EXAMPLE", "DEFAULT_SYSTEMS", "TaskArgs", "task_args", "step_rows",
+           "MAX_STEP_ROWS"]
+
+# the task's fields: field -> (the task key, the unit a bare number is read in; "" a count,
+# None a word)
+TASK_FIELDS: dict[str, tuple[str, str | None]] = {
+    "t_steps": ("steps", ""),
+    "t_context": ("context", "token"),
+    "t_growth": ("growth", "token"),
+    "t_output": ("output", "token"),
+    "t_cached_share": ("cached_share", "dimensionless"),
+    "t_tool_time": ("tool_time", "s"),
+    "t_target": ("target", "s"),
+    "t_percentile": ("percentile", None),
+    "t_cached_weight": ("cached_weight", "dimensionless"),
+}
+_FIELD_OF_KEY = {key: name for name, (key, _) in TASK_FIELDS.items()}
+# issue 24's example agent: 40 steps, 8,000 tokens of context growing 1,500 a step, 300
+# output tokens a step, 80 % of the input from the prefix cache, 1.2 s of tools before each
+# step; the user needs it done in 120 s at the median
+EXAMPLE = {"t_steps": "40", "t_context": "8000", "t_growth": "1500", "t_output": "300",
+           "t_cached_share": "80 %", "t_tool_time": "1.2", "t_target": "120",
+           "t_percentile": "median", "t_cached_weight": ""}
+DEFAULT_SYSTEMS = DEFAULT_COMPARE  # the three illustrative gpt-oss-120b curves
+MAX_TYPED = 60  # characters kept of a typed field
+MAX_STEP_ROWS = 200  # rows of the table of latencies by step (runs of equal steps joined)
+_WHOLE = re.compile(r"\d{1,3}(?:,\d{3})+|\d+")  # a whole number, digits grouped or not
+_PERCENT = re.compile(r"\s*[-+]?[\d.eE+-]+\s*(?:%|percent)\s*")
+
+
+@dataclass
+class TaskArgs:
+    """The task's fields as typed (``values``), the body of the task they mean (quantities
+    as typed, a bare number with its field's unit), and the errors by field (``""``: the task
+    as a whole)."""
+    values: dict[str, str]
+    body: dict[str, Any]
+    errors: dict[str, str] = field(default_factory=dict)
+
+
+def _typed(text: str, unit: str | None) -> Any:
+    """A field's text for the task: a bare number with the field's unit (a share stays a
+    number, steps a whole number); anything else as typed, for the engine to read."""
+    if unit is None:
+        return text
+    if unit == "" and _WHOLE.fullmatch(text):  # exactly, however long
+        return int(text.replace(",", ""))
+    try:
+        number = float(text)
+    except ValueError:
+        return text
+    if not math.isfinite(number):  # no JSON number: the engine reads the text and says so
+        return text
+    if unit == "":  # a count typed as 4e1 is 40; 40.5 is the engine's to refuse
+        return int(number) if number.is_integer() else number
+    return number if unit == "dimensionless" else f"{text} {unit}"
+
+
+def task_args(args) -> TaskArgs:
+    """The task's fields from the query (a field it does not name is the example's), the
+    task's body, and the errors a field has before any system is priced (the engine's words,
+    a share's bounds in the unit typed)."""
+    values = {name: str(args.get(name, EXAMPLE[name]))[:MAX_TYPED].strip()
+              for name in TASK_FIELDS}
+    body = {key: _typed(values[name], unit) for name, (key, unit) in TASK_FIELDS.items()
+            if values[name]}
+    ta = TaskArgs(values, body)
+    steps = body.get("steps")
+    if isinstance(steps, int) and steps > MAX_TASK_STEPS:  # said before anything is built
+        ta.errors["t_steps"] = f"at most {MAX_TASK_STEPS:,} steps (got {values['t_steps']})"
+        return ta
+    try:
+        validate_task(body)
+    except InputError as exc:
+        for path, message in exc.errors:
+            place(ta, path, message)
+    return ta
+
+
+def place(ta: TaskArgs, path: str, message: str) -> None:
+    """An error at ``task.<key>`` beside its field (a share's bounds in the unit typed); the
+    task's own (``task``) above the fields."""
+    key = path.removeprefix("task").lstrip(".").split(".")[0].split("[")[0]
+    name = _FIELD_OF_KEY.get(key, "")
+    typed = ta.values.get(name, "")
+    if name in ("t_cached_share", "t_cached_weight") and _PERCENT.fullmatch(typed):
+        message = restate_bounds(message, typed, "%", 0.01)
+    ta.errors.setdefault(name, message)
+
+
+# ---- the systems ---------------------------------------------------------------------------
+
+def _system_values() -> list[str]:
+    """The systems the query names (``sys``, repeated); none named: the example's."""
+    if "sys" not in request.args:
+        return list(DEFAULT_SYSTEMS)
+    return [v.strip() for v in request.args.getlist("sys") if v.strip()][:MAX_SYSTEMS]
+
+
+def _services():
+    return current_app.extensions["costmodel"]
+
+
+def _priced(values: list[str], ta: TaskArgs) -> dict[str, Any]:
+    """The task priced on the systems: ``answer`` (None with the errors by field in
+    ``errors``: ``sys<i>`` a slot, ``systems`` the systems as a whole; the task's in
+    ``ta.errors``), the ``choices`` and the saved scenarios offered."""
+    errors: dict[str, str] = {}
+    answer = None
+    with _services().sessions(write=False) as session:
+        ctx = _services().context(session)
+        saved = saved_titles(session)
+        choices: list[Choice] = []
+        for i, v in enumerate(values):
+            if v in values[:i]:
+                errors[f"sys{i}"] = "chosen twice: choose another system, or none"
+                continue
+            try:
+                choices.append(system_choice(v, i, saved))
+            except InputError as exc:
+                errors[f"sys{i}"] = exc.errors[0][1]
+        if not values:
+            errors["systems"] = f"pick 1 to {min(MAX_SYSTEMS, MAX_SCENARIOS)} systems"
+        if not errors and not ta.errors:
+            try:
+                answer = app.price_task(ctx, app.TaskRequest(
+                    [c.spec for c in choices], validate_task(ta.body)))
+            except InputError as exc:
+                _place_priced(exc, choices, ta, errors)
+            except repo.NotFound as exc:  # a saved scenario deleted since the list was shown
+                index = next((i for i, c in enumerate(choices) if c.value.startswith("saved:")),
+                             None)
+                errors["systems" if index is None else f"sys{index}"] = str(exc)
+    return {"answer": answer, "choices": choices, "errors": errors, "saved": saved}
+
+
+def _place_priced(exc: InputError, choices: list[Choice], ta: TaskArgs,
+                  errors: dict[str, str]) -> None:
+    """An error of pricing beside the system (its slot) or the task field it is about."""
+    index = next((i for i, c in enumerate(choices) if exc.subject is not None
+                  and c.spec.subject == exc.subject), None)
+    if index is not None:
+        errors[f"sys{index}"] = "; ".join(f"{p}: {m}" if p else m for p, m in exc.errors)
+        return
+    for path, message in exc.errors:
+        if path == "task" or path.startswith("task."):
+            place(ta, path, message)
+        else:
+            errors.setdefault("systems", f"{path}: {message}" if path else message)
+
+
+# ---- what the page shows -------------------------------------------------------------------
+
+def step_rows(names: list[str], per_step: list[np.ndarray]) -> tuple[list[dict], bool]:
+    """The latencies by step as a table: consecutive steps whose latencies (as shown) are
+    the same on every system joined in one row (``steps``: ``1`` or ``2-40``; ``cells``: each
+    system's latency a step, shown); at most :data:`MAX_STEP_ROWS` rows (True when cut)."""
+    n = max((len(v) for v in per_step), default=0)
+    rows: list[dict] = []
+    for k in range(n):
+        cells = [display.format_quantity(float(v[k]), "s") if k < len(v) else "-"
+                 for v in per_step]
+        if rows and rows[-1]["cells"] == cells:
+            rows[-1]["last"] = k + 1
+            continue
+        if len(rows) == MAX_STEP_ROWS:
+            return _spans(rows), True
+        rows.append({"first": k + 1, "last": k + 1, "cells": cells})
+    return _spans(rows), False
+
+
+def _spans(rows: list[dict]) -> list[dict]:
+    for r in rows:
+        r["steps"] = f"{r['first']:,}" if r["first"] == r["last"] else \
+            f"{r['first']:,}\u2013{r['last']:,}"
+    return rows
+
+
+def _view(answer: app.TaskAnswer, choices: list[Choice]) -> dict[str, Any]:
+    """Everything the answer shows, from the answer's own figures."""
+    j = answer.to_json()
+    names = [s["scenario"] for s in j["systems"]]
+    colours = [COLOURS[i % len(COLOURS)] for i in range(len(names))]
+    timed = [(s, c) for s, c in zip(answer.systems, colours, strict=True)
+             if s.latency is not None]
+    target = answer.task.target
+    per_step = step_chart([StepSeries(s.name, s.latency.per_step, c) for s, c in timed],
+                          title="Each step's latency, by system",
+                          axis="Latency of the step [s]", css_class="steps")
+    with np.errstate(over="ignore"):  # a sum past the largest float is drawn as none
+        sums = [np.cumsum(s.latency.per_step) for s, _ in timed]
+    waited = step_chart([StepSeries(s.name, total, c)
+                         for (s, c), total in zip(timed, sums, strict=True)],
+                        title="The time the user has waited after each step, by system",
+                        axis="Waited so far [s]", css_class="waited", target=target,
+                        target_label=f"target {display.format_quantity(target, 's')}"
+                        if target is not None else "")
+    rows, cut = step_rows([s.name for s, _ in timed], [s.latency.per_step for s, _ in timed])
+    return {"json": j, "systems": list(zip(j["systems"], colours, answer.systems,
+                                           strict=True)),
+            "per_step_chart": per_step, "waited_chart": waited, "step_rows": rows,
+            "step_names": [s.name for s, _ in timed], "rows_cut": cut,
+            "disclosure": [(s.name, disclosure_lines(s.priced.result))
+                           for s in answer.systems],
+            "titles": [c.title for c in choices]}
+
+
+def _query(values: list[str], ta: TaskArgs) -> str:
+    return urlencode([("sys", v) for v in values] + list(ta.values.items()))
+
+
+def _request_body(choices: list[Choice], ta: TaskArgs) -> dict[str, Any]:
+    """The body of the equivalent ``POST /api/v1/task``."""
+    return {"scenarios": [c.body for c in choices], "task": ta.body}
+
+
+@blueprint.get("/task")
+@computes("POST", "/api/v1/task")
+def task_page():
+    need("read")
+    values, ta = _system_values(), task_args(request.args)
+    out = _priced(values, ta)
+    answer = out["answer"]
+    slots = values + [""] * (MAX_SYSTEMS - len(values))
+    return render_template(
+        "web/task.html", ta=ta, slots=slots, fixtures=fixture_scenarios(),
+        saved=out["saved"], errors=out["errors"],
+        view=_view(answer, out["choices"]) if answer is not None else None,
+        percentiles=FormCatalog.percentiles, max_steps=MAX_TASK_STEPS,
+        query=_query(values, ta), curl=curl_line("/api/v1/task",
+                                                 _request_body(out["choices"], ta))), \
+        200 if answer is not None else 422
+
+
+@blueprint.get("/task.json")
+@computes("POST", "/api/v1/task")
+def task_json():
+    """The answer as ``POST /api/v1/task`` gives it, or the page with its errors."""
+    need("read")
+    out = _priced(_system_values(), task_args(request.args))
+    if out["answer"] is None:
+        return task_page()
+    return json_response(out["answer"].to_json(), "task.json")
