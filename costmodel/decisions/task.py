@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 from pydantic import Field, ValidationError, model_validator
@@ -50,8 +51,18 @@ TTFT_RULE = ("each step's TTFT is the operating point's, at the task's percentil
              "the step's input (the curve's measured request shape)")
 
 
-def _tokens(description: str):
-    return Qty("token", description=description)
+# a step's tokens and tool time past these are no agent's (the longest contexts are 10^7
+# tokens; a day is 86,400 s): bounds that keep every sum finite
+MAX_STEP_TOKENS = 1e8  # [token]
+MAX_TOOL_TIME = 1e6  # [s]
+
+
+def _tokens(description: str, positive: bool = False):
+    return Qty("token", positive=positive, maximum=MAX_STEP_TOKENS, description=description)
+
+
+def _tool(description: str):
+    return Qty("s", maximum=MAX_TOOL_TIME, description=description)
 
 
 class TaskStep(Section):
@@ -59,8 +70,8 @@ class TaskStep(Section):
     tokens, and the ``tool_time`` [s] before it."""
     input: _tokens("input tokens of the step (new and cached)")
     cached: _tokens("of them, served from the prefix cache") = 0.0
-    output: Qty("token", positive=True, description="output tokens of the step")
-    tool_time: Qty("s", description="tool time before the step") = 0.0
+    output: _tokens("output tokens of the step", positive=True)
+    tool_time: _tool("tool time before the step") = 0.0
 
     @model_validator(mode="after")
     def _cached_within(self):
@@ -80,13 +91,14 @@ class Task(Section):
     steps: int | None = Field(None, ge=1, le=MAX_TASK_STEPS, strict=True)
     context: _tokens("input tokens of the first step") | None = None
     growth: _tokens("more input tokens each step") = 0.0
-    output: Qty("token", positive=True, description="output tokens a step") | None = None
+    output: _tokens("output tokens a step", positive=True) | None = None
     cached_share: Qty("dimensionless", maximum=1.0,
                       description="share of each step's input from the prefix cache") = 0.0
-    tool_time: Qty("s", description="tool time before each step but the first") = 0.0
+    tool_time: _tool("tool time before each step but the first") = 0.0
     step: list[TaskStep] | None = Field(None, min_length=1, max_length=MAX_TASK_STEPS)
-    target: Qty("s", positive=True, description="the task latency needed") | None = None
-    percentile: str = "median"
+    target: Qty("s", positive=True, maximum=MAX_TASK_STEPS * MAX_TOOL_TIME,
+                description="the task latency needed") | None = None
+    percentile: Literal[PERCENTILES] = "median"  # type: ignore[valid-type]
     cached_weight: Qty("dimensionless", maximum=1.0, description=(
         "cost of a cached input token, as a share of a new one")) = 1.0
 
@@ -132,9 +144,6 @@ def validate_task(data: object, where: str = "task") -> Task:
     except ValidationError as exc:
         raise InputError([(f"{where}.{error_path(e['loc'])}".rstrip("."), error_message(e))
                           for e in exc.errors()]) from None
-    if task.percentile not in PERCENTILES:
-        raise InputError([(f"{where}.percentile", f"unknown percentile {task.percentile!r} "
-                                                  f"(known: {', '.join(PERCENTILES)})")])
     return task
 
 

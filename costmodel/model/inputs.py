@@ -1125,6 +1125,8 @@ def error_message(err: dict) -> str:
         return f"must be a whole number, got {err['input']!r}"
     if kind == "greater_than_equal":
         return f"must be at least {err['ctx']['ge']}, got {err['input']!r}"
+    if kind == "less_than_equal":
+        return f"must be at most {err['ctx']['le']:,}, got {err['input']!r}"
     if kind in ("model_type", "model_attributes_type", "dict_type"):
         section = err["loc"][0] if err["loc"] else ""
         hint = " or a catalog key" if section in ("accelerator", "operating_point",

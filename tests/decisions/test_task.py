@@ -158,6 +158,8 @@ def test_a_target_no_point_meets_says_by_how_much():
     ({**AGENT, "output": -5}, "task.output"),
     ({**AGENT, "cached_share": 1.5}, "task.cached_share"),
     ({**AGENT, "steps": 1_000_000}, "task.steps"),
+    ({**AGENT, "output": "1e308 token"}, "task.output"),  # (every sum stays finite)
+    ({**AGENT, "tool_time": "1e7 s"}, "task.tool_time"),
     ({**AGENT, "steps": 4.5}, "task.steps"),
     ({**AGENT, "tool_time": "3 W"}, "task.tool_time"),
     ({**AGENT, "percentile": "p42"}, "task.percentile"),

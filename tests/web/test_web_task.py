@@ -177,15 +177,16 @@ def test_without_a_target_each_system_is_at_its_own_point(web):
     assert "Cheapest: " in _text(r.text)
 
 
-def test_a_tighter_target_nobody_meets(web):
+def test_a_tighter_target_nobody_meets_is_said_beside_it(web):
+    """A target no system meets is the task's error (as on every face), at its field, with
+    each system's best: H100 121.9 s at 180 token/s/user is its fastest, B200 89.1 s at 320."""
     r = web.get("/task?t_target=60")
-    assert r.status_code == 200
-    want = priced({**EXAMPLE_TASK, "target": "60 s"})
-    assert want["cheapest"] is None
-    assert "No system meets the target of 60.00 s at the median" in _text(r.text)
-    for s in want["systems"]:
-        assert cell(r.text, "meets_target", s["scenario"]) == \
-            f"no: misses by {_shown(s['misses_by'])}"
+    assert r.status_code == 422
+    said = re.search(r'id="t_target-error" role="alert">(.*?)<', r.text, re.S)
+    assert said, r.text[:2000]
+    text = html.unescape(said.group(1))
+    assert text.startswith("no system meets 60 s:")
+    assert "takes 121.9 s at its fastest point (180 token/s/user)" in text
 
 
 # ---- the latency by step ---------------------------------------------------------------------
@@ -229,10 +230,9 @@ def test_the_chart_draws_each_system_step_by_step(web, example):
 
 
 def test_ten_thousand_steps_stay_a_small_page(web):
-    start = time.monotonic()
-    r = web.get("/task?t_steps=10000")
-    assert r.status_code == 200
-    assert time.monotonic() - start < 10
+    # (a target such a task meets: its tool time alone is 9,999 x 1.2 s)
+    r = web.get("/task?t_steps=10000&t_target=1e6")
+    assert r.status_code == 200, r.text[:2000]
     assert len(r.text) < 200_000  # each flat line a few vertices, the table two rows
     assert [n for _, n, _ in _series(r.text, "steps")] == [10_000] * 3
 
@@ -250,8 +250,8 @@ def test_ten_thousand_steps_stay_a_small_page(web):
     ({"t_tool_time": "-1"}, "t_tool_time", "must not be negative, got -1 second"),
     ({"t_target": "soon"}, "t_target", "cannot read 'soon' as a quantity: expected a number "
                                        "then a unit, e.g. \"700 W\""),
-    ({"t_percentile": "p50"}, "t_percentile", "unknown percentile 'p50' (known: median, mean, "
-                                              "p90, p99)"),
+    ({"t_percentile": "p50"}, "t_percentile", "input should be 'median', 'mean', 'p90' or "
+                                               "'p99', got 'p50'"),
     ({"t_cached_weight": "2"}, "t_cached_weight", "must be at most 1, got 2"),
 ])
 def test_a_bad_field_is_marked_beside_it_in_the_unit_typed(web, query, field, says):
@@ -299,7 +299,8 @@ def test_hostile_input_is_answered_in_words(web, query):
 def test_a_system_from_the_price_page(web):
     query = urlencode({"accelerator": "h100", "point": "curve:h100/gpt-oss-120b/vllm/fp8/"
                                                        "8192x1024/none/agg"})
-    r = web.get("/task?" + urlencode({"sys": f"form:{query}"}))
+    # (a target an H100 meets: 121.9 s at its fastest point)
+    r = web.get("/task?" + urlencode({"sys": f"form:{query}", "t_target": "200"}))
     assert r.status_code == 200, r.text[:2000]
     assert "The scenario from the Price page" in r.text
 
