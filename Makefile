@@ -50,7 +50,7 @@ $(NPM_STAMP): $(NPM_PINS)
 	touch $(NPM_STAMP)
 
 # The main job: price the sample TCO scenario, a time-of-use tariff sample (with its what-if,
-# in EUR) and the published DeepSeek R1 comparisons (each answer printed, the full reports
+# in EUR), the published DeepSeek R1 comparisons, an agent's task on three curves (each answer printed, the full reports
 # written to out/*.txt), write sample workbooks (live formulas) to out/, then serve the web
 # pages and the pricing API on http://127.0.0.1:8000 (SQLite file costmodel.db, migrated and
 # seeded from fixtures/).
@@ -67,14 +67,21 @@ run: $(RUN_STAMP)
 	    $(PUBLISHED)/deepseek-r1_gb300_matched.toml \
 	    $(PUBLISHED)/deepseek-r1_jalapeno_matched.toml > out/deepseek-r1-comparison.txt
 	@$(ANSWER) out/deepseek-r1-comparison.txt
+	@echo
+	@$(BIN)/costmodel task fixtures/scenarios/curve-gpt-oss-120b-h100.toml \
+	    fixtures/scenarios/curve-gpt-oss-120b-b200.toml \
+	    fixtures/scenarios/curve-gpt-oss-120b-mi300x.toml \
+	    --task fixtures/tasks/coding-agent.toml > out/agent-task.txt
+	@awk '/^=> Cheapest/{print; exit} {print}' out/agent-task.txt
 	@$(BIN)/costmodel workbook fixtures/scenarios/sample-tco.toml -o out/sample-tco.xlsx
 	@$(BIN)/costmodel workbook fixtures/scenarios/sample-tou.toml -o out/sample-tou.xlsx
 	@$(BIN)/costmodel workbook --matched fixtures/scenarios/curve-gpt-oss-120b-h100.toml \
 	    fixtures/scenarios/curve-gpt-oss-120b-b200.toml \
 	    fixtures/scenarios/curve-gpt-oss-120b-mi300x.toml -o out/matched-comparison.xlsx
 	@echo
-	@echo "Full reports: out/sample-tco.txt, out/sample-tou.txt, out/deepseek-r1-comparison.txt."
-	@echo "Open http://127.0.0.1:8000/ in a browser: Price, Compare, Quotes, Saved scenarios and"
+	@echo "Full reports: out/sample-tco.txt, out/sample-tou.txt, out/deepseek-r1-comparison.txt,"
+	@echo "out/agent-task.txt (an agent's task on three systems)."
+	@echo "Open http://127.0.0.1:8000/ in a browser: Price, Compare, Task, Quotes, Saved scenarios and"
 	@echo "Sensitivity pages (API docs at http://127.0.0.1:8000/api/v1/docs). Ctrl-C stops it."
 	@$(BIN)/costmodel serve --host 127.0.0.1 --port 8000
 
