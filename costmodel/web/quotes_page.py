@@ -104,7 +104,7 @@ QUOTE_FIELDS: dict[str, tuple[str, str, str]] = {
 }
 # The buyer's demand: field -> (the demand key, the unit a bare number is read in, label).
 DEMAND_FIELDS: dict[str, tuple[str, str, str]] = {
-    "d_volume": ("volume", "Mtok/month", "Volume a month"),
+    "d_volume": ("volume", "Mtok/month", "Volume a month (or request/day, task/day)"),
     "d_peak": ("peak", "token/s", "Peak rate (blank: the average)"),
     "d_interactivity": ("interactivity", "token/s/user", "Service level (interactivity)"),
     "d_percentile": ("percentile", "", "Read at the percentile"),
@@ -350,8 +350,11 @@ def _demand(form: QuotesForm) -> Demand | None:
     for name, (key, unit, label) in DEMAND_FIELDS.items():
         text = form.values[name]
         if text:
-            if key == "volume":
-                data.pop("requests_per_day", None)
+            if key == "volume":  # in tokens, requests or tasks (the file's [demand.task])
+                for other in ("volume", "requests_per_day", "tasks_per_day"):
+                    data.pop(other, None)
+                key = ("requests_per_day" if "request" in text else
+                       "tasks_per_day" if "task" in text else "volume")
             data[key] = text if key == "percentile" else _typed(text, unit)
             form.demand_typed.append(label.partition(" (")[0].lower())
     if not data:

@@ -488,3 +488,19 @@ def test_the_market_improvement_prices_the_lock_in_and_is_checked(client, signed
     r = client.get("/quotes", query_string={"d_improvement": "150"})
     assert r.status_code == 422
     assert _errors(r.text) == ["expected 0 to 100 % a year, got 1.5 (150.0%)"]
+
+
+def test_a_demand_in_tasks_ranks_the_offers_at_the_task_target(client, signed):
+    """A file whose [demand.task] is an agent's task, its volume typed in tasks a day: the
+    per-Mtok offer (100 token/s/user guaranteed) is below what a 150 s task needs (12,000
+    output tokens in 150 - 46.8 s of tool time - 40 x 0.5 s TTFT = 83.2 s: 144.2), as the
+    API says."""
+    data = {**DECIDE_FILE, "demand": {"ttft_max": "0.5 s", "task": {
+        "steps": 40, "context": 8000, "growth": 1500, "output": 300, "cached_share": 0.8,
+        "tool_time": "1.2 s", "target": "150 s"}}}
+    r = _upload(client, signed, json.dumps(data).encode(), "agent.json", B200,
+                d_volume="20000 task/day")
+    assert r.status_code == 200, _errors(r.text)
+    text = _text(r.text)
+    assert "20,000 tasks a day of 40 steps" in text
+    assert "100 token/s/user, below the demand's service level (144.2)" in text
