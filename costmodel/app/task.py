@@ -15,8 +15,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
 from .. import __version__
 from ..decisions import task as core
 from ..model.errors import InputError
@@ -28,7 +26,7 @@ from .load import finish, prepare
 from .pricing import Priced, price_loaded
 from .specs import ScenarioSpec
 
-__all__ = ["TaskRequest", "SystemTask", "TaskAnswer", "price_task", "per_step_chart", "RULES"]
+__all__ = ["TaskRequest", "SystemTask", "TaskAnswer", "price_task", "RULES"]
 
 _PARTS = ("energy", "capex", "opex", "total")
 _TOKENS_PER_MTOK = 1e6
@@ -61,6 +59,14 @@ class SystemTask:
     def name(self) -> str:
         return self.priced.result.name
 
+    def misses_by(self, target: float | None) -> float | None:
+        """How far the system is from ``target`` [s] at its fastest point (a curve's) or its
+        own; None when it meets it or there is no target."""
+        if target is None or self.meets is not False:
+            return None
+        best = self.needed.best if self.needed is not None else self.latency.total
+        return max(0.0, best - target)
+
     def to_json(self, target: float | None) -> dict[str, Any]:
         r, c = self.priced.result, self.cost
         money = "USD"
@@ -75,8 +81,7 @@ class SystemTask:
                 "decode": _q(took.decode, "s"), "tool": _q(took.tool, "s"),
                 "per_step": {"unit": "s", "values": [float(v) for v in took.per_step]}},
             "meets_target": self.meets,
-            "misses_by": None if self.needed is None or target is None
-            or self.needed.interactivity is not None else _q(self.needed.miss(target), "s"),
+            "misses_by": _q(self.misses_by(target), "s"),
             "cost_per_task": {p: _q(getattr(c, f"{p}_cost" if p != "total" else "cost"),
                                     money) for p in _PARTS},
             "price_per_task": _q(c.price, money),
@@ -225,8 +230,3 @@ def _cost(priced: Priced, steps: core.Steps, task: core.Task) -> core.TaskCost:
         tokens_per_hour=r.value("tokens_per_hour"),
         output_weight=pricing.output_weight, cached_weight=task.cached_weight,
         gross_margin=pricing.gross_margin)
-
-
-def per_step_chart(answer: TaskAnswer) -> list[tuple[str, np.ndarray]]:
-    """(system, each step's latency [s]) for the systems that have one."""
-    return [(s.name, s.latency.per_step) for s in answer.systems if s.latency is not None]

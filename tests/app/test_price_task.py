@@ -148,3 +148,22 @@ def test_a_percentile_the_curve_lacks_names_the_field():
             {**TEN, "percentile": "p90", "target": "60 s"})))
     path, message = caught.value.errors[0]
     assert path == "task.percentile" and "p90" in message and "dense" in message
+
+
+def test_a_fixed_point_that_misses_says_by_how_much():
+    """10 steps of 2,000 output tokens, 110 s: GB300's published point (169 token/s/user, no
+    TTFT) takes 20,000 / 169 = 118.34 s, 8.34 s too slow; Fast meets it between 100 and 200
+    token/s/user: 10 (1.5 - 0.005 X) + 20,000 / X = 110 -> 0.05 X^2 + 95 X - 20,000 = 0 ->
+    X = 191.27."""
+    task = {"steps": 10, "context": 1000, "output": 2000, "target": "110 s"}
+    answer = app.price_task(Context(), app.TaskRequest([_spec(FAST), PUBLISHED[0]],
+                                                       validate_task(task)))
+    fast, gb300 = answer.systems
+    x = (-95 + (95 ** 2 + 4 * 0.05 * 20_000) ** 0.5) / 0.1
+    assert fast.meets and fast.interactivity == pytest.approx(x, rel=1e-9)
+    assert gb300.meets is False and gb300.needed is None
+    assert gb300.latency.total == pytest.approx(20_000 / 169, rel=1e-12)
+    assert answer.to_json()["systems"][1]["misses_by"]["value"] == pytest.approx(
+        20_000 / 169 - 110, rel=1e-12)
+    assert answer.to_json()["systems"][0]["misses_by"] is None
+    assert answer.cheapest == "fast"
