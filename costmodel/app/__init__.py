@@ -48,7 +48,7 @@ from .specs import (
     overrides_from_text,
 )
 from .summaries import decision_pdf, plan_pdf
-from .task import SystemTask, TaskAnswer, TaskRequest, price_task
+from .task import SystemTask, TaskAnswer, TaskRequest, price_task, task_workbook
 
 __all__ = [
     "Context", "LocalContext",
@@ -64,5 +64,5 @@ __all__ = [
     "Analysis", "tornado", "grid", "monte_carlo", "analysis_workbook",
     "CurveView", "show_curve",
     "PlanRequest", "Plan", "plan", "plan_workbook",
-    "TaskRequest", "TaskAnswer", "SystemTask", "price_task",
+    "TaskRequest", "TaskAnswer", "SystemTask", "price_task", "task_workbook",
 ]

@@ -17,19 +17,19 @@ from typing import Any
 
 from .. import __version__
 from ..decisions import task as core
+from ..decisions import task_calculation as calc
 from ..model.errors import InputError
 from ..model.results import quantity_json
 from ..sources.curve_point import Target
 from .caps import MAX_SCENARIOS, check_count
 from .context import Context
 from .load import finish, prepare
-from .pricing import Priced, price_loaded
+from .pricing import Priced, WorkbookFile, _filename, price_loaded
 from .specs import ScenarioSpec
 
-__all__ = ["TaskRequest", "SystemTask", "TaskAnswer", "price_task", "RULES"]
+__all__ = ["TaskRequest", "SystemTask", "TaskAnswer", "price_task", "task_workbook", "RULES"]
 
 _PARTS = ("energy", "capex", "opex", "total")
-_TOKENS_PER_MTOK = 1e6
 
 
 @dataclass(frozen=True)
@@ -142,11 +142,12 @@ def _q(value: float | None, unit: str) -> dict[str, Any] | None:
     return None if value is None else quantity_json(float(value), unit)
 
 
-def price_task(ctx: Context, request: TaskRequest) -> TaskAnswer:
-    """Each scenario priced for the task (see the module docstring)."""
+def price_task(ctx: Context, request: TaskRequest, *, sources: bool = False) -> TaskAnswer:
+    """Each scenario priced for the task (see the module docstring); ``sources``: each
+    result with its per-input sources (a workbook's Sources sheet)."""
     check_count(ctx, len(request.specs), MAX_SCENARIOS, "scenarios", "scenarios")
     task, steps = request.task, request.task.arrays()
-    systems = [_system(ctx, spec, task, steps) for spec in request.specs]
+    systems = [_system(ctx, spec, task, steps, sources) for spec in request.specs]
     if task.target is not None and not any(s.meets for s in systems):
         raise InputError([("task.target", f"no system meets {task.target:g} s: " + "; ".join(
             f"{s.name} takes {s.latency.total:.4g} s at "
@@ -156,8 +157,28 @@ def price_task(ctx: Context, request: TaskRequest) -> TaskAnswer:
     return TaskAnswer(task, steps, systems)
 
 
+def task_workbook(ctx: Context, request: TaskRequest, title: str | None = None) -> WorkbookFile:
+    """The systems' workbook (live formulas), each priced at the point :func:`price_task`
+    chose for it, with a Task sheet: the task's steps as rows and, per system, its latency,
+    cost by part, price, energy and tasks an hour as formulas over the systems' named cells
+    (:mod:`costmodel.render.workbook.task_sheet`)."""
+    from ..render.workbook.export import WorkbookSystem, build_workbook
+    from ..render.workbook.task_sheet import TaskBook, TaskPoint
+    answer = price_task(ctx, request, sources=True)
+    task = request.task
+    what = task.name or f"{len(answer.steps):,} steps"
+    target = "" if task.target is None else f", a target of {task.target:g} s"
+    book = TaskBook(task, answer.steps, [TaskPoint(s.interactivity, s.ttft, s.how, s.ttft_from,
+                                                   tuple(s.notes)) for s in answer.systems])
+    wb = build_workbook([WorkbookSystem(s.priced.result, s.priced.curve)
+                         for s in answer.systems],
+                        title=title or f"Task: {what}{target}; each system at its point",
+                        task=book)
+    return WorkbookFile(wb.content, "task_" + _filename([s.name for s in answer.systems]))
+
+
 def _system(ctx: Context, spec: ScenarioSpec, task: core.Task,
-            steps: core.Steps) -> SystemTask:
+            steps: core.Steps, sources: bool = False) -> SystemTask:
     prepared = prepare(ctx, spec)
     loaded = finish(ctx, spec, prepared)
     notes: list[str] = []
@@ -199,7 +220,7 @@ def _system(ctx: Context, spec: ScenarioSpec, task: core.Task,
         if task.percentile != "median" and x is not None:
             notes.append(f"the operating point states one interactivity and TTFT; they are "
                          f"taken as the task's {task.percentile}")
-    priced = price_loaded(loaded, sources=False)
+    priced = price_loaded(loaded, sources=sources)
     took = None if x is None else core.latency(steps, x, ttft)
     if x is None:
         notes.append("the operating point states no interactivity: no task latency")
@@ -207,7 +228,7 @@ def _system(ctx: Context, spec: ScenarioSpec, task: core.Task,
     notes += core.mismatches(steps, workload.isl, workload.osl)
     meets = None
     if task.target is not None and took is not None:
-        meets = bool(took.total <= task.target * (1 + 1e-12))
+        meets = calc.meets(took.total, task.target)
     elif task.target is not None:
         raise InputError([("task.target", f"{priced.result.name}: its operating point states "
                                           f"no interactivity, so no latency to hold to the "
@@ -222,8 +243,7 @@ def _cost(priced: Priced, steps: core.Steps, task: core.Task) -> core.TaskCost:
     pricing = r.scenario.pricing
     return core.task_cost(
         steps,
-        cost_per_request={p: r.value(f"cost_per_mtok_{p}") * per_request / _TOKENS_PER_MTOK
-                          for p in _PARTS},
+        cost_per_request=calc.request_costs(r.values),
         tokens_per_request=per_request,
         weighted_tokens_per_request=r.value("weighted_tokens_per_request"),
         joules_per_token=r.value("joules_per_token"),

@@ -21,6 +21,10 @@ scenario's cost of one. ``cached_weight`` defaults to 1: curves are measured wit
 prefix cache, so a cached token is priced as the measurement priced it until the scenario
 says otherwise.
 
+The formulas (a step's latency and input-token equivalents, the task's cost by part, price,
+energy and tasks an hour) are declared once in :mod:`.task_calculation`, which the
+functions here evaluate and the workbook's Task sheet writes as formulas.
+
 The inverse question (:func:`fastest_needed`): on a curve's Pareto frontier, the lowest
 interactivity at which the task meets a latency target is the cheapest point that meets it
 (throughput falls as interactivity rises along the frontier). TTFT between two frontier
@@ -37,6 +41,7 @@ from pydantic import Field, ValidationError, model_validator
 
 from ..model.curves import PERCENTILES, Curve, Frontier
 from ..model.inputs import InputError, Qty, Section, error_message, error_path
+from . import task_calculation as calc
 
 __all__ = ["Task", "TaskStep", "Steps", "validate_task", "MAX_TASK_STEPS", "Latency",
            "latency", "TaskCost", "task_cost", "Needed", "fastest_needed", "mismatches",
@@ -164,8 +169,7 @@ class Steps:
 
     def weighted(self, output_weight: float, cached_weight: float) -> float:
         """The task's tokens in input-token equivalents [token]."""
-        return float(self.new.sum() + cached_weight * self.cached.sum()
-                     + output_weight * self.output.sum())
+        return calc.weighted(self, output_weight, cached_weight)
 
     def tokens(self, kind: str) -> float:
         """Tokens of ``kind`` (mixed | input | output) in the task [token]."""
@@ -190,9 +194,8 @@ def latency(steps: Steps, interactivity: float, ttft: float | None) -> Latency:
     """The task's latency at ``interactivity`` [token/s/user] and ``ttft`` [s] (None: not
     measured, counted as 0 and said by the caller)."""
     first = 0.0 if ttft is None else ttft
-    decode = steps.output / interactivity
-    per_step = steps.tool_time + first + decode
-    return Latency(per_step, first, float(decode.sum()), float(steps.tool_time.sum()))
+    per_step, decode = calc.latency_figures(steps, interactivity, first)
+    return Latency(per_step, first, decode, calc.total(steps.tool_time))
 
 
 @dataclass(frozen=True)
@@ -216,14 +219,14 @@ def task_cost(steps: Steps, *, cost_per_request: dict[str, float], tokens_per_re
     [USD] by part (energy, capex, opex, total); ``tokens_per_request`` [token of the point's
     kind] and ``weighted_tokens_per_request`` [input-token equivalents]; ``joules_per_token``
     [J/token of the kind]; ``tokens_per_hour`` [token of the kind/h per accelerator]."""
-    w = steps.weighted(output_weight, cached_weight)
-    share = w / weighted_tokens_per_request  # the task in requests of the workload's shape
-    total = cost_per_request["total"] * share
-    return TaskCost(w, total, cost_per_request["energy"] * share,
-                    cost_per_request["capex"] * share, cost_per_request["opex"] * share,
-                    total / (1.0 - gross_margin),
-                    joules_per_token * tokens_per_request * share,
-                    tokens_per_hour / tokens_per_request / share)
+    v = calc.cost_figures(
+        steps, cost_per_request=cost_per_request, tokens_per_request=tokens_per_request,
+        weighted_tokens_per_request=weighted_tokens_per_request,
+        joules_per_token=joules_per_token, tokens_per_hour=tokens_per_hour,
+        output_weight=output_weight, cached_weight=cached_weight, gross_margin=gross_margin)
+    return TaskCost(v["task_weighted"], v["task_cost_total"], v["task_cost_energy"],
+                    v["task_cost_capex"], v["task_cost_opex"], v["task_price"],
+                    v["task_energy"], v["tasks_per_hour"])
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,8 @@ reader's library). Sheets, in order:
 - **Summary**: the answer per system (in a comparison, with the ratios to the first system),
   the cost stack chart, the key assumptions (live) and the disclosure in a few lines; one
   printed page.
+- **Task** (when asked for): an agent's task priced on each system, its steps as rows, live
+  (:mod:`.task_sheet`).
 - **Cover**: what was priced, when, by which engine, and the disclosure; the switches that can
   change in the workbook (boundary, basis, token kind, electricity price...) are formulas
   that follow the Inputs sheet.
@@ -64,6 +66,7 @@ from .results_sheet import RESULT_ROWS, write_results
 from .sheet import Book
 from .summary import write_summary
 from .tariff_sheet import TARIFF_SHEET, ProfileLayout, write_tariff
+from .task_sheet import TASK_SHEET, TaskBook, write_task
 
 __all__ = ["WorkbookSystem", "ExportedWorkbook", "build_workbook", "save_workbook",
            "FIRST_COL", "SHEETS", "META_FORMAT", "COUNT_INPUTS", "RESULT_ROWS", "suffixed"]
@@ -85,11 +88,13 @@ class ExportedWorkbook:
 def build_workbook(systems: Sequence[WorkbookSystem], *, title: str | None = None,
                    generated: datetime | None = None,
                    quotes: Sequence[tuple[Any, Sequence[Any]]] = (),
-                   sensitivity: Sequence[Any] = ()) -> ExportedWorkbook:
+                   sensitivity: Sequence[Any] = (),
+                   task: TaskBook | None = None) -> ExportedWorkbook:
     """The workbook for one or more priced systems (see the module docstring).
 
     ``quotes``: (quote, its comparison with each system) pairs for a Quotes sheet;
-    ``sensitivity``: tornado, grid and Monte Carlo results for a Sensitivity sheet.
+    ``sensitivity``: tornado, grid and Monte Carlo results for a Sensitivity sheet;
+    ``task``: a task and each system's point for a Task sheet.
     """
     if not systems:
         raise ValueError("nothing to export")
@@ -98,7 +103,8 @@ def build_workbook(systems: Sequence[WorkbookSystem], *, title: str | None = Non
     book = Book()
     names = Names(book, n)
     profiles = ProfileLayout([s.result.scenario for s in systems])
-    order = ["Summary", "Cover", "Inputs", "Calculations",
+    order = ["Summary", *([TASK_SHEET] if task is not None else []), "Cover", "Inputs",
+             "Calculations",
              *([TARIFF_SHEET] if profiles else []), "Results",
              *(["Curves"] if any(s.curve is not None for s in systems) else []),
              *(["Quotes"] if quotes else []), *(["Sensitivity"] if sensitivity else []),
@@ -130,6 +136,9 @@ def build_workbook(systems: Sequence[WorkbookSystem], *, title: str | None = Non
         from .sensitivity_sheet import write_sensitivity
         write_sensitivity(sheets["Sensitivity"], sensitivity)
         print_setup(sheets["Sensitivity"], title_rows=(1, 2))
+    if task is not None:
+        header = write_task(sheets[TASK_SHEET], systems, task, names)
+        print_setup(sheets[TASK_SHEET], title_rows=header, title_cols=1)
     write_sources(sheets["Sources"], systems)
     print_setup(sheets["Sources"], title_rows=(3, 3))
     header = write_cover(sheets["Cover"], systems, title, generated)
