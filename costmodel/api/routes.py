@@ -288,11 +288,16 @@ def _positive(raw, field: str, unit: str) -> float | None:
 @route(pricing, "/task", "POST", summary="An agent's task on each system: its latency at each "
                                          "system's point, or at the cheapest point that meets "
                                          "a target, and its cost", access="read",
-       body=TaskRequest, response=TaskOut, errors=(404,))
-def task(body: TaskRequest, principal) -> dict:
-    request = app.TaskRequest(specs_of(body.scenarios), task_of(body.task))
+       body=TaskRequest, response=TaskOut, errors=(404,), also_content=(XLSX,))
+def task(body: TaskRequest, principal) -> Response | dict:
+    """JSON, or the task's workbook (live formulas) by ``Accept`` naming a spreadsheet."""
+    request_ = app.TaskRequest(specs_of(body.scenarios), task_of(body.task))
+    accept = request.accept_mimetypes
     with services().sessions(write=False) as session:
-        return app.price_task(services().context(session), request).to_json()
+        ctx = services().context(session)
+        if accept[XLSX] > accept["application/json"]:
+            return _xlsx(app.task_workbook(ctx, request_))
+        return app.price_task(ctx, request_).to_json()
 
 
 @route(pricing, "/plan", "POST", summary="Size a fleet for a demand, or for a power budget, "

@@ -2,9 +2,6 @@
 its latency and cost (the use case is :func:`costmodel.app.price_task`)."""
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any
-
 import click
 
 from .. import app
@@ -12,23 +9,22 @@ from ..app.task import RULES
 from ..decisions.task import validate_task
 from ..model.errors import InputError
 from ..render.report import MARK, PAD, columns, wrap
-from ..sources.scenario_file import read_scenario_file, split_sources
-from .common import CONTEXT, emit_json, fail, fail_input, specs_for
+from ..sources.task_file import task_table
+from .common import (
+    CONTEXT,
+    check_xlsx,
+    emit_json,
+    fail,
+    fail_input,
+    specs_for,
+    write_workbook,
+)
 
-__all__ = ["task", "task_text", "task_table"]
+__all__ = ["task", "task_text"]
 
 OPTIONS = {"task": "--task", "task.target": "--target", "task.percentile": "--percentile"}
 SET_HELP = ('Override an input of every scenario: dotted.key=VALUE, e.g. '
             'electricity.price="0.05 USD/kWh". Repeatable.')
-
-
-def task_table(path: str) -> dict[str, Any] | None:
-    """The ``[task]`` table of a file (a task file, or a scenario file that holds one)."""
-    plain, _ = split_sources(read_scenario_file(Path(path)))
-    table = plain.get("task")
-    if table is not None and not isinstance(table, dict):
-        raise InputError([("task", f"{path}: [task] must be a table")])
-    return table
 
 
 @click.command("task")
@@ -41,13 +37,18 @@ def task_table(path: str) -> dict[str, Any] | None:
 @click.option("--percentile", metavar="NAME",
               help="The statistic of interactivity and TTFT read: median, mean, p90 or p99.")
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE", help=SET_HELP)
+@click.option("--workbook", metavar="OUT.xlsx",
+              help="Also write the task as a workbook of live formulas (a Task sheet: its "
+                   "steps, each system's latency and cost).")
 @click.option("--json", "as_json", is_flag=True, help="Print the answer as JSON.")
 def task(files: tuple[str, ...], task_file: str | None, target: str | None,
-         percentile: str | None, overrides: tuple[str, ...], as_json: bool) -> None:
+         percentile: str | None, overrides: tuple[str, ...], workbook: str | None,
+         as_json: bool) -> None:
     """Price an agent's task on each system in FILES: how long it takes at each system's
     operating point (each step's TTFT, its output tokens over the interactivity, and the tool
     time before it) and what it costs, by token kind. With a target, each system read off a
     curve is priced at the cheapest point of its frontier that meets it."""
+    check_xlsx(workbook, "--workbook")
     try:
         table = None
         for path in ([task_file] if task_file else files):
@@ -64,12 +65,17 @@ def task(files: tuple[str, ...], task_file: str | None, target: str | None,
             table["percentile"] = percentile
         request = app.TaskRequest(specs_for(files, overrides), validate_task(table))
         answer = app.price_task(CONTEXT, request)
+        book = app.task_workbook(CONTEXT, request) if workbook else None
     except InputError as exc:
         fail_input(exc, OPTIONS)
     if as_json:
         emit_json(answer.to_json())
     else:
         click.echo(task_text(answer))
+    if book is not None:
+        write_workbook(workbook, book)
+        if not as_json:
+            click.echo(f"workbook written to {workbook}")
 
 
 # ---- the text ---------------------------------------------------------------------------------

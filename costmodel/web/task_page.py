@@ -32,7 +32,7 @@ from ..render import display
 from ..store import repo
 from .charts import COLOURS, StepSeries, step_chart
 from .disclosure import disclosure_lines
-from .downloads import curl_line, json_response
+from .downloads import curl_line, json_response, xlsx_response
 from .guard import computes
 from .pages import (
     DEFAULT_COMPARE,
@@ -149,12 +149,13 @@ def _services():
     return current_app.extensions["costmodel"]
 
 
-def _priced(values: list[str], ta: TaskArgs) -> dict[str, Any]:
+def _priced(values: list[str], ta: TaskArgs, book: bool = False) -> dict[str, Any]:
     """The task priced on the systems: ``answer`` (None with the errors by field in
     ``errors``: ``sys<i>`` a slot, ``systems`` the systems as a whole; the task's in
-    ``ta.errors``), the ``choices`` and the saved scenarios offered."""
+    ``ta.errors``), the ``choices`` and the saved scenarios offered; ``book``: also its
+    workbook (``workbook``)."""
     errors: dict[str, str] = {}
-    answer = None
+    answer = workbook = None
     with _services().sessions(write=False) as session:
         ctx = _services().context(session)
         saved = saved_titles(session)
@@ -171,15 +172,19 @@ def _priced(values: list[str], ta: TaskArgs) -> dict[str, Any]:
             errors["systems"] = f"pick 1 to {min(MAX_SYSTEMS, MAX_SCENARIOS)} systems"
         if not errors and not ta.errors:
             try:
-                answer = app.price_task(ctx, app.TaskRequest(
-                    [c.spec for c in choices], validate_task(ta.body)))
+                task_request = app.TaskRequest([c.spec for c in choices],
+                                               validate_task(ta.body))
+                answer = app.price_task(ctx, task_request)
+                if book:
+                    workbook = app.task_workbook(ctx, task_request)
             except InputError as exc:
                 _place_priced(exc, choices, ta, errors)
             except repo.NotFound as exc:  # a saved scenario deleted since the list was shown
                 index = next((i for i, c in enumerate(choices) if c.value.startswith("saved:")),
                              None)
                 errors["systems" if index is None else f"sys{index}"] = str(exc)
-    return {"answer": answer, "choices": choices, "errors": errors, "saved": saved}
+    return {"answer": answer, "choices": choices, "errors": errors, "saved": saved,
+            "workbook": workbook}
 
 
 def _place_priced(exc: InputError, choices: list[Choice], ta: TaskArgs,
@@ -289,3 +294,15 @@ def task_json():
     if out["answer"] is None:
         return task_page()
     return json_response(out["answer"].to_json(), "task.json")
+
+
+@blueprint.get("/task.xlsx")
+@computes("POST", "/api/v1/task")
+def task_xlsx():
+    """The task as a workbook of live formulas (its Task sheet over the systems' sheets), or
+    the page with its errors."""
+    need("read")
+    out = _priced(_system_values(), task_args(request.args), book=True)
+    if out["workbook"] is None:
+        return task_page()
+    return xlsx_response(out["workbook"])
