@@ -90,7 +90,7 @@ class Task(Section):
     """A task: ``step`` tables, or ``steps`` repeated steps whose input starts at ``context``
     tokens and grows by ``growth`` a step, ``cached_share`` of it from the prefix cache,
     ``output`` tokens each, ``tool_time`` [s] before each but the first. ``target`` [s] is
-    the task latency the buyer needs, at ``percentile`` (median or p90: the curve's columns
+    the task latency the buyer needs, at ``percentile`` (median, mean, p90, p99: the columns
     read); ``cached_weight`` prices a cached input token against a new one."""
     name: str | None = None
     steps: int | None = Field(None, ge=1, le=MAX_TASK_STEPS, strict=True)
