@@ -98,6 +98,26 @@ def stacked_bar(segments: Sequence[Segment], unit: str, name: str | None = None,
     return _svg(width, height, title, "; ".join(words) or "no cost", body, "breakdown", font=15)
 
 
+def _plot_area(box: tuple[float, float, float, float], xt: Sequence[float],
+               yt: Sequence[float], px, py, height: int, x_label: str) -> list[str]:
+    """A plot's white area (``box``: left, top, width, height [px]), its grid lines and tick
+    labels at ``xt`` and ``yt`` (placed by ``px`` and ``py``), and the x axis's label."""
+    ml, mt, pw, ph = box
+    body = [f'<rect x="{ml}" y="{mt}" width="{pw}" height="{ph}" fill="#fff" '
+            f'stroke="#d0d7de"/>']
+    for t in xt:
+        body.append(f'<line x1="{_f(px(t))}" x2="{_f(px(t))}" y1="{mt}" y2="{mt + ph}" '
+                    f'stroke="#eaeef2"/><text x="{_f(px(t))}" y="{mt + ph + 18}" '
+                    f'text-anchor="middle">{_tick(t)}</text>')
+    for t in yt:
+        body.append(f'<line x1="{ml}" x2="{ml + pw}" y1="{_f(py(t))}" y2="{_f(py(t))}" '
+                    f'stroke="#eaeef2"/><text x="{ml - 6}" y="{_f(py(t) + 4)}" '
+                    f'text-anchor="end">{_tick(t)}</text>')
+    body.append(f'<text x="{ml + pw / 2}" y="{height - 12}" text-anchor="middle">'
+                f'{_e(x_label)}</text>')
+    return body
+
+
 # ---- throughput-interactivity frontiers ------------------------------------------------------
 
 @dataclass
@@ -138,18 +158,8 @@ def frontier_chart(series: Sequence[Series], target: float | None = None,
     def py(y: float) -> float:
         return mt + ph - ph * (y - y0) / (y1 - y0)
 
-    body = [f'<rect x="{ml}" y="{mt}" width="{pw}" height="{ph}" fill="#fff" '
-            f'stroke="#d0d7de"/>']
-    for t in xt:
-        body.append(f'<line x1="{_f(px(t))}" x2="{_f(px(t))}" y1="{mt}" y2="{mt + ph}" '
-                    f'stroke="#eaeef2"/><text x="{_f(px(t))}" y="{mt + ph + 18}" '
-                    f'text-anchor="middle">{_tick(t)}</text>')
-    for t in yt:
-        body.append(f'<line x1="{ml}" x2="{ml + pw}" y1="{_f(py(t))}" y2="{_f(py(t))}" '
-                    f'stroke="#eaeef2"/><text x="{ml - 6}" y="{_f(py(t) + 4)}" '
-                    f'text-anchor="end">{_tick(t)}</text>')
-    body.append(f'<text x="{ml + pw / 2}" y="{height - 12}" text-anchor="middle">'
-                f'Interactivity [tokens per second per user]</text>')
+    body = _plot_area((ml, mt, pw, ph), xt, yt, px, py, height,
+                      "Interactivity [tokens per second per user]")
     body.append(f'<text transform="translate(16 {mt + ph / 2}) rotate(-90)" '
                 f'text-anchor="middle">Throughput per accelerator [tokens per second]</text>')
     if target is not None:
@@ -476,18 +486,7 @@ def step_chart(series: Sequence[StepSeries], *, title: str, axis: str, css_class
     def py(v: float) -> float:
         return mt + ph - ph * v / y1
 
-    body = [f'<rect x="{ml}" y="{mt}" width="{pw}" height="{ph}" fill="#fff" '
-            f'stroke="#d0d7de"/>']
-    for t in _step_ticks(n):
-        body.append(f'<line x1="{_f(px(t))}" x2="{_f(px(t))}" y1="{mt}" y2="{mt + ph}" '
-                    f'stroke="#eaeef2"/><text x="{_f(px(t))}" y="{mt + ph + 18}" '
-                    f'text-anchor="middle">{_tick(t)}</text>')
-    for t in yt:
-        body.append(f'<line x1="{ml}" x2="{ml + pw}" y1="{_f(py(t))}" y2="{_f(py(t))}" '
-                    f'stroke="#eaeef2"/><text x="{ml - 6}" y="{_f(py(t) + 4)}" '
-                    f'text-anchor="end">{_tick(t)}</text>')
-    body.append(f'<text x="{ml + pw / 2}" y="{height - 12}" text-anchor="middle">'
-                f'Step</text>')
+    body = _plot_area((ml, mt, pw, ph), _step_ticks(n), yt, px, py, height, "Step")
     body.append(f'<text transform="translate(16 {mt + ph / 2}) rotate(-90)" '
                 f'text-anchor="middle">{_e(axis)}</text>')
     if target is not None and math.isfinite(target):
