@@ -704,8 +704,9 @@ def market_schema() -> dict[str, Any]:
         "prices per million tokens typed over it (`price_input`, `price_cached_input`, "
         "`price_output`, or a blended `price`; any currency the scenario states a rate for), "
         "`revenue_share` (paid out of revenue: 0 to below 1), `cached_share` (of input "
-        "tokens, from the prefix cache); `provider`, `model`, `date`, `source` cite typed "
-        "prices")
+        "tokens, from the prefix cache); `provider`, `model`, `date`, `source` cite the "
+        "prices typed (with a catalog entry, its own citation stands, and `source` is the "
+        "typed prices' source)")
     return schema
 
 

@@ -111,7 +111,8 @@ class Market(_Prices):
     """The market a scenario sells into: a catalog entry (``catalog``: a reference), prices
     typed (replacing the entry's of the same kind), the revenue share paid out of revenue
     and the share of input tokens served from the prefix cache; ``provider``, ``model``,
-    ``date`` and ``source`` cite prices typed here."""
+    ``date`` and ``source`` cite prices typed here (with a catalog entry, the entry's
+    citation stands and ``source`` is the typed prices' source)."""
     catalog: str | None = Field(None, pattern=MARKET_REF_PATTERN, description=(
         "a market price in the catalog: <provider>/<offer>[@YYYY-MM[-DD]] (none: the latest "
         "version)"))

@@ -201,3 +201,16 @@ def test_errors_name_the_markets_place_in_a_request():
         sold([OWNED], markets=[app.MarketSpec({**MARKET, "revenue_share": 1},
                                               where="scenarios[0].market")])
     assert err.value.errors[0][0] == "scenarios[0].market.revenue_share"
+
+
+def test_a_loss_is_a_negative_profit_and_a_break_even_above_the_price():
+    """Rented, sold at a blended 0.10 USD/Mtok: 18 Mtok an hour is 1.8 USD/h of revenue
+    against 2.065 of cost, a loss of 0.265 USD/h (margin -0.265 / 1.8); profit is zero at
+    2.065 / 1.8 = 1.147 times the price, 2.065 / 18 = 0.11472 USD/Mtok."""
+    s = sold([RENTED], {"price": "0.1 USD/Mtok"}).systems[0]
+    assert s.value("revenue_per_hour") == approx(1.8)
+    assert s.value("profit_per_hour") == approx(-0.265)
+    assert s.value("profit_margin") == approx(-0.265 / 1.8)
+    assert s.value("break_even_factor") == approx(2.065 / 1.8)
+    assert s.value("break_even_price") == approx(2.065 / 18)
+    assert s.value("profit_per_gw_year") == approx(-0.265 * 8760 * 500_000)

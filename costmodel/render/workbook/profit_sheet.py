@@ -230,22 +230,24 @@ def _row_head(ws: Sheet, row: int, name: str, currency: str, label: str | None =
 
 
 def _citation(m: MarketPrices) -> str:
-    """A market's prices in words: what they are, the entry, date and source of each, the
-    shares and the rules applied."""
+    """Where a market's prices come from, in words: what they are (the entry, its date), each
+    price's source, the citation and the rules applied. No figure: the cells above hold them,
+    and may be edited."""
     parts: list[str] = [f"Market: {m.label}"]
     if m.key:
         parts.append(f"catalog entry {m.key}")
     if m.basis == "blended":
-        parts.append(f"blended price {m.blended:g} USD/Mtok ({m.sources.get('input')})")
+        parts.append(f"a blended price ({m.sources.get('input')})")
     else:
-        parts += [f"{k.replace('_', ' ')} {m.price(k):g} USD/Mtok ({m.sources.get(k)})"
-                  for k in PRICE_KINDS]
+        parts += [f"{k.replace('_', ' ')} price: {m.sources.get(k)}" for k in PRICE_KINDS]
     if m.source:
         parts.append(f"source: {m.source}")
     if m.note:
         parts.append(f"note: {m.note}")
-    parts.append(f"revenue share {m.revenue_share:.4g}, cached share {m.cached_share:.4g}")
     if m.converted:
-        parts.append(f"converted from {', '.join(m.converted)} at the scenario's rates")
+        parts.append(f"typed in {', '.join(m.converted)}, converted to USD at the scenario's "
+                     f"stated rates")
     parts += list(m.ruled)
+    parts.append("the revenue and cached shares are above, the utilisation on Inputs "
+                 "(utilisation)")
     return "; ".join(parts) + "."
