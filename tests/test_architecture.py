@@ -29,7 +29,7 @@ CORE = ["model.units", "model.declaration", "model.steps", "model.evaluate", "mo
         "model.curves", "model.power", "model.results", "model.rates", "model.chain",
         "model.errors", "model.profile", "decisions.quotes", "decisions.demand",
         "decisions.decision", "decisions.plan", "decisions.sensitivity", "decisions.task",
-        "decisions.task_calculation",
+        "decisions.task_calculation", "decisions.market", "decisions.profit",
         "render.display",
         "render.report"]
 EDGE = ["sources", "store", "app", "http", "cli", "api", "web", "server", "resources",

@@ -24,7 +24,15 @@ from ..store import repo
 from ..store.models import MAX_ID
 from .auth import forget_keys
 from .openapi import MAX_FILTER, Answer, ListQuery, body_bytes, etag_of, read_body, route
-from .requests import demand_of, quote_of, reading_of, spec_of, specs_of, task_of
+from .requests import (
+    demand_of,
+    invalid,
+    quote_of,
+    reading_of,
+    spec_of,
+    specs_of,
+    task_of,
+)
 from .schemas import (
     CATALOG_CREATE,
     CATALOG_MODELS,
@@ -52,6 +60,8 @@ from .schemas import (
     PlanOut,
     PlanRequest,
     PriceRequest,
+    ProfitOut,
+    ProfitRequest,
     QuotesCompareOut,
     QuotesCompareRequest,
     QuotesDecideRequest,
@@ -319,7 +329,8 @@ def plan(body: PlanRequest, principal) -> Response | dict:
 # ---- catalog --------------------------------------------------------------------------------
 
 _KINDS = {"accelerators": "accelerator", "operating-points": "operating_point",
-          "electricity-prices": "electricity", "systems": "system", "rates": "rate"}
+          "electricity-prices": "electricity", "systems": "system", "rates": "rate",
+          "market-prices": "market_price"}
 
 
 def _entry(row) -> dict:
@@ -355,6 +366,9 @@ def _validate_entry(kind: str, data: dict, key: str) -> tuple[dict, dict]:
             if kind == "rate" and entry.catalog_key() != key:
                 raise InputError([("key", f"{key!r} is not this version's key: accelerator, "
                                           f"kind and date imply {entry.catalog_key()!r}")])
+            if kind == "market_price" and key.rpartition("@")[2] != entry.date:
+                raise InputError([("key", f"{key!r} is not this version's key: its date is "
+                                          f"{entry.date!r} (<provider>/<offer>@{entry.date})")])
             if workload is not None:
                 # as deep as a scenario's own workload: a bad one stored would break every
                 # later use (entries are never overwritten)
@@ -648,3 +662,36 @@ def keys_revoke(key_id: int, principal) -> dict:
         return _key(row)
 
 
+# ---- profit at market prices ------------------------------------------------------------------
+
+def _markets(body: ProfitRequest) -> list[app.MarketSpec]:
+    """Each scenario's market: its own, else the request's (422 at the scenario's market
+    when neither is given)."""
+    out = []
+    for i, item in enumerate(body.scenarios):
+        if item.market is not None:
+            out.append(app.MarketSpec(item.market, where=f"scenarios[{i}].market",
+                                      given_by="given in the request"))
+        elif body.market is not None:
+            out.append(app.MarketSpec(body.market, given_by="given in the request"))
+        else:
+            raise invalid(f"scenarios[{i}].market", "required: give this scenario's market, "
+                                                    "or the request's (market)")
+    return out
+
+
+@route(pricing, "/profit", "POST", summary="Sell each scenario at a market's prices: revenue, "
+                                           "cost and profit per accelerator-hour, per month "
+                                           "and per GW-year, and the break-even price",
+       access="read", body=ProfitRequest, response=ProfitOut, errors=(404,),
+       also_content=(XLSX,))
+def profit(body: ProfitRequest, principal) -> Response | dict:
+    """JSON, or the workbook (live formulas, with a Profit sheet) by ``Accept`` naming a
+    spreadsheet."""
+    request_ = app.ProfitRequest(specs_of(body.scenarios), _markets(body))
+    accept = request.accept_mimetypes
+    with services().sessions(write=False) as session:
+        ctx = services().context(session)
+        if accept[XLSX] > accept["application/json"]:
+            return _xlsx(app.profit_workbook(ctx, request_))
+        return app.profit(ctx, request_).to_json()

@@ -9,6 +9,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, WithJsonSchem
 
 from ..app.caps import MAX_DRAWS, MAX_QUOTES, MAX_SCENARIO_NAME, MAX_SCENARIOS
 from ..decisions.demand import Demand
+from ..decisions.market import MARKET_KEY_PATTERN, MARKET_REF_PATTERN, Market, MarketEntry
 from ..decisions.quotes import CAPACITY_ONLY, FORMS, PER_MTOK_ONLY, Quote
 from ..decisions.sensitivity.inputs import VARS
 from ..decisions.task import Task
@@ -57,7 +58,7 @@ _SECTIONS = ("accelerator", "node", "rack", "facility", "financing", "electricit
              "operating_point", "workload", "power", "pricing")
 _CATALOG_SECTIONS = ("accelerator", "operating_point", "electricity")
 CATALOG_MODELS = {"accelerator": Accelerator, "operating_point": OperatingPoint,
-                  "electricity": Electricity, "rate": RateEntry}
+                  "electricity": Electricity, "rate": RateEntry, "market_price": MarketEntry}
 _NULL = {"type": "null"}
 _GIVEN = {"not": _NULL}
 _CONTROL = "\\u0000-\\u0008\\u000b\\u000c\\u000e-\\u001f\\u007f-\\u009f"
@@ -420,6 +421,8 @@ def catalog_data_schema(kind: str) -> dict[str, Any]:
         for k, v in table["properties"].items()}
     if kind == "operating_point":
         table["properties"]["workload"] = tables["workload"]
+    if kind == "market_price":
+        table = _market_entry_rules(table)
     return table
 
 
@@ -427,7 +430,8 @@ def catalog_data_schema(kind: str) -> dict[str, Any]:
 INPUT_SCHEMAS = {"ScenarioInput": scenario_input_schema, "ScenarioOverrides": overrides_schema,
                  "Quote": quote_schema, "TermQuote": lambda: quote_schema(term=True),
                  "Demand": lambda: demand_schema(),  # defined below, with its example
-                 "Task": lambda: task_schema()}
+                 "Task": lambda: task_schema(),
+                 "Market": lambda: market_schema()}
 
 
 def _ref(name: str) -> WithJsonSchema:
@@ -672,6 +676,96 @@ class TaskRequest(Strict):
     task: TaskBody
 
 
+# ---- profit at market prices (POST /profit) ----------------------------------------------------
+
+EXAMPLE_MARKET = {"catalog": "illustrative/reasoning-model-api", "revenue_share": 0.1,
+                  "cached_share": 0.5}
+EXAMPLE_TYPED_MARKET = {"price_input": "0.5 USD/Mtok", "price_output": "2 USD/Mtok",
+                        "provider": "Example API", "model": "DeepSeek R1", "date": "2026-11",
+                        "source": "illustrative assumption", "revenue_share": "15 %"}
+_MARKET_PRICES = ("price_input", "price_cached_input", "price_output")
+
+
+def market_schema() -> dict[str, Any]:
+    """A market (a scenario file's [market] table as JSON): a catalog entry and/or prices
+    typed over it, the revenue share and the cached share."""
+    schema = _section_props(Market, provenance=True)
+    props = schema["properties"]
+    props["catalog"] = {"anyOf": [{"type": "string", "pattern": MARKET_REF_PATTERN}, _NULL],
+                        "examples": ["illustrative/reasoning-model-api",
+                                     "deepseek/deepseek-r1-off-peak@2026-08"],
+                        "description": "a market price in the catalog (GET /market-prices): "
+                                       "<provider>/<offer>[@YYYY-MM[-DD]], the latest version "
+                                       "on or before the date (none: the latest)"}
+    schema["allOf"] = _MARKET_RULES
+    schema["examples"] = [EXAMPLE_MARKET, EXAMPLE_TYPED_MARKET]
+    schema["description"] = (
+        "the market a scenario sells into: `catalog` (a market price in the catalog) and/or "
+        "prices per million tokens typed over it (`price_input`, `price_cached_input`, "
+        "`price_output`, or a blended `price`; any currency the scenario states a rate for), "
+        "`revenue_share` (paid out of revenue: 0 to below 1), `cached_share` (of input "
+        "tokens, from the prefix cache); `provider`, `model`, `date`, `source` cite the "
+        "prices typed (with a catalog entry, its own citation stands, and `source` is the "
+        "typed prices' source)")
+    return schema
+
+
+# Market's rules, said as validators read them: a blended price or prices by kind, not both;
+# without a catalog entry, a price for input and output tokens
+_MARKET_RULES = [
+    {"if": _given("price"), "then": {"properties": {k: _NULL for k in _MARKET_PRICES}}},
+    {"if": {"not": _given("catalog")}, "then": {"anyOf": [
+        _given("price"), {"allOf": [_given("price_input"), _given("price_output")]}]}}]
+
+
+def _market_entry_rules(table: dict[str, Any]) -> dict[str, Any]:
+    """A catalog market price's data: a price, on one basis (MarketEntry's rules)."""
+    return {**table, "allOf": [
+        _MARKET_RULES[0],
+        {"anyOf": [_given(k) for k in ("price", *_MARKET_PRICES)]}]}
+
+
+MarketBody = Annotated[dict[str, Any], _ref("Market")]
+_ITEM_MARKET = ("the market this scenario sells into (none: the request's market)")
+
+
+class ProfitScenario(Strict):
+    """A scenario to sell (inline, or saved plus overrides, as a /price body) and, when it
+    is not the request's, its market."""
+    model_config = _examples({"scenario": EXAMPLE_SCENARIO, "market": EXAMPLE_MARKET},
+                             rules=[_ONE_SCENARIO])
+    scenario: ScenarioBody | None = None
+    scenario_id: Id | None = None
+    revision: Id | None = None
+    overrides: Overrides = Field(default_factory=dict)
+    market: MarketBody | None = Field(None, description=_ITEM_MARKET)
+
+
+class ProfitRequest(Strict):
+    """Each scenario sold at a market's prices: revenue, revenue share, cost and profit per
+    accelerator-hour, per month and per GW-year, the margin, the break-even market price and
+    tokens per dollar of cost. One market for every scenario (``market``), or each its own."""
+    model_config = _examples(
+        {"scenarios": [{"scenario": EXAMPLE_SCENARIO}], "market": EXAMPLE_MARKET},
+        {"scenarios": [{"scenario": {"accelerator": hw,
+                                     "operating_point": f"deepseek-r1/{hw}/peak"}}
+                       for hw in ("gb300", "jalapeno")],
+         "market": {"catalog": "deepseek/deepseek-r1-off-peak", "price_input": "0.14 USD/Mtok",
+                    "source": "illustrative assumption (the input price)"}},
+        {"scenarios": [{"scenario": EXAMPLE_SCENARIO, "market": EXAMPLE_MARKET},
+                       {"scenario": EXAMPLE_SCENARIO, "market": EXAMPLE_TYPED_MARKET},
+                       {"scenario": EXAMPLE_SCENARIO, "overrides": {"utilisation": 0.5},
+                        "market": {"price": "0.6 USD/Mtok"}}]},
+        # without the request's market, every scenario names its own
+        rules=[{"if": {"not": _given("market")},
+                "then": {"properties": {"scenarios": {"items": _given("market")}}}}])
+    scenarios: Annotated[list[ProfitScenario], Field(min_length=1, max_length=MAX_SCENARIOS,
+                                                     description=ITEMS + "; each may add its "
+                                                                         "market")]
+    market: MarketBody | None = Field(None, description="the market of every scenario that "
+                                                        "names none")
+
+
 class QuotesDecideRequest(Strict):
     """Vendor quotes and our own builds (scenarios) priced for the buyer's demand."""
     model_config = _examples({"quotes": [EXAMPLE_CAPACITY, EXAMPLE_API],
@@ -897,8 +991,16 @@ _CATALOG_EXAMPLE_DATA = {
     "rate": {"accelerator": "example-accelerator", "kind": "rental", "date": "2026-09",
              "hourly_price": {"value": 2.5, "unit": "USD/h", "source": "a rate card"},
              "all_in_power": "1.5 kW", "source": "an example rate card, not a quote"},
+    "market_price": {"provider": "Example API", "model": "Example 70B", "date": "2026-11",
+                     "price_input": {"value": 0.2, "unit": "USD/Mtok",
+                                     "source": "an example price list"},
+                     "price_output": "0.8 USD/Mtok",
+                     "source": "an example price list, not a published price"},
 }
-_CATALOG_EXAMPLE_KEYS = {"rate": "example-accelerator/rental@2026-09"}
+_CATALOG_EXAMPLE_KEYS = {"rate": "example-accelerator/rental@2026-09",
+                         "market_price": "example/example-70b@2026-11"}
+# a kind whose key is its version, as its data states it
+_KEY_PATTERNS = {"rate": KEY_PATTERN, "market_price": MARKET_KEY_PATTERN}
 
 
 def _catalog_create(kind: str) -> type[CatalogCreate]:
@@ -907,8 +1009,10 @@ def _catalog_create(kind: str) -> type[CatalogCreate]:
     data = Annotated[dict[str, Any], WithJsonSchema(catalog_data_schema(kind))]
     example = {"key": _CATALOG_EXAMPLE_KEYS.get(kind, f"example-{kind.replace('_', '-')}"),
                "data": _CATALOG_EXAMPLE_DATA[kind]}
-    # a rate's key is its version: <accelerator>/<kind>@<date>, as its data states them
-    key = {"key": Annotated[str, Field(pattern=KEY_PATTERN)]} if kind == "rate" else {}
+    # a rate's key is its version: <accelerator>/<kind>@<date>, as its data states them; a
+    # market price's <provider>/<offer>@<date>, its date the data's
+    key = {"key": Annotated[str, Field(pattern=_KEY_PATTERNS[kind])]} \
+        if kind in _KEY_PATTERNS else {}
     return type(name, (CatalogCreate,), {
         "__annotations__": {**key, "data": data}, "__module__": __name__,
         "__doc__": f"A new {kind.replace('_', ' ')} entry (entries are never overwritten).",
@@ -917,7 +1021,7 @@ def _catalog_create(kind: str) -> type[CatalogCreate]:
 
 CATALOG_CREATE = {kind: _catalog_create(kind)
                   for kind in ("accelerator", "operating_point", "electricity", "system",
-                               "rate")}
+                               "rate", "market_price")}
 
 
 # characters of a curve id (``hardware/model/framework/precision/ISLxOSL/spec/agg``): a path
@@ -1228,6 +1332,66 @@ class TaskOut(Out):
                                              "meet the target (all, with none)")
     rules: list[str]
     disclosure: list[dict[str, Any]]
+
+
+class MarketPricesOut(BaseModel):
+    """The market's price of each kind of token, in the currency results are shown in."""
+    input: QuantityOut
+    cached_input: QuantityOut
+    output: QuantityOut
+    per_mtok: QuantityOut = Field(description="per million tokens of either kind, at the "
+                                              "workload's mix of input and output")
+
+
+class BreakEvenOut(BaseModel):
+    """The market prices at which profit is zero: every price times ``factor``."""
+    factor: float | None = Field(description="cost / revenue kept: the share of every market "
+                                             "price at which profit is zero")
+    price_per_mtok: QuantityOut = Field(description="per million tokens of either kind")
+    input: QuantityOut
+    cached_input: QuantityOut
+    output: QuantityOut
+
+
+class SystemProfitOut(Out):
+    """One scenario sold at its market: money in the currency results are shown in, per
+    accelerator."""
+    scenario: str
+    market_prices: MarketPricesOut
+    revenue_share: float
+    cached_share: float
+    utilisation: float
+    revenue_per_request: QuantityOut
+    requests_per_hour: QuantityOut
+    revenue_per_hour: QuantityOut
+    revenue_share_per_hour: QuantityOut
+    net_revenue_per_hour: QuantityOut = Field(description="revenue kept, after the revenue "
+                                                          "share")
+    cost_per_hour: QuantityOut = Field(description="every hour, served or idle")
+    profit_per_hour: QuantityOut
+    profit_margin: float | None = Field(description="profit / revenue")
+    revenue_per_month: QuantityOut
+    cost_per_month: QuantityOut
+    profit_per_month: QuantityOut
+    accelerators_per_gw: QuantityOut = Field(description="accelerators a GW of facility "
+                                                         "power runs")
+    revenue_per_gw_year: QuantityOut
+    profit_per_gw_year: QuantityOut
+    break_even: BreakEvenOut
+    tokens_per_usd: QuantityOut = Field(description="tokens of the operating point's kind "
+                                                    "per unit of cost")
+    cost_per_mtok: QuantityOut
+    token_kind: str
+    disclosure: dict[str, Any] = Field(description="the scenario's disclosure, and its "
+                                                   "market: the prices, their date and "
+                                                   "source, the shares")
+
+
+class ProfitOut(Out):
+    engine: dict[str, str]
+    systems: list[SystemProfitOut]
+    most_profitable: str = Field(description="the most profit per accelerator-hour")
+    rules: list[str]
 
 
 class QuotesCompareOut(BaseModel):

@@ -24,6 +24,18 @@ from .pricing import (
     shift_flexible,
     workbook,
 )
+from .profit import (
+    MarketSpec,
+    ProfitAnswer,
+    ProfitRequest,
+    SystemProfit,
+    market_for,
+    profit,
+    profit_rules,
+    profit_workbook,
+    render_profit_workbook,
+    sell,
+)
 from .quotes import (
     QuotesRanking,
     TermAnalysis,
@@ -65,4 +77,6 @@ __all__ = [
     "CurveView", "show_curve",
     "PlanRequest", "Plan", "plan", "plan_workbook",
     "TaskRequest", "TaskAnswer", "SystemTask", "price_task", "task_workbook",
+    "MarketSpec", "ProfitRequest", "ProfitAnswer", "SystemProfit", "profit", "profit_workbook",
+    "market_for", "sell", "render_profit_workbook", "profit_rules",
 ]

@@ -84,8 +84,9 @@ def _prepare(ctx: Context, spec: ScenarioSpec) -> PreparedScenario:
     if isinstance(src, FileScenario):  # (a file's read errors name the file)
         base_dir = src.path.resolve().parent
         data, origin = read_scenario_file(src.path), shown_path(src.path, base_dir)
-        if "task" in data:  # an agent's task beside the scenario (costmodel task reads it)
-            data = {k: v for k, v in data.items() if k != "task"}
+        # an agent's task, a market beside the scenario (costmodel task, profit read them)
+        if "task" in data or "market" in data:
+            data = {k: v for k, v in data.items() if k not in ("task", "market")}
     elif isinstance(src, InlineScenario):
         data, origin = dict(src.data), src.label
     else:

@@ -158,7 +158,7 @@ def reprice(file: str, as_json: bool) -> None:
 @click.argument("kind", required=False, type=click.Choice(sorted(KINDS)))
 def catalog(kind: str | None) -> None:
     """List catalog entries (accelerators, published operating points, electricity prices,
-    systems, reference rates)."""
+    systems, reference rates, market prices)."""
     cat = default_catalog()
     for k in [kind] if kind else sorted(KINDS):
         click.echo(f"{k}:")
@@ -170,6 +170,13 @@ def catalog(kind: str | None) -> None:
                 price, power = entry.data["hourly_price"], entry.data["all_in_power"]
                 label = (f"{price['value']:g} {price['unit']}, all-in {power['value']:g} "
                          f"{power['unit']} ({NOT_A_QUOTE})")
+            elif k == "market_price":
+                label = f"{entry.data.get('model')} ({entry.data.get('provider')}): " + ", ".join(
+                    f"{what} {q['value']:g} {q['unit']}" for what, q in (
+                        (w, entry.data.get(f)) for w, f in (
+                            ("blended", "price"), ("input", "price_input"),
+                            ("cached input", "price_cached_input"), ("output", "price_output")))
+                    if isinstance(q, dict))
             click.echo(f"  {key:32s} {label}")
 
 
@@ -689,11 +696,13 @@ def _gunicorn(app, host: str, port: int, *, workers: int, threads: int) -> None:
 
 
 from .plan import plan  # noqa: E402  (its own module; registered here)
+from .profit import profit  # noqa: E402  (its own module; registered here)
 from .sensitivity import sensitivity  # noqa: E402  (its own module; registered here)
 from .tariff import tariff  # noqa: E402  (its own module; registered here)
 from .task import task  # noqa: E402  (its own module; registered here)
 
 main.add_command(plan)
+main.add_command(profit)
 main.add_command(sensitivity)
 main.add_command(task)
 main.add_command(tariff)

@@ -69,7 +69,9 @@ GENERAL = _s("general", (1000, 0), (1, 2), (0, 4))
 FRACTIONS = frozenset({
     "utilisation", "idle_power", "node_psu_efficiency", "rack_power_delivery_efficiency",
     "financing_salvage", "pricing_gross_margin", "load_factor", "implied_margin",
-    "break_even_utilisation", "premium_share", "monthly_discount_rate"})
+    "break_even_utilisation", "premium_share", "monthly_discount_rate",
+    # profit at market prices (costmodel.decisions.profit)
+    "market_revenue_share", "market_cached_share", "profit_margin", "break_even_factor"})
 PER_YEAR_FRACTIONS = frozenset({"financing_cost_of_capital", "financing_maintenance",
                                 "capital_recovery_factor"})
 COUNTS = frozenset({"node_accelerators", "rack_nodes", "accelerators_per_rack",
@@ -80,7 +82,7 @@ YEAR_COUNTS = frozenset({"life_years"})
 SMALL_MONEY = frozenset({"price_per_request", "cost_per_request", "cost_per_task",
                          "price_per_task", "cost_per_task_energy", "cost_per_task_capex",
                          "cost_per_task_opex", "cost_per_thousand_tasks",
-                         "price_per_thousand_tasks"})
+                         "price_per_thousand_tasks", "market_revenue_per_request"})
 
 _BY_UNIT = {
     "USD": MONEY, "USD/year": MONEY, "USD/month": MONEY,
@@ -91,6 +93,8 @@ _BY_UNIT = {
     "gCO2e/Mtok": WHOLE, "gCO2e/kWh": WHOLE, "token/s/user": WHOLE,
     "J/token": SMALL, "GB/s/W": SMALL, "TB/s": SMALL, "ms": SMALL, "s": SMALL,
     "year": YEARS, "month": YEARS, "1/year": PERCENT_PER_YEAR,
+    # profit at market prices: per GW-year, accelerators and requests, tokens per dollar
+    "USD/GW/year": MONEY, "1/GW": WHOLE, "1/h": WHOLE, "token/USD": WHOLE,
 }
 
 

@@ -1,5 +1,6 @@
 """The catalog of accelerators, published operating points, electricity prices, system
-presets and public reference rates (dated versions, see :mod:`costmodel.model.rates`).
+presets, public reference rates (dated versions, see :mod:`costmodel.model.rates`) and market
+prices per million tokens (dated versions, see :mod:`costmodel.decisions.market`).
 
 Catalog files live in the fixtures' ``catalog/`` folder (:func:`fixtures_dir`, from
 :mod:`costmodel.resources`), one TOML file per kind. Every quantity there is
@@ -22,7 +23,8 @@ __all__ = ["Catalog", "default_catalog", "fixtures_dir", "split_sources", "KINDS
 
 # catalog kind -> catalog file
 KINDS = {"accelerator": "accelerators", "operating_point": "operating_points",
-         "electricity": "electricity", "system": "systems", "rate": "rates"}
+         "electricity": "electricity", "system": "systems", "rate": "rates",
+         "market_price": "market_prices"}
 # more files of a kind: electricity tariffs are electricity entries with a tariff table
 # (named ``electricity = "<key>"`` or ``electricity = { tariff = "<key>" }``)
 MORE_FILES = {"electricity": ("tariffs",)}

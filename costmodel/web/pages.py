@@ -12,7 +12,7 @@ import tomllib
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
-from urllib.parse import parse_qsl
+from urllib.parse import parse_qsl, urlencode
 
 import numpy as np
 from flask import current_app, render_template, request
@@ -119,6 +119,128 @@ def _what_if(priced: app.Priced, share: float, form: ScenarioForm) -> app.Flexib
         return None
 
 
+# ---- the Price page's Profit section ------------------------------------------------------------
+
+# a Profit field -> the market table's key it sets
+PROFIT_FIELDS = {"market": "catalog", "market_input": "price_input",
+                 "market_cached_input": "price_cached_input", "market_output": "price_output",
+                 "revenue_share": "revenue_share", "cached_share": "cached_share"}
+_PROFIT_FIELD_OF = {**{f"market.{key}": field for field, key in PROFIT_FIELDS.items()},
+                    "market.price": "market", "market": "market"}
+_SHARES = ("revenue_share", "cached_share")
+# the figures of the Profit section, in order (None: a break between groups)
+PROFIT_ROWS = ("market_price_input", "market_price_cached_input", "market_price_output",
+               "market_price_per_mtok", None, "revenue_per_hour", "revenue_share_per_hour",
+               "net_revenue_per_hour", "cost_per_hour", "profit_per_hour", "profit_margin",
+               None, "profit_per_month", "profit_per_gw_year", "break_even_price",
+               "break_even_factor", "tokens_per_usd")
+PROFIT_LABELS = {
+    "market_price_input": "Market price per million input tokens",
+    "market_price_cached_input": "Market price per million cached input tokens",
+    "market_price_output": "Market price per million output tokens",
+    "market_price_per_mtok": "Market price per million tokens (the workload's mix)",
+    "revenue_per_hour": "Revenue per accelerator-hour",
+    "revenue_share_per_hour": "Revenue share paid",
+    "net_revenue_per_hour": "Revenue kept",
+    "cost_per_hour": "Cost per accelerator-hour (every hour, served or idle)",
+    "profit_per_hour": "Profit per accelerator-hour",
+    "profit_margin": "Margin on revenue",
+    "profit_per_month": "Profit per accelerator-month (730 h)",
+    "profit_per_gw_year": "Profit per GW-year of facility power",
+    "break_even_price": "Break-even market price per million tokens",
+    "break_even_factor": "Break-even: share of every market price",
+    "tokens_per_usd": "Tokens per unit of cost",
+}
+
+
+def market_choices(ctx) -> list[tuple[str, str]]:
+    """The Profit section's market picker: each offer's latest version (its reference
+    without a date), then every dated version, as ``(reference, label)``."""
+    catalog = ctx.catalog()
+    latest: dict[str, str] = {}
+    dated = []
+    for key in catalog.keys("market_price"):
+        d = catalog.get("market_price", key, "market").data
+        offer, _, when = key.rpartition("@")
+        latest[offer] = max(latest.get(offer, ""), when)
+
+        def price(name: str, d=d) -> str:
+            q = d.get(name) or {}
+            return f"{q.get('value'):g} {q.get('unit')}" if isinstance(q, dict) else str(q)
+        prices = (f"blended {price('price')}" if "price" in d else ", ".join(
+            f"{kind} {price(f'price_{kind}')}" for kind in ("input", "output")
+            if f"price_{kind}" in d))
+        dated.append((key, f"{d.get('model') or offer} ({d.get('provider')}), {when}: "
+                           f"{prices}"))
+    return [*((offer, f"{offer}, latest version ({when})") for offer, when in
+              sorted(latest.items())), *dated]
+
+
+def profit_market(form: ScenarioForm, args) -> dict[str, Any] | None:
+    """The Profit section's market (kept in ``form.values``): a catalog entry and/or typed
+    prices (a bare number is USD per million tokens), the shares (a bare number is a
+    percentage); None when no market price is chosen or typed (an error beside the market
+    when only shares are)."""
+    table: dict[str, Any] = {}
+    for name, key in PROFIT_FIELDS.items():
+        text = str(args.get(name, "") or "").strip()[:200]
+        form.values[name] = text
+        if not text:
+            continue
+        try:
+            float(text)
+            text = f"{text} %" if name in _SHARES else f"{text} USD/Mtok" if key != "catalog" \
+                else text
+        except ValueError:
+            pass
+        table[key] = text
+    if not table.keys() - set(_SHARES):
+        if table:
+            form.errors.setdefault("market", "choose a market price (or type prices) for the "
+                                             "shares to apply to")
+        return None
+    return table
+
+
+def profit_query(form: ScenarioForm) -> str:
+    """The page's query with its Profit fields: what the Profit downloads price."""
+    return urlencode([*((k, form.values[k]) for k in FIELDS),
+                      *((k, form.values.get(k, "")) for k in PROFIT_FIELDS)])
+
+
+def _sell(ctx, priced: app.Priced, table: dict[str, Any],
+          form: ScenarioForm) -> app.SystemProfit | None:
+    """The priced scenario sold at the page's market, or None with the errors beside their
+    fields (a share's bounds said in percent, as typed)."""
+    try:
+        return app.sell(ctx, priced, app.MarketSpec(table, given_by="typed on the Price page"))
+    except InputError as exc:
+        for path, message in exc.errors:
+            where = _PROFIT_FIELD_OF.get(path, "market")
+            if where in _SHARES:
+                message = restate_bounds(message, form.values[where], "%", 0.01)
+            form.errors.setdefault(where, message)
+        return None
+
+
+def profit_view(sold: app.SystemProfit) -> dict[str, Any]:
+    """The Profit section's rows ``(name, label, value, unit)`` (money in the currency
+    results are shown in) and the market's disclosure."""
+    rows: list[tuple[str, str, float | None, str] | None] = []
+    for name in PROFIT_ROWS:
+        if name is None:
+            rows.append(None)
+            continue
+        if name == "cost_per_hour":
+            value, unit = sold.priced.result.shown(name)
+        else:
+            value, unit = sold.shown(name)
+        rows.append((name, PROFIT_LABELS[name], value, unit))
+    m = sold.market
+    return {"rows": rows, "market": m, "utilisation": sold.priced.result.scenario.utilisation,
+            "sold": sold, "rules": app.profit_rules()}
+
+
 def profile_view(result: Result) -> dict[str, Any] | None:
     """The chart and table of the energy rate (the year's average of each hour) and the load
     (fraction of the hour serving) by hour, from the declared calculation's profile steps;
@@ -208,18 +330,33 @@ def save_offer(session, args) -> dict[str, Any]:
 @computes("POST", "/api/v1/price")
 def price_page():
     need("read")
+    return _price_page()
+
+
+def _price_page(market_needed: bool = False):
+    """The Price page; ``market_needed``: a Profit download's, which says when no market is
+    chosen."""
     form = scenario_form(request.args)
     share = _flexible_share(form, request.args)
+    market = profit_market(form, request.args)
+    if market_needed and market is None:
+        form.errors.setdefault("market", "choose a market price (or type prices) for the "
+                                         "profit")
     with _services().sessions(write=False) as session:
         ctx = _services().context(session)
         catalog = form_catalog(ctx)
+        markets = market_choices(ctx)
         form.check_tariff(catalog)
         priced = _price(form, ctx)
         shift = _what_if(priced, share, form) if priced is not None and share is not None \
             else None
+        sold = _sell(ctx, priced, market, form) if priced is not None and market is not None \
+            else None
         save = save_offer(session, request.args)
     if share is not None and shift is None:
         priced = None  # a what-if that cannot be answered: nothing is shown as priced
+    if (market is not None and sold is None) or form.errors:
+        priced = None  # a market that cannot be sold at, likewise
     view = None
     if priced is not None:
         r = priced.result
@@ -237,11 +374,15 @@ def price_page():
             "disclosure": disclosure_lines(r),
             "sources": sorted(r.provenance.items()),
             "assumed": assumed_line(r),
+            "profit": profit_view(sold) if sold is not None else None,
         }
     status = 200 if priced is not None else 422
     return render_template("web/price.html", form=form, catalog=catalog, view=view,
                            headline=HEADLINE, breakdown=BREAKDOWN, efficiency=EFFICIENCY,
-                           unit_of=unit_of, save=save, fields=FIELDS,
+                           unit_of=unit_of, save=save, fields=FIELDS, markets=markets,
+                           profit_query=profit_query(form),
+                           profit_curl=curl_line("/api/v1/profit", _profit_body(form, market))
+                           if market is not None else None,
                            curl=curl_line("/api/v1/price", form.price_request())), status
 
 
@@ -273,6 +414,42 @@ def price_json():
     need("read")
     priced, page = _priced_or_page(scenario_form(request.args))
     return page or json_response(priced.result.to_json(), "price.json")
+
+
+def _profit_body(form: ScenarioForm, market: dict[str, Any]) -> dict[str, Any]:
+    """The body of the equivalent ``POST /api/v1/profit``."""
+    return {"scenarios": [form.price_request()], "market": market}
+
+
+def _sold_or_page():
+    """The Price page's scenario sold at its market, or the page saying why not."""
+    form = scenario_form(request.args)
+    market = profit_market(form, request.args)
+    sold = None
+    if market is not None and not form.errors:
+        with _services().sessions(write=False) as session:
+            ctx = _services().context(session)
+            priced = _price(form, ctx)
+            sold = _sell(ctx, priced, market, form) if priced is not None else None
+    if sold is None:  # nothing to download: the page says why, beside the fields
+        return None, _price_page(market_needed=True)
+    return sold, None
+
+
+@blueprint.get("/profit.json")
+@computes("POST", "/api/v1/profit")
+def profit_json():
+    need("read")
+    sold, page = _sold_or_page()
+    return page or json_response(app.ProfitAnswer([sold]).to_json(), "profit.json")
+
+
+@blueprint.get("/profit.xlsx")
+@computes("POST", "/api/v1/profit")
+def profit_xlsx():
+    need("read")
+    sold, page = _sold_or_page()
+    return page or xlsx_response(app.render_profit_workbook([sold]))
 
 
 # ---- Compare -----------------------------------------------------------------------------------

@@ -564,6 +564,23 @@ def test_workbooks_download_through_the_generated_client(operation, api):
 
 # ---- the docs' blocks (docs/pricing-tools.md, "Generated clients") ---------------------------
 
+def test_profit_through_the_generated_client(operation, api, live_server):
+    """Two systems at one market, typed answers: the hand figures (tests/profit_support.py)."""
+    from profit_support import MARKET, OWNED, PROFIT, PROFIT_GW_YEAR, RENTED
+    profit = operation("post", f"{API}/profit")
+    body = {"scenarios": [{"scenario": OWNED}, {"scenario": RENTED}], "market": MARKET}
+    out = profit.sync(client=api, body=body_of(profit, body))
+    assert not isinstance(out, dict)
+    for s in out.systems:
+        assert s.profit_per_hour.value == pytest.approx(PROFIT[s.scenario], rel=1e-12)
+        assert s.profit_per_gw_year.value == pytest.approx(PROFIT_GW_YEAR[s.scenario],
+                                                           rel=1e-12)
+        assert s.break_even.factor == pytest.approx(
+            s.cost_per_hour.value / s.net_revenue_per_hour.value, rel=1e-12)
+    assert out.most_profitable == "owned"
+    assert out.to_dict() == served(live_server, "post", f"{API}/profit", body)
+
+
 def docs_block(language: str) -> str:
     """The first ``language`` code block after the heading "Generated clients"."""
     text = (ROOT / "docs" / "pricing-tools.md").read_text(encoding="utf-8")

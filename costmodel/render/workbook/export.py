@@ -10,6 +10,8 @@ reader's library). Sheets, in order:
   printed page.
 - **Task** (when asked for): an agent's task priced on each system, its steps as rows, live
   (:mod:`.task_sheet`).
+- **Profit** (when asked for): each system sold at its market's prices, revenue, cost and
+  profit per accelerator-hour, per month and per GW-year, live (:mod:`.profit_sheet`).
 - **Cover**: what was priced, when, by which engine, and the disclosure; the switches that can
   change in the workbook (boundary, basis, token kind, electricity price...) are formulas
   that follow the Inputs sheet.
@@ -61,6 +63,7 @@ from .layout import (
 )
 from .model_sheets import write_calculations, write_inputs, write_lists, write_meta
 from .print_setup import print_setup
+from .profit_sheet import PROFIT_SHEET, ProfitBook, write_profit
 from .quotes_sheet import write_quotes
 from .results_sheet import RESULT_ROWS, write_results
 from .sheet import Book
@@ -89,12 +92,14 @@ def build_workbook(systems: Sequence[WorkbookSystem], *, title: str | None = Non
                    generated: datetime | None = None,
                    quotes: Sequence[tuple[Any, Sequence[Any]]] = (),
                    sensitivity: Sequence[Any] = (),
-                   task: TaskBook | None = None) -> ExportedWorkbook:
+                   task: TaskBook | None = None,
+                   profit: ProfitBook | None = None) -> ExportedWorkbook:
     """The workbook for one or more priced systems (see the module docstring).
 
     ``quotes``: (quote, its comparison with each system) pairs for a Quotes sheet;
     ``sensitivity``: tornado, grid and Monte Carlo results for a Sensitivity sheet;
-    ``task``: a task and each system's point for a Task sheet.
+    ``task``: a task and each system's point for a Task sheet; ``profit``: each system's
+    market for a Profit sheet.
     """
     if not systems:
         raise ValueError("nothing to export")
@@ -103,7 +108,8 @@ def build_workbook(systems: Sequence[WorkbookSystem], *, title: str | None = Non
     book = Book()
     names = Names(book, n)
     profiles = ProfileLayout([s.result.scenario for s in systems])
-    order = ["Summary", *([TASK_SHEET] if task is not None else []), "Cover", "Inputs",
+    order = ["Summary", *([TASK_SHEET] if task is not None else []),
+             *([PROFIT_SHEET] if profit is not None else []), "Cover", "Inputs",
              "Calculations",
              *([TARIFF_SHEET] if profiles else []), "Results",
              *(["Curves"] if any(s.curve is not None for s in systems) else []),
@@ -139,6 +145,9 @@ def build_workbook(systems: Sequence[WorkbookSystem], *, title: str | None = Non
     if task is not None:
         header = write_task(sheets[TASK_SHEET], systems, task, names)
         print_setup(sheets[TASK_SHEET], title_rows=header, title_cols=1)
+    if profit is not None:
+        write_profit(sheets[PROFIT_SHEET], systems, profit, names)
+        print_setup(sheets[PROFIT_SHEET], last_col=last_system, title_cols=3)
     write_sources(sheets["Sources"], systems)
     print_setup(sheets["Sources"], title_rows=(3, 3))
     header = write_cover(sheets["Cover"], systems, title, generated)
