@@ -55,9 +55,14 @@ def test_a_power_budget_rounds_down(web):
     assert r.status_code == 200
     j = web.post("/api/v1/plan", json={**_scenario_body(web), "power_budget": "10 MW"}
                  ).get_json()
-    power = j["disclosure"]["plan"]["power_per_accelerator"]["value"]
-    assert j["accelerators"] == math.floor(10e6 / power)
+    # whole nodes: floor(budget / (power per accelerator x accelerators per node))
+    a = j["disclosure"]["plan"]
+    power, per_node = a["power_per_accelerator"]["value"], a["accelerators_per_node"]
+    assert j["nodes"] == math.floor(10e6 / (power * per_node))
+    assert j["accelerators"] == j["nodes"] * per_node
+    assert j["power"]["value"] <= 10e6
     assert figure(r.text, "accelerators") == f"{j['accelerators']:,}"
+    assert figure(r.text, "deployments") == f"{j['nodes']:,}"
 
 
 @pytest.mark.parametrize("query, field", [
