@@ -47,9 +47,13 @@ class PlanArgs:
 
     @property
     def body(self) -> dict:
-        """The plan fields of ``POST /api/v1/plan``'s body, as typed."""
+        """The plan fields of ``POST /api/v1/plan``'s body, as typed (a fraction typed in
+        percent as the number the API takes: ``10 %`` is 0.1)."""
         body = {key: _with_unit(self.values[name], unit)
                 for name, (key, unit) in PLAN_FIELDS.items() if self.values[name]}
+        for key in ("availability", "headroom"):
+            if key in body and getattr(self, key) is not None:
+                body[key] = getattr(self, key)
         if self.deployment is not None:
             body["deployment"] = self.deployment
         return body
