@@ -62,8 +62,21 @@ class PlanRequest:
 
 def _watts(x: float) -> str:
     """A power in a sentence [W], to the milliwatt, trailing zeros dropped: ``6,917.196 W``
-    (the figure the count divides, not the display's whole watts)."""
+    (the figure the count divides, not the display's whole watts); below a milliwatt in three
+    significant digits (``1e-06 W``)."""
+    if 0 < abs(x) < 0.001:
+        return f"{x:.3g} W"
     return f"{x:,.3f}".rstrip("0").rstrip(".") + " W"
+
+
+def _quotient(q: float, whole: int) -> str:
+    """A quotient [count] to two decimals, or more where two would round it past the whole
+    number it is floored to (``39,755.996`` is not ``39,756.00``, rounded down: 39,755)."""
+    for places in (2, 4, 6):
+        text = f"{q:,.{places}f}"
+        if math.floor(float(text.replace(",", ""))) == whole:
+            return text
+    return f"{q:,.9f}"
 
 
 @dataclass(frozen=True)
@@ -131,10 +144,11 @@ class PowerPlan:
                 f"power = {_watts(self.at_boundary)} at the {self.boundary} boundary x (1 + "
                 f"{format_percent(self.headroom)} headroom) = {_watts(self.planning)}: "
                 f"{_watts(self.budget)} / {_watts(self.planning)} = "
-                f"{self.budget / self.planning:,.2f}, rounded down: {self.deployments:,}; "
-                f"per GW: 1,000,000,000 W / {_watts(self.planning)} = "
-                f"{core.GIGAWATT / self.planning:,.2f}, rounded down: "
-                f"{self.deployments_per_gw:,}; exact arithmetic, then the floor (the power "
+                f"{_quotient(self.budget / self.planning, self.deployments)}, rounded down: "
+                f"{self.deployments:,}; per GW: 1,000,000,000 W / {_watts(self.planning)} = "
+                f"{_quotient(core.GIGAWATT / self.planning, self.deployments_per_gw)}, "
+                f"rounded down: {self.deployments_per_gw:,}; exact arithmetic, then the "
+                f"floor (the power "
                 f"per {kind} is not rounded before the headroom is added)")
 
     def note(self) -> str | None:

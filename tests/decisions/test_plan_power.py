@@ -244,6 +244,14 @@ def test_the_plan_says_which_power_each_count_divides():
     assert any("0.1 W" in rule for rule in d["rounding"])
 
 
+def test_the_quotient_shown_is_never_rounded_past_its_floor():
+    # at the node boundary a node is 10,000 W: 29,960 W / 10,000 W = 2.996, shown 2.9960 (not
+    # 3.00), rounded down: 2
+    at_node = {**ROUND, "power": {"boundary": "node", "basis": "rated"}}
+    said = plan(at_node, power_budget=29960.0).power_plan.divides()
+    assert "29,960 W / 10,000 W = 2.9960, rounded down: 2;" in said
+
+
 def test_a_demand_is_unchanged_and_has_no_power_plan():
     p = plan(ROUND, demand=61500.0)
     # 61,500 / (10,000 x 0.5) = 12.3 -> 13 accelerators, 2 nodes, 1 rack (rounded up)
@@ -280,6 +288,9 @@ def cli_round(*args: str) -> dict:
      "--headroom: applies to a power budget only"),
     (["--demand", "1 token/s", "--deployment", "rack"],
      "--deployment: applies to a power budget only"),
+    # 1e300 W / 6,288.36 W is beyond 2^53 whole nodes
+    (["--power-budget", "1e300 W"], "--power-budget: power budget / planning power per "
+                                    "deployment would be more than"),
 ])
 def test_cli_refuses_bad_headroom_and_deployment(issue_file, args, said):
     r = cli(issue_file, *args)
