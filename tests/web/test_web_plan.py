@@ -149,6 +149,12 @@ def test_the_plan_workbook_holds_the_scenario_as_the_plan_prices_it(web, sized):
     cover = " ".join(str(c) for row in wb["Cover"].iter_rows(values_only=True) for c in row
                      if c)
     assert f"Plan: {n:,} accelerators for " in cover
+    pp = j["power_plan"]
+    if pp is not None:  # a budget's whole nodes and the same per GW, as the page gives them
+        assert (f"{pp['deployments']:,} whole nodes planned at " in cover and
+                f"{pp['per_gw']['accelerators']:,} accelerators per GW" in cover)
+        assert figure(page, "deployments") == f"{pp['deployments']:,}"
+        assert figure(page, "accelerators_per_gw") == f"{pp['per_gw']['accelerators']:,}"
     note = " ".join(html.unescape(re.search(
         r'data-testid="plan-xlsx-note">(.*?)</p>', page, re.S).group(1)).split())
     assert "It has no plan sheet" in note and f"({n:,} \u00d7 the per-accelerator" in note
