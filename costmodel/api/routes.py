@@ -320,7 +320,8 @@ def plan(body: PlanRequest, principal) -> Response | dict:
         overrides=body.overrides))
     request = app.PlanRequest(spec, _positive(body.demand, "demand", "token/s"),
                               _positive(body.power_budget, "power_budget", "W"),
-                              reading_of(body.at_interactivity, False), body.availability)
+                              reading_of(body.at_interactivity, False), body.availability,
+                              body.headroom, body.deployment)
     with services().sessions(write=False) as session:
         planned = app.plan(services().context(session), request)
     return _json_or_pdf(planned.to_json, lambda: app.plan_pdf(planned), "plan.pdf")

@@ -10,6 +10,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, WithJsonSchem
 from ..app.caps import MAX_DRAWS, MAX_QUOTES, MAX_SCENARIO_NAME, MAX_SCENARIOS
 from ..decisions.demand import Demand
 from ..decisions.market import MARKET_KEY_PATTERN, MARKET_REF_PATTERN, Market, MarketEntry
+from ..decisions.plan import DEPLOYMENTS
 from ..decisions.quotes import CAPACITY_ONLY, FORMS, PER_MTOK_ONLY, Quote
 from ..decisions.sensitivity.inputs import VARS
 from ..decisions.task import Task
@@ -537,7 +538,8 @@ class WorkbookRequest(Strict):
 PLAN_EXAMPLE = {"scenario": EXAMPLE_SCENARIO, "demand": "2.5e6 token/s", "availability": 0.99}
 # sized for a demand (with its availability), or for a power budget: exactly one
 _ONE_SIZE = {"oneOf": [
-    {"required": ["demand"], "properties": {"demand": _GIVEN, "power_budget": _NULL}},
+    {"required": ["demand"], "properties": {"demand": _GIVEN, "power_budget": _NULL,
+                                            "headroom": _NULL, "deployment": _NULL}},
     {"required": ["power_budget"], "properties": {"power_budget": _GIVEN, "demand": _NULL,
                                                   "availability": _NULL}}]}
 # a named interactivity is read off a curve: the scenario names one (or is a saved one)
@@ -553,10 +555,13 @@ def _plan_quantity(unit: str, description: str, *examples: str) -> WithJsonSchem
 
 class PlanRequest(Strict):
     """A fleet sized for an average demand (accelerators, nodes and racks rounded up), or
-    bought with a power budget (accelerators rounded down), and priced: the scenario inline,
-    or a saved one plus overrides, as a /price body."""
+    the whole deployments (nodes or racks) a power budget holds with a planning headroom
+    (rounded down), and priced: the scenario inline, or a saved one plus overrides, as a
+    /price body."""
     model_config = _examples(
         PLAN_EXAMPLE, {"scenario": EXAMPLE_INLINE, "power_budget": "10 MW"},
+        {"scenario": EXAMPLE_INLINE, "power_budget": "1 GW", "headroom": 0.1,
+         "deployment": "rack"},
         {**CURVE_EXAMPLES[0], "demand": "6570000 Mtok/month",
          "at_interactivity": "100 token/s/user"},
         rules=[_ONE_SCENARIO, _ONE_SIZE, _PLAN_READS_CURVE])
@@ -573,6 +578,11 @@ class PlanRequest(Strict):
     availability: Annotated[float, Field(gt=0, le=1, description=(
         "the fraction of hours an accelerator is available (a demand only; default 1)"))] \
         | None = None
+    headroom: Annotated[float, Field(ge=0, lt=1, description=(
+        "the planning headroom above the power a deployment draws at the scenario's boundary, "
+        "as a fraction (a power budget only; default 0)"))] | None = None
+    deployment: Annotated[Literal[DEPLOYMENTS], Field(description=(  # type: ignore[valid-type]
+        "what a power budget holds whole: a node (the default) or a rack"))] | None = None
 
 
 class QuotesCompareRequest(Strict):
@@ -1107,6 +1117,41 @@ class ComparisonOut(Partial):
         "baseline's is 0 or a figure has no value"))
 
 
+class PowerPerDeploymentOut(BaseModel):
+    """One deployment's power [W] at each level (``power_plan.powers`` says each in words)."""
+    ac: QuantityOut = Field(description="the node's AC power at its power supplies (chassis "
+                                        "AC), or the rack's at its feed")
+    facility: QuantityOut = Field(description="at the facility meter: its share of the "
+                                              "rack's AC power x PUE")
+    at_boundary: QuantityOut = Field(description="at the scenario's boundary: what the budget "
+                                                 "counts")
+    planning: QuantityOut = Field(description="at_boundary x (1 + headroom): what each count "
+                                              "divides")
+
+
+class WholeDeploymentsOut(BaseModel):
+    deployments: int
+    accelerators: int
+
+
+class PowerPlanOut(BaseModel):
+    """The whole deployments a power budget holds, and a gigawatt: floor(budget /
+    planning power per deployment), exact arithmetic then the floor."""
+    deployment: Literal[DEPLOYMENTS]  # type: ignore[valid-type]
+    accelerators_per_deployment: int
+    nodes_per_deployment: int
+    boundary: str
+    headroom: float
+    power_per_deployment: PowerPerDeploymentOut
+    powers: dict[str, str]
+    deployments: int
+    accelerators: int
+    per_gw: WholeDeploymentsOut = Field(description="the whole deployments 1 GW holds, and "
+                                                    "their accelerators")
+    divides: str
+    note: str | None = Field(description="why a count is zero; null when none is")
+
+
 class PlanOut(Out):
     """A planned fleet: counts, then fleet totals; the cost per million tokens at the fleet's
     utilisation; the disclosure with what the plan assumed (``disclosure.plan``)."""
@@ -1116,6 +1161,9 @@ class PlanOut(Out):
     racks: int
     users: int | None = Field(description="concurrent users at the operating point's "
                                           "interactivity; null when it has none")
+    power_plan: PowerPlanOut | None = Field(description="a power budget's whole deployments "
+                                                        "and the same per GW; null for a "
+                                                        "demand")
     power: QuantityOut
     throughput: QuantityOut
     capex: QuantityOut

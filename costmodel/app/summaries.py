@@ -61,20 +61,24 @@ def decision_pdf(answer: QuotesDecision) -> bytes:
 
 
 def plan_pdf(planned: Plan) -> bytes:
-    """The one-page summary of a capacity plan (PDF): the fleet, its cost, how it was sized
-    and the disclosure."""
+    """The one-page summary of a capacity plan (PDF): the fleet (for a power budget, its
+    whole deployments, the same per GW and the power of one deployment at each level), its
+    cost, how it was sized and the disclosure."""
     j = planned.to_json()
-    a = j["disclosure"]["plan"]
+    a, pp = j["disclosure"]["plan"], j["power_plan"]
     r = planned.priced.result
     if a["sized_for"] == "demand":
         what = (f"Sized for an average demand of {a['demand']['value']:,.0f} token/s "
                 f"({a['demand_per_month']['value']:,.0f} Mtok a month), availability "
                 f"{a['availability']:.2%}")
     else:
-        what = f"Sized for a power budget of {a['power_budget']['value']:,.0f} W"
+        what = (f"Sized for a power budget of {a['power_budget']['value']:,.0f} W at the "
+                f"{pp['boundary']} boundary, in whole {pp['deployment']}s with "
+                f"{format_percent(pp['headroom'])} planning headroom")
     money = lambda x: "-" if x != x else f"{x:,.0f}"  # noqa: E731  (NaN: no price)
     rows = [["Accelerators", f"{j['accelerators']:,}", ""],
             ["Nodes", f"{j['nodes']:,}", ""], ["Racks", f"{j['racks']:,}", ""],
+            *_power_plan_rows(pp),
             ["Concurrent users", "-" if j["users"] is None else f"{j['users']:,}",
              "at the operating point's interactivity"],
             ["Power at the " + str(r.scenario.power.boundary) + " boundary",
@@ -90,11 +94,36 @@ def plan_pdf(planned: Plan) -> bytes:
              else "the scenario's"]]
     blocks = [Paragraph(what + "; " + a["accelerators"] + "."),
               Heading("The fleet"), Table(["Figure", "Value", "Unit"], rows, right={1}),
+              *([Paragraph(pp["note"], bold=True)] if pp and pp["note"] else []),
               Heading("How it was sized"),
-              Paragraph("; ".join([f"nodes = {a['nodes']}",
+              Paragraph("; ".join([*([pp["divides"]] if pp else []), f"nodes = {a['nodes']}",
                                    f"racks = {a['racks']}", f"users = {a['users']}",
                                    a["utilisation_note"], a["output_throughput_note"],
                                    *a["rounding"]]) + "."),
               Heading("Disclosure"), Paragraph(f"{r.name}: {_disclosure(r)}")]
     return render_page(f"Capacity plan: {r.name}", blocks,
-                       "The fleet the demand needs (or the budget buys), priced by the engine")
+                       "The fleet the demand needs (or the whole deployments a power budget "
+                       "holds), priced by the engine")
+
+
+def _power_plan_rows(pp: dict | None) -> list[list[str]]:
+    """A power budget's whole deployments, per GW, and one deployment's power at each level
+    (the plan's JSON ``power_plan``); none for a demand."""
+    if pp is None:
+        return []
+    kind, watts = pp["deployment"], pp["power_per_deployment"]
+    rows = [[f"Whole {kind}s in the budget", f"{pp['deployments']:,}",
+             f"{pp['accelerators_per_deployment']:,} accelerators a {kind}"],
+            [f"Whole {kind}s per GW", f"{pp['per_gw']['deployments']:,}",
+             f"{pp['per_gw']['accelerators']:,} accelerators"],
+            [f"{kind.capitalize()} AC power", format_number(watts["ac"]["value"], "W"),
+             "W, " + pp["powers"]["ac"]],
+            ["Facility power", format_number(watts["facility"]["value"], "W"),
+             "W, " + pp["powers"]["facility"]]]
+    if pp["boundary"] != "facility":
+        rows.append([f"Power at the {pp['boundary']} boundary",
+                     format_number(watts["at_boundary"]["value"], "W"),
+                     "W, " + pp["powers"]["at_boundary"]])
+    rows.append(["Planning power", format_number(watts["planning"]["value"], "W"),
+                 "W, " + pp["powers"]["planning"]])
+    return rows

@@ -1,5 +1,6 @@
-"""``costmodel plan FILE --demand Q | --power-budget Q``: the fleet a demand needs, or the
-fleet a power budget buys, and what it costs (the use case is :func:`costmodel.app.plan`)."""
+"""``costmodel plan FILE --demand Q | --power-budget Q [--headroom F] [--deployment node|rack]``:
+the fleet a demand needs, or the whole deployments a power budget holds, and what it costs (the
+use case is :func:`costmodel.app.plan`)."""
 from __future__ import annotations
 
 import click
@@ -15,7 +16,8 @@ __all__ = ["plan", "plan_text"]
 
 # the request's fields by the options that give them
 OPTIONS = {"demand": "--demand", "power_budget": "--power-budget",
-           "availability": "--availability", "at_interactivity": "--at-interactivity"}
+           "availability": "--availability", "at_interactivity": "--at-interactivity",
+           "headroom": "--headroom", "deployment": "--deployment"}
 SET_HELP = ('Override an input: dotted.key=VALUE, e.g. utilisation=0.6 or '
             'power.boundary=facility. Repeatable.')
 
@@ -39,6 +41,12 @@ def _quantity(raw: str | None, option: str, unit: str, **kw) -> float | None:
 @click.option("--availability", metavar="FRACTION",
               help='With --demand: the fraction of hours an accelerator is available, e.g. '
                    '0.99 or "99 %" (default 1).')
+@click.option("--headroom", metavar="FRACTION",
+              help='With --power-budget: the planning headroom above the power counted, at '
+                   'least 0 and less than 1, e.g. 0.1 or "10 %" (default 0).')
+@click.option("--deployment", metavar="node|rack",
+              help="With --power-budget: what the budget holds whole, a node (the default) "
+                   "or a rack.")
 @click.option("--at-interactivity", "at_interactivity", metavar="QUANTITY",
               help='Read the scenario\'s curve at this interactivity, e.g. '
                    '"100 token/s/user".')
@@ -46,12 +54,13 @@ def _quantity(raw: str | None, option: str, unit: str, **kw) -> float | None:
 @click.option("--pdf", metavar="OUT.pdf", help="Also write the plan's one-page summary (PDF).")
 @click.option("--json", "as_json", is_flag=True, help="Print the plan as JSON.")
 def plan(file: str, demand: str | None, power_budget: str | None, availability: str | None,
-         at_interactivity: str | None, overrides: tuple[str, ...], pdf: str | None,
-         as_json: bool) -> None:
+         headroom: str | None, deployment: str | None, at_interactivity: str | None,
+         overrides: tuple[str, ...], pdf: str | None, as_json: bool) -> None:
     """Size a fleet for the scenario in FILE: accelerators, nodes and racks for an average
-    demand (rounded up), or the accelerators a power budget feeds (rounded down); then its
-    power, capital cost, cost per hour, month and million tokens, and the concurrent users
-    at the operating point's interactivity."""
+    demand (rounded up), or the whole nodes (or racks) a power budget holds with a planning
+    headroom, and per gigawatt (rounded down); then its power, capital cost, cost per hour,
+    month and million tokens, and the concurrent users at the operating point's
+    interactivity."""
     if (demand is None) == (power_budget is None):
         fail("give exactly one of --demand or --power-budget")
     if pdf is not None and not pdf.lower().endswith(".pdf"):
@@ -61,7 +70,8 @@ def plan(file: str, demand: str | None, power_budget: str | None, availability: 
         _quantity(demand, "--demand", "token/s", allow_zero=False),
         _quantity(power_budget, "--power-budget", "W", allow_zero=False),
         reading_for(at_interactivity, False),
-        _quantity(availability, "--availability", "dimensionless", allow_zero=False))
+        _quantity(availability, "--availability", "dimensionless", allow_zero=False),
+        _quantity(headroom, "--headroom", "dimensionless", allow_negative=True), deployment)
     try:
         planned = app.plan(CONTEXT, request)
     except InputError as exc:
@@ -108,8 +118,11 @@ def plan_text(p: app.Plan) -> str:
              "" if p.interactivity is None else
              f"at {words(p.interactivity, 'token/s/user')}"
              if p.users is not None else "")
+    pp = p.power_plan
     fleet = [
-        [MARK + "Accelerators", f"{p.accelerators:,}", "", ""],
+        [MARK + "Accelerators", f"{p.accelerators:,}", "",
+         "" if pp is None else f"in {_many(pp.deployments, 'whole ' + pp.deployment)} of "
+                               f"{pp.per_deployment:,}"],
         [MARK + "Nodes", f"{p.nodes:,}", "", f"{per_node:,} accelerators per node"],
         [MARK + "Racks", f"{p.racks:,}", "", f"{per_rack:,} nodes per rack"],
         [MARK + "Concurrent users", users[0], "", users[1]],
@@ -128,21 +141,48 @@ def plan_text(p: app.Plan) -> str:
                                                    "cost_per_mtok_total"),
          f"at {format_percent(p.resulting_utilisation)} utilisation"],
     ]
-    lines = columns(fleet + totals, {1})  # one alignment for both sections
+    planning = [] if pp is None else _planning_rows(pp)
+    lines = columns(fleet + planning + totals, {1})  # one alignment for every section
     out = [*wrap(title, "", "  "),
            *wrap(f"{s.accelerator.name}; fleet totals, costs per million {kind} tokens", "",
                  "  "),
-           "", "The fleet", *lines[:len(fleet)], "", "Fleet totals", *lines[len(fleet):],
-           "", "How it was sized", *_pairs(_sizing(p, values)),
-           "", "What the figures rest on", *_pairs(disclosure_items(r))]
+           "", "The fleet", *lines[:len(fleet)]]
     if p.users is None:
-        out.insert(out.index("Fleet totals") - 1,
-                   "-: not computed (the operating point has no interactivity)")
+        out.append("-: not computed (the operating point has no interactivity)")
+    if pp is not None:
+        out += ["", f"Power planning: whole {pp.deployment}s, "
+                    f"{format_percent(pp.headroom)} headroom",
+                *lines[len(fleet):len(fleet) + len(planning)]]
+        if pp.note() is not None:
+            out += wrap(pp.note(), "", "")
+    out += ["", "Fleet totals", *lines[len(fleet) + len(planning):],
+            "", "How it was sized", *_pairs(_sizing(p, values)),
+            "", "What the figures rest on", *_pairs(disclosure_items(r))]
     return "\n".join(out)
 
 
 def _many(n: int, thing: str) -> str:
     return f"{n:,} {thing}{'' if n == 1 else 's'}"
+
+
+def _planning_rows(pp: app.PowerPlan) -> list[list[str]]:
+    """The power of one deployment at each level, then the whole deployments a gigawatt
+    holds (marked: an answer)."""
+    kind = pp.deployment.capitalize()
+    rows = [[PAD + f"{kind} AC power", *_figure(pp.ac, "W"),
+             "at its power supplies (chassis AC)" if pp.deployment == "node" else
+             "at the rack's feed"],
+            [PAD + "Facility power", *_figure(pp.facility, "W"),
+             f"the rack's AC power x PUE {pp.pue:g}" if pp.deployment == "rack" else
+             f"its share of the rack's AC power x PUE {pp.pue:g}"]]
+    if pp.boundary != "facility":
+        rows.append([PAD + f"Power at the {pp.boundary} boundary", *_figure(pp.at_boundary, "W"),
+                     "what the budget counts"])
+    rows += [[PAD + "Planning power", *_figure(pp.planning, "W"),
+              f"x (1 + {format_percent(pp.headroom)} headroom): each count divides it"],
+             [MARK + f"Whole {pp.deployment}s per GW", f"{pp.deployments_per_gw:,}", "",
+              f"{pp.accelerators_per_gw:,} accelerators"]]
+    return rows
 
 
 def _sizing(p: app.Plan, values: dict[str, float]) -> list[tuple[str, str]]:
@@ -163,14 +203,31 @@ def _sizing(p: app.Plan, values: dict[str, float]) -> list[tuple[str, str]]:
                       f"{format_percent(p.availability)}) = {share:,.2f}, rounded up: "
                       f"{p.accelerators:,}"))
     else:
-        pairs.append(("Accelerators",
-                      f"power budget {words(req.power_budget, 'W')} / power per accelerator "
-                      f"{words(power, 'W')} at the {s.power.boundary} boundary = "
-                      f"{req.power_budget / power:,.2f}, rounded down: {p.accelerators:,}"))
-    pairs.append(("Nodes and racks",
-                  f"{p.accelerators:,} / {per_node:,} accelerators per node, rounded up: "
-                  f"{_many(p.nodes, 'node')}; / {per_rack:,} nodes per rack, rounded up: "
-                  f"{_many(p.racks, 'rack')}"))
+        pp = p.power_plan
+        pairs.append((f"Whole {pp.deployment}s", pp.divides()))
+        pairs.append(("Powers", "; ".join(f"{name} power per {pp.deployment}: {said}"
+                                          for name, said in (("AC", pp.powers()["ac"]),
+                                          ("facility", pp.powers()["facility"]),
+                                          ("planning", pp.powers()["planning"])))))
+        pairs.append(("Accelerators", f"{_many(pp.deployments, pp.deployment)} x "
+                                      f"{pp.per_deployment:,} accelerators: "
+                                      f"{p.accelerators:,}, drawing "
+                                      f"{words(p.power, 'W')} at the {s.power.boundary} "
+                                      f"boundary (power per accelerator "
+                                      f"{words(power, 'W')}), within the budget"))
+    if req.demand is not None:
+        pairs.append(("Nodes and racks",
+                      f"{p.accelerators:,} / {per_node:,} accelerators per node, rounded up: "
+                      f"{_many(p.nodes, 'node')}; / {per_rack:,} nodes per rack, rounded up: "
+                      f"{_many(p.racks, 'rack')}"))
+    elif p.power_plan.deployment == "node":
+        pairs.append(("Nodes and racks",
+                      f"{_many(p.nodes, 'whole node')}; / {per_rack:,} nodes per rack, "
+                      f"rounded up: {_many(p.racks, 'rack')}"))
+    else:
+        pairs.append(("Nodes and racks",
+                      f"{_many(p.racks, 'whole rack')} x {per_rack:,} nodes per rack: "
+                      f"{_many(p.nodes, 'node')}"))
     if req.demand is not None:
         pairs.append(("Utilisation",
                       f"sized at the scenario's {format_percent(s.utilisation)}; the fleet is "

@@ -10,8 +10,14 @@ re-derives a figure the declared calculation computes.
   accelerators per node), racks = ceil(nodes / nodes per rack). The fleet is rounded up, so
   the utilisation that results, D / (accelerators x throughput), is at most utilisation x
   availability (hours an accelerator is unavailable are hours it does not serve).
-- Sized for a power budget B [W at the scenario's boundary]: accelerators =
-  floor(B / power per accelerator at that boundary).
+- Sized for a power budget B [W at the scenario's boundary]: the budget holds whole
+  deployments (a node, or a rack, of k accelerators), each planned at its power at that
+  boundary P x k plus a planning headroom h [fraction, 0 <= h < 1] above it:
+  deployments = floor(B / (P x k x (1 + h))), accelerators = deployments x k. The division
+  is exact (each figure taken as the decimal it prints as, as a fraction; nothing rounded
+  on the way, not the deployment's power to 0.1 W before the headroom is added), then the
+  floor; so the fleet's power at the boundary, deployments x P x k, is at most B / (1 + h).
+  The same per gigawatt: B = 1 GW.
 - Concurrent users at an interactivity I [token/s/user]: floor(accelerators x output
   throughput per accelerator / I).
 
@@ -23,20 +29,30 @@ A month is 730 hours (8,760 / 12).
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 from ..model.units import HOURS_PER_MONTH
 
-__all__ = ["HOURS_PER_MONTH", "MAX_COUNT", "ROUNDING", "PlanOverflow", "whole_up",
-           "whole_down", "accelerators_for_demand", "accelerators_for_budget", "nodes_for",
-           "racks_for", "resulting_utilisation", "output_share", "output_throughput",
-           "concurrent_users", "per_month"]
+__all__ = ["HOURS_PER_MONTH", "MAX_COUNT", "ROUNDING", "DEPLOYMENTS", "GIGAWATT",
+           "PlanOverflow", "whole_up", "whole_down", "exact", "accelerators_for_demand",
+           "planning_power", "deployments_for_budget", "nodes_for", "racks_for",
+           "resulting_utilisation", "output_share", "output_throughput", "concurrent_users",
+           "per_month"]
 
 MAX_COUNT = 2 ** 53  # the largest count every JSON reader holds exactly (a float64 integer)
 _DECIMALS = 9  # decimals kept before a count is rounded: 12.0000000001 accelerators is 12
 
+DEPLOYMENTS = ("node", "rack")  # what a power budget holds whole
+GIGAWATT = 1e9  # [W]
+
 ROUNDING = [
-    "accelerators for a demand, nodes and racks are rounded up; accelerators for a power "
-    "budget and concurrent users are rounded down",
+    "accelerators for a demand, and their nodes and racks, are rounded up; concurrent users "
+    "are rounded down",
+    "a power budget holds whole deployments: floor(budget / (power per deployment at the "
+    "boundary x (1 + headroom))), divided exactly (each figure as the decimal it prints as), "
+    "then the floor; nothing is rounded on the way (the deployment's power is not rounded, to "
+    "0.1 W or otherwise, before the headroom is added); its accelerators, nodes (and racks, "
+    "for whole racks) are the whole deployments'; with whole nodes, racks are rounded up",
     "a count within 1e-9 of a whole number is that number before rounding",
     "fleet totals are accelerators x the per-accelerator figures (node and rack overheads "
     "shared equally, as in every figure)",
@@ -71,6 +87,14 @@ def whole_down(x: float, what: str = "the count") -> int:
     return math.floor(_count(x, what))
 
 
+def exact(x: float) -> Fraction:
+    """``x`` [its unit] as the decimal it prints as (its shortest round-trip form), exactly:
+    0.1 is 1/10, not the binary double nearest it; :class:`PlanOverflow` when not finite."""
+    if not math.isfinite(x):
+        raise PlanOverflow(f"{x} is not finite: the inputs overflow the calculation")
+    return Fraction(repr(float(x)))
+
+
 def accelerators_for_demand(demand: float, throughput: float, utilisation: float,
                             availability: float = 1.0) -> int:
     """Accelerators [count] that serve ``demand`` [token/s] on average when each serves
@@ -80,10 +104,30 @@ def accelerators_for_demand(demand: float, throughput: float, utilisation: float
                     "demand / (throughput x utilisation x availability)")
 
 
-def accelerators_for_budget(budget: float, power: float) -> int:
-    """Accelerators [count] a power ``budget`` [W] feeds when each draws ``power`` [W at the
-    same boundary]: floor(B / P)."""
-    return whole_down(budget / power, "power budget / power per accelerator")
+def planning_power(power: float, per_deployment: int, headroom: float = 0.0) -> Fraction:
+    """The power [W] one deployment of ``per_deployment`` [count] accelerators is planned at,
+    each drawing ``power`` [W at the budget's boundary], with ``headroom`` [fraction] above
+    it: P x k x (1 + h), exactly (:func:`exact`), nothing rounded."""
+    return exact(power) * per_deployment * (1 + exact(headroom))
+
+
+def deployments_for_budget(budget: float, planned: Fraction) -> int:
+    """Whole deployments [count] a power ``budget`` [W] holds when each is planned at
+    ``planned`` [W at the same boundary] (:func:`planning_power`): floor(B / planned), divided
+    exactly; a quotient within 1e-9 of a whole number is that number (noise from a unit
+    conversion or the steps' floating point never costs a deployment); :class:`PlanOverflow`
+    beyond :data:`MAX_COUNT`."""
+    what = "power budget / planning power per deployment"
+    if planned <= 0:
+        raise PlanOverflow(f"{what}: the planning power per deployment is not above zero")
+    q = exact(budget) / planned
+    if q > MAX_COUNT:
+        raise PlanOverflow(f"{what} would be more than {MAX_COUNT:,}: the inputs overflow "
+                           f"the calculation")
+    near = round(q)
+    if abs(q - near) <= Fraction(1, 10 ** _DECIMALS):
+        return int(near)
+    return math.floor(q)
 
 
 def nodes_for(accelerators: int, per_node: float) -> int:

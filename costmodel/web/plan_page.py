@@ -1,5 +1,6 @@
 """The Plan page (``/plan``): for the scenario on the Price page (the same query string), the
-fleet an average demand needs or a power budget buys, and what it costs: the application
+fleet an average demand needs or the whole nodes (or racks) a power budget holds with a
+planning headroom, and per gigawatt, and what it costs: the application
 layer's :func:`costmodel.app.plan`, as ``costmodel plan`` and ``POST /api/v1/plan`` answer it,
 with its one-page summary (PDF), the workbook of its scenario as the plan prices it (live
 formulas; no plan sheet exists, so the fleet's counts and totals are the page's, the PDF's
@@ -24,25 +25,38 @@ __all__ = ["PLAN_FIELDS", "PlanArgs", "plan_args"]
 
 # the page's own fields: field -> (the request key, the unit a bare number is read in)
 PLAN_FIELDS = {"pl_demand": ("demand", "token/s"), "pl_budget": ("power_budget", "W"),
-               "pl_availability": ("availability", "dimensionless")}
-_WORDS = {"demand": "pl_demand", "power_budget": "pl_budget", "availability": "pl_availability"}
+               "pl_availability": ("availability", "dimensionless"),
+               "pl_headroom": ("headroom", "dimensionless")}
+_WORDS = {"demand": "pl_demand", "power_budget": "pl_budget", "availability": "pl_availability",
+          "headroom": "pl_headroom", "deployment": "pl_deployment"}
+DEPLOYMENT_CHOICES = [("node", "a node"), ("rack", "a rack")]
+_FRACTIONS = ("pl_availability", "pl_headroom")  # answered in percent when typed so
 
 
 @dataclass
 class PlanArgs:
-    """The page's fields as typed, the request's magnitudes [token/s, W, fraction] and the
-    errors by field."""
+    """The page's fields as typed, the request's magnitudes [token/s, W, fraction], the
+    deployment chosen (None: the default) and the errors by field."""
     values: dict[str, str]
     demand: float | None
     power_budget: float | None
     availability: float | None
+    headroom: float | None
+    deployment: str | None
     errors: dict[str, str]
 
     @property
     def body(self) -> dict:
-        """The plan fields of ``POST /api/v1/plan``'s body, as typed."""
-        return {key: _with_unit(self.values[name], unit)
+        """The plan fields of ``POST /api/v1/plan``'s body, as typed (a fraction typed in
+        percent as the number the API takes: ``10 %`` is 0.1)."""
+        body = {key: _with_unit(self.values[name], unit)
                 for name, (key, unit) in PLAN_FIELDS.items() if self.values[name]}
+        for key in ("availability", "headroom"):
+            if key in body and getattr(self, key) is not None:
+                body[key] = getattr(self, key)
+        if self.deployment is not None:
+            body["deployment"] = self.deployment
+        return body
 
 
 def _with_unit(text: str, unit: str):
@@ -57,13 +71,15 @@ _PERCENT = re.compile(r"\s*[-+]?[\d.eE+-]+\s*(?:%|percent)\s*")
 
 
 def _as_typed(name: str, message: str, typed: str) -> str:
-    """A percent-typed availability's message in percent (``got 0 %``, not ``0 percent``)."""
-    return restate_bounds(message, typed, "%", 0.01) if name == "pl_availability" and \
+    """A percent-typed availability's or headroom's message in percent (``got 0 %``, not
+    ``0 percent``)."""
+    return restate_bounds(message, typed, "%", 0.01) if name in _FRACTIONS and \
         _PERCENT.fullmatch(typed) else message
 
 
 def plan_args(args) -> PlanArgs:
-    values = {name: str(args.get(name, "")).strip()[:60] for name in PLAN_FIELDS}
+    values = {name: str(args.get(name, "")).strip()[:60]
+              for name in (*PLAN_FIELDS, "pl_deployment")}
     if not values["pl_demand"] and not values["pl_budget"]:
         values["pl_demand"] = "1e6"  # a first look: a million tokens a second
     errors: dict[str, str] = {}
@@ -73,7 +89,8 @@ def plan_args(args) -> PlanArgs:
         if values[name]:
             try:
                 got[key] = parse_quantity(_with_unit(values[name], unit), unit,
-                                          allow_zero=False)
+                                          allow_zero=key == "headroom",
+                                          allow_negative=key == "headroom")
             except UnitInputError as exc:
                 errors[name] = _as_typed(name, str(exc), values[name])
     # an availability typed in percent is answered in percent (the use case's words are in
@@ -81,9 +98,13 @@ def plan_args(args) -> PlanArgs:
     a, typed = got["availability"], values["pl_availability"]
     if a is not None and a > 1 and _PERCENT.fullmatch(typed):
         errors["pl_availability"] = f"must be greater than zero and at most 100 %, got {typed}"
+    h, typed = got["headroom"], values["pl_headroom"]
+    if h is not None and not 0 <= h < 1 and _PERCENT.fullmatch(typed):
+        errors["pl_headroom"] = f"must be at least 0 % and less than 100 %, got {typed}"
     if values["pl_demand"] and values["pl_budget"]:
         errors["pl_budget"] = "give a demand or a power budget, not both"
-    return PlanArgs(values, got["demand"], got["power_budget"], got["availability"], errors)
+    return PlanArgs(values, got["demand"], got["power_budget"], got["availability"], h,
+                    values["pl_deployment"] or None, errors)
 
 
 def _services():
@@ -94,7 +115,8 @@ def _plan(form: ScenarioForm, pa: PlanArgs):
     if not form.valid or pa.errors:
         return None
     req = app.PlanRequest(app.ScenarioSpec(app.InlineScenario(form.mapping)), pa.demand,
-                          pa.power_budget, app.OWN_POINT, pa.availability)
+                          pa.power_budget, app.OWN_POINT, pa.availability, pa.headroom,
+                          pa.deployment)
     with _services().sessions(write=False) as session:
         try:
             return app.plan(_services().context(session), req)
@@ -123,6 +145,7 @@ def plan_page():
     body = {"scenario": form.price_request()["scenario"], **pa.body}
     return render_template("web/plan.html", form=form, catalog=catalog, pa=pa,
                            plan=planned, view=planned.to_json() if planned else None,
+                           deployments=DEPLOYMENT_CHOICES,
                            curl=curl_line("/api/v1/plan", body), query=_query(form, pa)), \
         200 if planned else 422
 

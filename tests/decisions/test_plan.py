@@ -81,7 +81,8 @@ def test_counts_round_up_for_a_demand_and_down_for_a_budget():
     assert core.accelerators_for_demand(61500, 10000, 0.5) == 13  # 12.3 up
     assert core.nodes_for(13, 8) == 2  # 1.625 up
     assert core.racks_for(2, 4) == 1  # 0.5 up
-    assert core.accelerators_for_budget(21000, 1250) == 16  # 16.8 down
+    # 21,000 W / (1,250 W x 8 a node) = 2.1 -> 2 whole nodes
+    assert core.deployments_for_budget(21000, core.planning_power(1250, 8)) == 2
     assert core.concurrent_users(13, 1000, 150) == 86  # 86.67 down
     assert core.concurrent_users(13, 1000, None) is None
 
@@ -189,9 +190,20 @@ def test_cli_demand_per_month_per_day_and_per_second_size_alike(scenario_file):
 # ---- sized for a power budget ---------------------------------------------------------------
 
 def test_power_budget_by_hand():
-    # 21 kW / 1,250 W = 16.8 -> 16 accelerators; 16 / 8 = 2 nodes; 1 rack
+    # whole nodes: 21 kW / (8 x 1,250 W = 10,000 W) = 2.1 -> 2 nodes of 8: 16 accelerators;
+    # 2 / 4 nodes per rack, rounded up: 1 rack
     out = plan(power_budget=21000.0).to_json()
     assert [out[k] for k in ("accelerators", "nodes", "racks")] == [16, 2, 1]
+    pp = out["power_plan"]
+    assert (pp["deployment"], pp["headroom"], pp["deployments"], pp["accelerators"]) == \
+        ("node", 0.0, 2, 16)
+    # per GW: 1e9 / 10,000 = 100,000 nodes, 800,000 accelerators
+    assert pp["per_gw"] == {"deployments": 100000, "accelerators": 800000}
+    # one node: AC (8 x 1,000 + 2,000) / 1 = 10,000 W, the node boundary's power; at the
+    # facility meter (4 x 10,000 + 0) / 1 / 4 nodes x PUE 1.5 = 15,000 W
+    watts = {k: v["value"] for k, v in pp["power_per_deployment"].items()}
+    assert watts == {"ac": 10000.0, "facility": 15000.0, "at_boundary": 10000.0,
+                     "planning": 10000.0}
     assert out["power"]["value"] == pytest.approx(16 * POWER_W)  # 20,000 W
     assert out["throughput"]["value"] == pytest.approx(160000)  # 16 x 10,000 token/s
     # users: floor(16 x 1,000 / 150) = floor(106.67) = 106
@@ -214,9 +226,12 @@ def test_a_budget_that_divides_exactly_is_not_rounded_down_a_whole():
 
 
 def test_a_budget_below_one_accelerator_buys_none():
-    out = plan(power_budget=1000.0).to_json()  # 1,000 / 1,250 = 0.8 -> 0
+    out = plan(power_budget=1000.0).to_json()  # 1,000 / 10,000 W a node = 0.1 -> 0
     assert [out[k] for k in ("accelerators", "users")] == [0, 0]
     assert out["cost_per_month"]["value"] == 0
+    assert out["power_plan"]["note"] == ("The power budget (1,000 W) is less than the "
+                                         "planning power of one node (10,000 W): it holds no "
+                                         "whole node.")
 
 
 def test_users_null_without_an_interactivity():
@@ -349,8 +364,11 @@ def test_cli_text_for_a_budget(scenario_file):
     assert r.exit_code == 0, r.output
     text = " ".join(r.stdout.split())  # wrapped lines read as one
     assert "power budget of 21,000 watts at the node boundary" in text
-    assert "= 16.80, rounded down: 16" in text
-    assert "rounded up: 2 nodes; / 4 nodes per rack, rounded up: 1 rack" in text
+    # whole nodes: 21,000 W / (8 x 1,250 W = 10,000 W, no headroom) = 2.1, down to 2
+    assert "=> Accelerators 16 in 2 whole nodes of 8" in text
+    assert ("planning power = 10,000 W at the node boundary x (1 + 0.0% headroom) = 10,000 W: "
+            "21,000 W / 10,000 W = 2.10, rounded down: 2;") in text
+    assert "2 whole nodes; / 4 nodes per rack, rounded up: 1 rack" in text
     users = next(line for line in r.stdout.splitlines() if line.startswith("=> Concurrent"))
     assert users.split()[3:] == ["106", "at", "150", "tokens", "per", "second", "per", "user"]
 

@@ -158,6 +158,29 @@ def test_plan_page_from_the_price_page(page, live_server):
     assert page.js_errors == []
 
 
+def test_plan_page_whole_racks_with_headroom(page, live_server):
+    # a budget in whole racks with 10 % headroom, typed and chosen as a person would: the
+    # page's counts are the API's for the same request (its JSON download)
+    page.goto("/plan?boundary=facility")
+    page.fill("#f-pl_demand", "")
+    page.fill("#f-pl_budget", "1 GW")
+    page.fill("#f-pl_headroom", "10 %")
+    page.select_option("#f-pl_deployment", "rack")
+    page.get_by_role("button", name="Plan").click()
+    page.wait_for_url("**pl_deployment=rack*")
+    j = api(live_server, "/plan.json?" + page.url.split("?", 1)[1])
+    pp = j["power_plan"]
+    assert (pp["deployment"], pp["headroom"]) == ("rack", 0.1)
+    for name, value in (("deployments", pp["deployments"]),
+                        ("accelerators_per_gw", pp["per_gw"]["accelerators"]),
+                        ("accelerators", j["accelerators"])):
+        assert figure(page, name) == f"{value:,}", name
+    assert figure(page, "planning_power") == display.format_quantity(
+        pp["power_per_deployment"]["planning"]["value"], "W")
+    at_widths(page, "plan-power")
+    assert page.js_errors == []
+
+
 def test_keyboard_reaches_the_form_and_the_answer(page, live_server):
     page.goto("/")
     page.keyboard.press("Tab")  # the skip link comes first

@@ -41,9 +41,9 @@ def test_the_fleet_for_a_demand_is_the_apis(web):
     assert j["accelerators"] == math.ceil(2.5e6 / (t * a["utilisation"] * 0.99))
 
 
-def _scenario_body(web) -> dict:
+def _scenario_body(web, more: str = "") -> dict:
     """The body of POST /api/v1/price the Price page shows for QUERY (its curl line)."""
-    page = web.get(f"/?{QUERY}").text
+    page = web.get(f"/?{QUERY}{more}").text
     m = re.search(r"-d '(.*?)'</pre>", html.unescape(page), re.S)
     assert m
     import json
@@ -55,9 +55,14 @@ def test_a_power_budget_rounds_down(web):
     assert r.status_code == 200
     j = web.post("/api/v1/plan", json={**_scenario_body(web), "power_budget": "10 MW"}
                  ).get_json()
-    power = j["disclosure"]["plan"]["power_per_accelerator"]["value"]
-    assert j["accelerators"] == math.floor(10e6 / power)
+    # whole nodes: floor(budget / (power per accelerator x accelerators per node))
+    a = j["disclosure"]["plan"]
+    power, per_node = a["power_per_accelerator"]["value"], a["accelerators_per_node"]
+    assert j["nodes"] == math.floor(10e6 / (power * per_node))
+    assert j["accelerators"] == j["nodes"] * per_node
+    assert j["power"]["value"] <= 10e6
     assert figure(r.text, "accelerators") == f"{j['accelerators']:,}"
+    assert figure(r.text, "deployments") == f"{j['nodes']:,}"
 
 
 @pytest.mark.parametrize("query, field", [
@@ -144,6 +149,12 @@ def test_the_plan_workbook_holds_the_scenario_as_the_plan_prices_it(web, sized):
     cover = " ".join(str(c) for row in wb["Cover"].iter_rows(values_only=True) for c in row
                      if c)
     assert f"Plan: {n:,} accelerators for " in cover
+    pp = j["power_plan"]
+    if pp is not None:  # a budget's whole nodes and the same per GW, as the page gives them
+        assert (f"{pp['deployments']:,} whole nodes planned at " in cover and
+                f"{pp['per_gw']['accelerators']:,} accelerators per GW" in cover)
+        assert figure(page, "deployments") == f"{pp['deployments']:,}"
+        assert figure(page, "accelerators_per_gw") == f"{pp['per_gw']['accelerators']:,}"
     note = " ".join(html.unescape(re.search(
         r'data-testid="plan-xlsx-note">(.*?)</p>', page, re.S).group(1)).split())
     assert "It has no plan sheet" in note and f"({n:,} \u00d7 the per-accelerator" in note
@@ -170,3 +181,76 @@ def test_the_plan_workbook_recalculated_shows_the_pages_figures(web, tmp_path):
     (per_hour,) = named_cells(wb, "cost_per_hour")
     assert j["accelerators"] * per_hour.value == pytest.approx(
         j["cost_per_hour"]["value"], rel=1e-9)
+
+
+# ---- power planning: whole deployments with a headroom ----------------------------------------
+
+PLANNED = "pl_budget=1%20GW&pl_headroom=10%20%25&pl_deployment=rack&boundary=facility"
+
+
+def test_whole_racks_with_headroom_are_the_apis(web):
+    r = web.get(f"/plan?{QUERY}&{PLANNED}")
+    assert r.status_code == 200, r.text[:2000]
+    body = {**_scenario_body(web, "&boundary=facility"), "power_budget": "1 GW",
+            "headroom": 0.1, "deployment": "rack"}
+    api = web.post("/api/v1/plan", json=body)
+    assert api.status_code == 200, api.get_json()
+    j = api.get_json()
+    pp = j["power_plan"]
+    # hand check: floor(1 GW / (power per accelerator x 32 in a rack x 1.1)), per GW alike
+    a = j["disclosure"]["plan"]
+    k = a["accelerators_per_node"] * a["nodes_per_rack"]
+    racks = math.floor(1e9 / (a["power_per_accelerator"]["value"] * k * 1.1))
+    assert (pp["deployments"], pp["accelerators"]) == (racks, racks * k)
+    assert pp["per_gw"] == {"deployments": racks, "accelerators": racks * k}
+    assert (j["racks"], j["accelerators"]) == (racks, racks * k)
+    for name, value in (("deployments", pp["deployments"]),
+                        ("deployment_accelerators", pp["accelerators"]),
+                        ("deployments_per_gw", pp["per_gw"]["deployments"]),
+                        ("accelerators_per_gw", pp["per_gw"]["accelerators"]),
+                        ("accelerators", j["accelerators"]), ("racks", j["racks"])):
+        assert figure(r.text, name) == f"{value:,}", name
+    for name, key in (("ac_power", "ac"), ("facility_power", "facility"),
+                      ("planning_power", "planning")):
+        assert figure(r.text, name) == display.format_quantity(
+            pp["power_per_deployment"][key]["value"], "W"), name
+    divides = " ".join(html.unescape(re.search(
+        r'data-testid="power-plan-divides">(.*?)</li>', r.text, re.S).group(1)).split())
+    assert divides == pp["divides"]
+    # the page's curl line is the same request (10 % as the API's 0.1)
+    import json
+    curl = json.loads(re.search(r"-d '(.*?)'</pre>", html.unescape(r.text), re.S).group(1))
+    assert curl == body
+    # the downloads: the JSON is the API's, the PDF gives the same counts
+    assert web.get(f"/plan.json?{QUERY}&{PLANNED}").get_json() == j
+    from pypdf import PdfReader
+    pdf = web.get(f"/plan.pdf?{QUERY}&{PLANNED}")
+    text = " ".join(PdfReader(BytesIO(pdf.data)).pages[0].extract_text().split())
+    assert f"Whole racks per GW {racks:,} {racks * k:,} accelerators" in text
+
+
+def test_a_budget_below_one_deployment_says_why_on_the_page(web):
+    r = web.get(f"/plan?{QUERY}&pl_budget=1%20kW")
+    assert r.status_code == 200
+    assert figure(r.text, "deployments") == "0"
+    note = re.search(r'data-testid="power-plan-note">(.*?)</p>', r.text, re.S)
+    assert note and "it holds no whole node." in html.unescape(note.group(1))
+
+
+@pytest.mark.parametrize("query, field, says", [
+    ("pl_budget=1%20MW&pl_headroom=1", "pl_headroom",
+     "must be at least 0 and less than 1, got 1"),
+    ("pl_budget=1%20MW&pl_headroom=150%20%25", "pl_headroom",
+     "must be at least 0 % and less than 100 %, got 150 %"),
+    ("pl_budget=1%20MW&pl_headroom=-5%20%25", "pl_headroom",
+     "must be at least 0 % and less than 100 %, got -5 %"),
+    ("pl_demand=1e6&pl_headroom=0.1", "pl_headroom", "applies to a power budget only"),
+    ("pl_budget=1%20MW&pl_deployment=chassis", "pl_deployment",
+     "must be node or rack, got 'chassis'"),
+])
+def test_a_bad_headroom_or_deployment_is_marked_beside_it(web, query, field, says):
+    r = web.get(f"/plan?{QUERY}&{query}")
+    assert r.status_code == 422
+    assert re.search(rf'id="f-{field}"[^>]*aria-invalid="true"', r.text), field
+    m = re.search(rf'id="{field}-error"[^>]*>(.*?)</p>', r.text, re.S)
+    assert m and says in html.unescape(m.group(1))
