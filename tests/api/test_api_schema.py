@@ -86,12 +86,17 @@ INEXPRESSIBLE = {
               r"operating_point\.(at|curve_id|ttft_max)\S*: unknown key|expected \"peak\" or "
               r"one of|applies to a|not this version's key|exchange rate|a rate for [A-Z]{3} is "
               r"in|not both: a tariff|differs from the mean of load|serves in no hour|"
-              r"month \d+ is in seasons|months repeat",
+              r"month \d+ is in seasons|months repeat|"
+              # an agent's task against the systems it runs on (docs/tasks.md)
+              r"task\.target: no system meets|no latency to hold to the target|"
+              r"a demand in tasks|leaves no time to decode",
               "rules across a catalog entry or a saved scenario and the keys that override it, "
               "between overrides (operating_point.at and operating_point.at.tbt), and a rate's "
               "key against its data (<accelerator>/<kind>@<date>); an amount's currency "
               "against the stated exchange rates; a flat price or a tariff, not both; a "
-              "utilisation against the load shape's mean; a month in one season only"),
+              "utilisation against the load shape's mean; a month in one season only; a task's "
+              "latency target against what the systems can reach, and a demand in tasks "
+              "against a request shape or service level also given"),
     "count": (r"valid integer|must be a whole number, got [-+.e\d]+$",
               "a whole number written with a fraction (8.0)"),
     "grammar": (r"expected key=|expected LOW|distribution|not a date|is before|^available:",
