@@ -390,7 +390,12 @@ def _expand_with_overrides(plain: dict[str, Any], overrides: list[tuple[str, Any
         plain = apply_overrides(plain, whole, provenance, label)
     # a tree of its own: split_sources (and apply_overrides) made plain for this call
     expanded = _expand_refs(plain, catalog, provenance, owned=True)
-    return apply_overrides(expanded, inner, provenance, label) if inner else expanded
+    if not inner:
+        return expanded
+    out = apply_overrides(expanded, inner, provenance, label)
+    if any(k == "electricity.tariff" for k, _ in inner):  # a catalog tariff by its key
+        _expand_tariff(out, catalog, provenance)
+    return out
 
 
 # catalog entries are never changed once read: their leaf keys are listed once (the entry's

@@ -350,3 +350,19 @@ def test_an_overflow_with_a_tariff_names_its_input():
     with pytest.raises(NonFiniteResult) as info:
         check_finite(r)
     assert [p for p, _ in info.value.errors] == ["operating_point.throughput"]
+
+
+def test_a_catalog_tariff_named_in_an_override_is_the_files_own():
+    """`--set electricity.tariff=<key>` (an API override) reads the catalog tariff as the
+    scenario's own `electricity = { tariff = "<key>" }` does: the same figures, cited."""
+    from costmodel import app
+    base = {"accelerator": "gb300", "operating_point": "deepseek-r1/gb300/peak"}
+    inline = app.price(app.LocalContext(), app.ScenarioSpec(app.InlineScenario(
+        {**base, "electricity": {"tariff": "illustrative-tou-peak-16-21"}}))).result
+    overridden = app.price(app.LocalContext(), app.ScenarioSpec(
+        app.InlineScenario(base),
+        app.overrides_from_mapping({"electricity.tariff": "illustrative-tou-peak-16-21"}))).result
+    for name in inline.values:  # (NaN where no emissions are given: None)
+        assert overridden.value(name) == inline.value(name), name
+    assert overridden.provenance["electricity.tariff"].startswith(
+        "catalog tariff 'illustrative-tou-peak-16-21'")
