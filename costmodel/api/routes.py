@@ -219,7 +219,8 @@ def quotes_term(body: QuoteTermRequest, principal) -> dict:
         tuple(body.terms), body.tolerance, body.improvement,
         spec_of(body.successor, "successor.") if body.successor is not None else None,
         body.available, body.successor_rate,
-        quote_of(body.successor_quote, "successor_quote") if body.successor_quote else None)
+        quote_of(body.successor_quote, "successor_quote")
+        if body.successor_quote is not None else None)
     with services().sessions(write=False) as session:
         return app.quotes_term(services().context(session), request).to_json()
 

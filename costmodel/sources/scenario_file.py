@@ -292,14 +292,22 @@ def apply_overrides(data: dict[str, Any], overrides: Iterable[tuple[str, Any]],
             continue
         node = data
         parts = key.split(".")
-        for part in parts[:-1]:
+        for depth, part in enumerate(parts[:-1]):
             child = node.get(part)
+            if isinstance(child, (list, int, float)):  # (bool too)
+                # a key inside a list or a number: refused, as that value alone is (never
+                # silently replaced by the override's table; a text such as at = "peak" is
+                # a choice the override's table replaces)
+                errors.append((".".join(parts[:depth + 1]),
+                               f"must be a table, got {child!r}: {key} sets a key inside it"))
+                break
             if not isinstance(child, dict):
                 child = {}
                 node[part] = child
             node = child
-        node[parts[-1]] = value
-        provenance[key] = f"{label} {key}={value}"
+        else:
+            node[parts[-1]] = value
+            provenance[key] = f"{label} {key}={value}"
     if errors:
         raise InputError(errors)
     given = {k for k, _ in overrides}

@@ -547,3 +547,27 @@ def test_demand_rules_agree(client, tokens, demand, ok):
     assert valid("QuotesDecideRequest", body) is ok
     r = client.post(f"{API}/quotes/decide", json=body, headers=auth(tokens["viewer"]))
     assert (r.status_code == 200) is ok, r.get_data(as_text=True)[:500]
+
+
+# ---- what schemathesis's coverage phase found the service took and the document refused -----
+
+def test_an_override_inside_a_section_that_is_no_table_is_refused(client, tokens):
+    body = {"scenario": {**PEAK, "electricity": [None, None]},
+            "overrides": {"electricity.price": "0.10 USD/kWh"}}
+    assert not valid("PriceRequest", body)
+    r = client.post(f"{API}/price", json=body, headers=auth(tokens["viewer"]))
+    assert r.status_code == 422
+    assert r.get_json()["errors"][0]["path"] == "scenario.electricity"
+
+
+def test_a_successor_quote_given_empty_is_given(client, tokens):
+    from costmodel.api.schemas import EXAMPLE_QUOTE
+    body = {"quote": EXAMPLE_QUOTE, "scenario": {"scenario": PEAK}, "improvement": 0.3,
+            "successor": {"scenario": {"accelerator": "jalapeno",
+                                       "operating_point": "deepseek-r1/jalapeno/peak"}},
+            "available": "12 month", "successor_rate": "jalapeno/rental",
+            "successor_quote": {}}
+    assert not valid("QuoteTermRequest", body)
+    r = client.post(f"{API}/quotes/term", json=body, headers=auth(tokens["viewer"]))
+    assert r.status_code == 422, r.get_data(as_text=True)[:500]
+    assert r.get_json()["errors"][0]["path"].startswith("successor_quote")
