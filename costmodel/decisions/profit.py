@@ -39,20 +39,12 @@ from typing import Any
 
 from ..model.declaration import Constant, Declaration, Input, Step
 from ..model.evaluate import Evaluator
-from ..model.steps import MODEL
+from ..model.steps import MODEL, model_input
 from ..model.units import SHOWN_CURRENCY
 from .market import PRICE_KINDS, MarketPrices
 
 __all__ = ["PROFIT", "MARKET_INPUTS", "MODEL_NAMES", "NAMES", "SHOWN", "shown",
            "profit_figures", "market_inputs", "FIGURES", "RULES"]
-
-
-def _model(name: str) -> Input:
-    """A scenario's input or step the profit reads, as an input of the profit's declaration."""
-    if name in MODEL.inputs:
-        return MODEL.inputs[name]
-    step = MODEL.steps[name]
-    return Input(name, step.unit, step.description, name)
 
 
 def _market(name: str, unit: str, description: str) -> Input:
@@ -146,7 +138,7 @@ _STEPS.append(Step(shown("tokens_per_usd"), f"token/{SHOWN_CURRENCY}",
                                                   "shown in"))
 
 PROFIT = Declaration(
-    [*MARKET_INPUTS, *map(_model, MODEL_NAMES)], [],
+    [*MARKET_INPUTS, *map(model_input, MODEL_NAMES)], [],
     [MODEL.constants[n] for n in ("tokens_per_mtok", "hours_per_year", "months_per_year")]
     + [_WATTS_PER_GW], _STEPS)
 """The declared profit calculation; unit-checked at import."""

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from ..model.declaration import NUMPY, Constant, Declaration, Input, Step, compile_node
-from ..model.steps import MODEL
+from ..model.steps import MODEL, model_input
 
 __all__ = ["REQUEST", "STEP", "SUMS", "TASK", "STAGES", "PARTS", "STEP_FIELDS", "Stage",
            "NAMES", "total", "evaluate", "request_costs", "latency_figures", "weighted",
@@ -37,14 +37,6 @@ PARTS = ("energy", "capex", "opex", "total")
 # a step's declared inputs -> the attributes of :class:`costmodel.decisions.task.Steps`
 STEP_FIELDS = {"step_input": "input", "step_cached": "cached", "step_output": "output",
                "step_tool_time": "tool_time"}
-
-
-def _model(name: str) -> Input:
-    """A scenario's input or step read by the task, as an input of a task declaration."""
-    if name in MODEL.inputs:
-        return MODEL.inputs[name]
-    step = MODEL.steps[name]
-    return Input(name, step.unit, step.description, name)
 
 
 def _task(name: str, unit: str, description: str) -> Input:
@@ -58,7 +50,7 @@ _TOLERANCE = Constant("latency_tolerance", 1e-12, "dimensionless",
                       "tolerance of the target, relative (a sum's rounding)")
 
 REQUEST = Declaration(
-    [_model(f"cost_per_mtok_{p}") for p in PARTS] + [_model("tokens_per_request")], [],
+    [model_input(f"cost_per_mtok_{p}") for p in PARTS] + [model_input("tokens_per_request")], [],
     [MODEL.constants["tokens_per_mtok"]],
     [Step(f"request_cost_{p}", "USD", f"cost_per_mtok_{p} * tokens_per_request / "
                                       f"tokens_per_mtok", f"a request's {what} (the "
@@ -72,7 +64,7 @@ STEP = Declaration(
      _task("step_output", "token", "output tokens of the step"),
      _task("step_tool_time", "s", "tool time before the step"),
      _task("task_cached_weight", "dimensionless", "cost of a cached input token / a new one's"),
-     _model("pricing_output_weight"),
+     model_input("pricing_output_weight"),
      _task("task_interactivity", "token/s/user", "interactivity at the chosen point"),
      _task("task_ttft", "s", "TTFT at the chosen point (each step's)")],
     [], [_TASK_USERS],
@@ -96,7 +88,7 @@ TASK = Declaration(
      _task("task_target", "s", "target: the task latency needed"),
      *(_task(f"request_cost_{p}", "USD", REQUEST.steps[f"request_cost_{p}"].description)
        for p in PARTS),
-     *map(_model, ("weighted_tokens_per_request", "tokens_per_request", "joules_per_token",
+     *map(model_input, ("weighted_tokens_per_request", "tokens_per_request", "joules_per_token",
                    "tokens_per_hour", "pricing_gross_margin"))],
     [], [_THOUSAND, _TOLERANCE, MODEL.constants["watts_per_kilowatt"],
          MODEL.constants["seconds_per_hour"]],

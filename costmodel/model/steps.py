@@ -342,3 +342,13 @@ STEPS += [Step(shown(n), _UNITS[n].replace("USD", SHOWN_CURRENCY), f"{n} * money
 
 MODEL = Declaration(INPUTS, ENUMS, CONSTANTS, STEPS)
 """The declared TCO calculation; unit-checked at import."""
+
+
+def model_input(name: str) -> Input:
+    """A model input or step by name, as an input of another declaration over the model's
+    names (an agent's task, profit at market prices): the model's own input, or its step's
+    unit and description with the step's name."""
+    if name in MODEL.inputs:
+        return MODEL.inputs[name]
+    step = MODEL.steps[name]
+    return Input(name, step.unit, step.description, name)
