@@ -649,7 +649,7 @@ def task_schema() -> dict[str, Any]:
         {"required": repeated, "properties": {**{k: _GIVEN for k in repeated},
                                               "step": _NULL}},
         {"required": ["step"], "properties": {
-            **{k: _NULL for k in repeated},
+            "step": _GIVEN, **{k: _NULL for k in repeated},
             **{k: {"not": {}} for k in ("growth", "cached_share", "tool_time")}}}]
     schema["examples"] = [EXAMPLE_TASK]
     schema["description"] = (

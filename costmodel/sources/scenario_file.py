@@ -276,6 +276,13 @@ def _section_type(annotation: Any) -> Any:
     return annotation
 
 
+# the sections a scenario may give as null: those a catalog entry, a curve or a system fills,
+# and the optional ones; a key set inside any other null section is refused, as the null is
+_NULLABLE = frozenset({"workload", "node", "rack"} | {
+    name for name, info in Scenario.model_fields.items()
+    if type(None) in (getattr(info.annotation, "__args__", ()) or ())})
+
+
 def apply_overrides(data: dict[str, Any], overrides: Iterable[tuple[str, Any]],
                     provenance: dict[str, str], label: str = "--set") -> dict[str, Any]:
     """Set dotted keys in a (catalog-expanded) scenario mapping; unknown keys are errors.
@@ -294,7 +301,8 @@ def apply_overrides(data: dict[str, Any], overrides: Iterable[tuple[str, Any]],
         parts = key.split(".")
         for depth, part in enumerate(parts[:-1]):
             child = node.get(part)
-            if isinstance(child, (list, int, float)):  # (bool too)
+            if isinstance(child, (list, int, float)) or (
+                    child is None and depth == 0 and part in node and part not in _NULLABLE):
                 # a key inside a list or a number: refused, as that value alone is (never
                 # silently replaced by the override's table; a text such as at = "peak" is
                 # a choice the override's table replaces)

@@ -571,3 +571,32 @@ def test_a_successor_quote_given_empty_is_given(client, tokens):
     r = client.post(f"{API}/quotes/term", json=body, headers=auth(tokens["viewer"]))
     assert r.status_code == 422, r.get_data(as_text=True)[:500]
     assert r.get_json()["errors"][0]["path"].startswith("successor_quote")
+
+
+@pytest.mark.parametrize("section,key,value", [
+    ("electricity", "electricity.price", "0.10 USD/kWh"),
+    ("facility", "facility.pue", 1.2),
+])
+def test_an_override_inside_a_null_section_is_refused_as_the_null_is(client, tokens, section,
+                                                                     key, value):
+    body = {"scenario": {**PEAK, section: None}, "overrides": {key: value}}
+    assert not valid("PriceRequest", body)
+    r = client.post(f"{API}/price", json=body, headers=auth(tokens["viewer"]))
+    assert r.status_code == 422
+    assert r.get_json()["errors"][0]["path"] == f"scenario.{section}"
+
+
+@pytest.mark.parametrize("task,ok", [
+    ({"steps": 4, "context": 100, "output": 10}, True),
+    ({"step": [{"input": 100, "output": 10}]}, True),
+    ({"steps": None, "context": None, "output": None, "step": None}, False),
+    ({"step": None}, False),
+    ({"step": [{"input": 100, "output": 10}], "growth": 5}, False),
+])
+def test_task_rules_agree(client, tokens, task, ok):
+    body = {"scenarios": [{"scenario": {"accelerator": "gb300",
+                                        "operating_point": "deepseek-r1/gb300/matched"}}],
+            "task": task}
+    assert valid("TaskRequest", body) is ok
+    r = client.post(f"{API}/task", json=body, headers=auth(tokens["viewer"]))
+    assert (r.status_code == 200) is ok, r.get_data(as_text=True)[:500]

@@ -106,7 +106,8 @@ INEXPRESSIBLE = {
                                         "workbook"),
     "analysis": (r"does not affect|nothing to vary|has no value|is 0 in the base|must be "
                  r"different|more than one distribution|whole-number count|cells is more|"
-                 r"is part of the unit|categorical", "what an analysis can vary in this scenario"),
+                 r"is part of the unit|categorical|not a numeric input of the calculation",
+                 "what an analysis can vary in this scenario (a grid axis names an input)"),
     "overflow": (r"overflow|not finite|infinite|USD/Mtok any result may be",
                  "inputs so extreme that a cost overflows, or is beyond 1e12 USD/Mtok"),
     "fields": (r"^fields: .* is not a field of this answer", "a ?fields= name the answer does "
@@ -354,8 +355,8 @@ def test_full_run(database, tmp_path):
         # an invalid request refused by gunicorn (414, 431: as HTML) is refused all the same
         config = tmp_path / "schemathesis.toml"
         config.write_text('[checks.negative_data_rejection]\nexpected-statuses = ["400", "401", '
-                          '"403", "404", "405", "406", "409", "413", "414", "415", "422", '
-                          '"428", "429", "431", "5xx"]\n')
+                          '"403", "404", "405", "406", "409", "412", "413", "414", "415", '
+                          '"422", "428", "429", "431", "5xx"]\n')
         cli = Path(sys.executable).with_name("schemathesis")
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(
                    [str(ROOT / "tests"), str(ROOT / "tests" / "api")]),
