@@ -90,7 +90,7 @@ INEXPRESSIBLE = {
               r"month \d+ is in seasons|months repeat|"
               # an agent's task against the systems it runs on (docs/tasks.md)
               r"task\.target: no system meets|no latency to hold to the target|"
-              r"a demand in tasks|leaves no time to decode",
+              r"a demand in tasks|leaves no time to decode|is more than the step's input",
               "rules across a catalog entry or a saved scenario and the keys that override it, "
               "between overrides (operating_point.at and operating_point.at.tbt), and a rate's "
               "key against its data (<accelerator>/<kind>@<date>); an amount's currency "
