@@ -26,28 +26,15 @@ from fractions import Fraction
 import pytest
 from click.testing import CliRunner
 from conftest import auth
+from decisions.test_plan import SCENARIO
 
 from costmodel import app
 from costmodel.cli import main
 from costmodel.decisions import plan as core
 
 API = "/api/v1"
-ROUND = {
-    "name": "plan test",
-    "accelerator": {"name": "X1", "rated_power": "1000 W", "price": "40000 USD"},
-    "operating_point": {"throughput": "10000 token/s", "interactivity": "150 token/s/user"},
-    "workload": {"isl": 900, "osl": 100},
-    "node": {"accelerators": 8, "host_power": "2000 W", "psu_efficiency": 1,
-             "price": "20000 USD"},
-    "rack": {"nodes": 4, "switch_power": "0 W", "other_power": "0 W",
-             "power_delivery_efficiency": 1, "price": "41600 USD"},
-    "facility": {"pue": 1.5, "hosting": "0 USD/kW/month"},
-    "financing": {"life": "5 year", "cost_of_capital": 0, "salvage": 0, "maintenance": 0},
-    "electricity": {"price": "0.10 USD/kWh"},
-    "utilisation": 0.5,
-    "idle_power": 0,
-    "power": {"boundary": "facility", "basis": "rated"},
-}
+# test_plan's round-number scenario, planned at the facility meter
+ROUND = {**SCENARIO, "power": {"boundary": "facility", "basis": "rated"}}
 ISSUE = {
     "name": "issue 29 example",
     "accelerator": {"name": "X8", "rated_power": "604.65 W", "price": "20000 USD"},
