@@ -11,12 +11,16 @@
 # Without DATABASE_URL the service keeps a SQLite file in /data (mount a volume there).
 # Limits (README "Limits"): -e REDIS_URL=redis://redis:6379/0 shares the per-key rate and the
 # heavy-analysis slots across workers and hosts; without it each worker counts on its own.
+# Several hosts (README "Several hosts"): every container with --env-file deploy/costmodel.env
+# (one DATABASE_URL, REDIS_URL and COSTMODEL_SECRET_KEY for all), nginx in front with one
+# upstream `server` line a container. gunicorn runs deploy/gunicorn.conf.py, as every host does.
 FROM python:3.11-slim
 
 ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_NO_CACHE_DIR=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1 \
     DATABASE_URL=sqlite:////data/costmodel.db \
-    WEB_CONCURRENCY=2 GUNICORN_THREADS=4 FORWARDED_ALLOW_IPS=127.0.0.1,::1
+    WEB_CONCURRENCY=2 GUNICORN_THREADS=4 FORWARDED_ALLOW_IPS=127.0.0.1,::1 \
+    COSTMODEL_BIND=0.0.0.0:8000
 # Built from a scratch folder that is then removed: the wheel carries fixtures/ and templates/
 # (as costmodel.fixtures and costmodel.templates), and no source copy is left in /app, where
 # gunicorn (which puts its working directory first on sys.path) would import it instead.
@@ -25,6 +29,7 @@ COPY pyproject.toml README.md /tmp/src/
 COPY costmodel /tmp/src/costmodel
 COPY fixtures /tmp/src/fixtures
 COPY templates /tmp/src/templates
+COPY deploy/gunicorn.conf.py /etc/costmodel/gunicorn.conf.py
 RUN pip install /tmp/src && rm -rf /tmp/src \
  && useradd --system --uid 10001 --home-dir /app --shell /usr/sbin/nologin costmodel \
  && mkdir -p /data && chown costmodel /data
@@ -34,4 +39,4 @@ EXPOSE 8000
 HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
   CMD ["python", "-c", "import sys, urllib.request; sys.exit(0 if urllib.request.urlopen('http://127.0.0.1:8000/healthz', timeout=4).status == 200 else 1)"]
 # migrate and seed (both idempotent), then serve; keys: docker exec ... costmodel keys create
-CMD ["sh", "-c", "costmodel db upgrade && costmodel db seed && exec gunicorn 'costmodel.server:create_app()' --bind 0.0.0.0:8000 --workers \"$WEB_CONCURRENCY\" --worker-class gthread --threads \"$GUNICORN_THREADS\" --access-logfile -"]
+CMD ["sh", "-c", "costmodel db upgrade && costmodel db seed && exec gunicorn -c /etc/costmodel/gunicorn.conf.py --access-logfile -"]

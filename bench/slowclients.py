@@ -115,7 +115,7 @@ def nginx_config(listen: int, upstream: int, *, header_timeout: str | None = Non
     # the directive is dropped (nginx would only warn that it ignores it)
     text = _sub(r"^user www-data;.*$", "user root;" if os.geteuid() == 0 else "", text)
     text = _sub(r"listen 8080;", f"listen 127.0.0.1:{listen};", text)
-    text = _sub(r"server 127\.0\.0\.1:8000;", f"server 127.0.0.1:{upstream};", text)
+    text = _sub(r"server 127\.0\.0\.1:8000\b", f"server 127.0.0.1:{upstream}", text)
     if header_timeout:
         text = _sub(r"client_header_timeout 10s;", f"client_header_timeout {header_timeout};",
                     text)

@@ -506,11 +506,17 @@ def build_spec() -> dict[str, Any]:
         schemas[name] = _defaults_described(_without_nul(schemas[name]))
     problem = {"description": "a problem (RFC 9457)",
                "content": {"application/problem+json": {"schema": ref_of[ProblemOut]}}}
-    unwritable = {**problem, "description": "the store cannot write (disk full, read-only "
-                                            "database): nothing was saved; problem type "
-                                            "store-unwritable, retry after Retry-After "
-                                            "seconds",
-                  "headers": {"Retry-After": RATE_HEADERS["Retry-After"]}}
+    unreachable = {**problem, "description": "the database is not answering (stopped, "
+                                             "restarting, out of connections): nothing of the "
+                                             "request was done; problem type "
+                                             "store-unreachable, retry after Retry-After "
+                                             "seconds",
+                   "headers": {"Retry-After": RATE_HEADERS["Retry-After"]}}
+    unwritable = {**unreachable, "description": "the store cannot write (disk full, read-only "
+                                                "database; problem type store-unwritable) or "
+                                                "is not answering (store-unreachable): "
+                                                "nothing was saved; retry after Retry-After "
+                                                "seconds"}
     too_many = {**problem, "description": "too many requests for the caller's rate limit, or "
                                           "no heavy-analysis slot free: retry after "
                                           "Retry-After seconds",
@@ -575,10 +581,11 @@ def build_spec() -> dict[str, Any]:
         if (r.method, path) in HEAVY:
             codes.add(429)
             op["description"] = HEAVY_NOTE + (GRID_NOTE if (r.method, path) == GRID else "")
-        if r.access in ("write", "admin") and r.method != "GET":
-            codes.add(503)  # a write the store refused (disk full, read-only)
+        codes.add(503)  # every operation reads the store (the catalog, a key, a revision)
+        writes = r.access in ("write", "admin") and r.method != "GET"
         for code in sorted(codes | {400}):
-            op["responses"][str(code)] = {429: too_many, 503: unwritable}.get(code, problem)
+            op["responses"][str(code)] = {429: too_many, 503: unwritable if writes
+                                          else unreachable}.get(code, problem)
         # a malformed request (header syntax, request line) is refused by the server in front
         # as HTML; the application's own 400 (malformed JSON) is a problem
         op["responses"]["400"] = {"description": "a malformed request: the body is not JSON "

@@ -15,6 +15,7 @@ from typing import Any
 import orjson
 from sqlalchemy import func, select, text
 from sqlalchemy.exc import DBAPIError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 from sqlalchemy.orm import Session
 
 from .. import app
@@ -25,7 +26,13 @@ from ..sources.catalog import Catalog
 from ..sources.curve_point import CurveLibrary
 from ..store import repo
 from ..store.db import make_engine, make_sessions
-from ..store.health import StoreUnwritable, WriteHealth, unwritable_reason
+from ..store.health import (
+    StoreUnreachable,
+    StoreUnwritable,
+    WriteHealth,
+    unreachable_reason,
+    unwritable_reason,
+)
 from ..store.models import CatalogEntry, CurveRecord
 from .openapi import etag_of
 from .requests import spec_of
@@ -54,20 +61,18 @@ class Services:
     def sessions(self, *, write: bool = True) -> Iterator[Session]:
         """A session in a transaction: committed on success, rolled back on any error. A
         write the store cannot make (disk full, read-only database) is
-        :class:`StoreUnwritable`, and recorded for ``/healthz``."""
-        if not write:
-            with self._read_sessions.begin() as session:
-                yield session
-            return
+        :class:`StoreUnwritable`, and recorded for ``/healthz``; a database not answering
+        (stopped, restarting, out of connections) is :class:`StoreUnreachable`."""
         try:
-            with self._sessions.begin() as session:
+            with (self._sessions if write else self._read_sessions).begin() as session:
                 yield session
-        except DBAPIError as exc:
-            reason = unwritable_reason(exc)
-            if reason is None:
-                raise
-            self.writes.failed(reason)
-            raise StoreUnwritable(reason) from exc
+        except (DBAPIError, PoolTimeout) as exc:
+            if write and (reason := unwritable_reason(exc)) is not None:
+                self.writes.failed(reason)
+                raise StoreUnwritable(reason) from exc
+            if (reason := unreachable_reason(exc)) is not None:
+                raise StoreUnreachable(reason) from exc
+            raise
 
     def dispose(self) -> None:
         self.engine.dispose()

@@ -10,11 +10,11 @@ from werkzeug.exceptions import HTTPException
 
 from ..app.hints import with_hints
 from ..model.errors import InputError, UnreachablePoint, bounded
-from ..store.health import StoreUnwritable
+from ..store.health import StoreUnreachable, StoreUnwritable
 from ..store.repo import Conflict, NotFound
 
 __all__ = ["Problem", "problem_response", "input_problem", "register_error_handlers",
-           "PROBLEM_TYPES", "unwritable_problem"]
+           "PROBLEM_TYPES", "unwritable_problem", "unreachable_problem"]
 
 log = logging.getLogger("costmodel.api")
 _BASE = "https://costmodel.dev/problems/"
@@ -25,6 +25,7 @@ PROBLEM_TYPES = {
     429: "rate-limited", 500: "internal-error", 503: "service-unavailable",
 }
 UNWRITABLE_RETRY_AFTER = 60  # [s] a full disk or a read-only database takes a person to fix
+UNREACHABLE_RETRY_AFTER = 5  # [s] a database restarting is back in seconds
 
 
 def unwritable_problem(exc: StoreUnwritable) -> Problem:
@@ -33,6 +34,14 @@ def unwritable_problem(exc: StoreUnwritable) -> Problem:
                    f"{exc.reason}: nothing was saved (reads still answer); try again later",
                    kind="store-unwritable",
                    headers={"Retry-After": str(UNWRITABLE_RETRY_AFTER)})
+
+
+def unreachable_problem(exc: StoreUnreachable) -> Problem:
+    """503: the database did not answer; nothing of the request was done."""
+    return Problem(503, "The store is not answering",
+                   f"{exc.reason}: nothing of this request was done; try again shortly",
+                   kind="store-unreachable",
+                   headers={"Retry-After": str(UNREACHABLE_RETRY_AFTER)})
 
 
 class Problem(Exception):
@@ -108,6 +117,12 @@ def register_error_handlers(app: Flask) -> None:
         log.error("the store cannot write on %s %s: %s", request.method, request.path,
                   exc.reason)
         return problem_response(unwritable_problem(exc))
+
+    @app.errorhandler(StoreUnreachable)
+    def _unreachable(exc: StoreUnreachable):
+        log.error("the store is not answering on %s %s: %s", request.method, request.path,
+                  exc.reason)
+        return problem_response(unreachable_problem(exc))
 
     @app.errorhandler(HTTPException)
     def _http(exc: HTTPException):

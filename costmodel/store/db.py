@@ -7,7 +7,8 @@ from pathlib import Path
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.orm import Session, sessionmaker
 
-__all__ = ["DEFAULT_URL", "database_url", "make_engine", "make_sessions", "upgrade"]
+__all__ = ["DEFAULT_URL", "database_url", "make_engine", "make_sessions", "upgrade",
+           "pool_settings", "POOL_ENV"]
 
 DEFAULT_URL = "sqlite:///costmodel.db"
 
@@ -47,7 +48,34 @@ def make_engine(url: str | None = None, *, write: bool = True) -> Engine:
         def _sqlite_begin(conn):  # pragma: no cover - driver hook
             conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
         return engine
-    return create_engine(url, pool_pre_ping=True)
+    return create_engine(url, **pool_settings())
+
+
+# PostgreSQL connections a worker may hold, and how long a request waits for one. Each worker
+# (a gunicorn process) has its own pool: a host holds at most workers x (size + overflow)
+# connections, and the database's max_connections must exceed that summed over every host
+# (README "Several hosts"). The defaults fit gunicorn's 4 threads a worker: a thread never
+# waits for a connection another thread holds unless a fifth request runs at once.
+POOL_ENV = {"pool_size": ("COSTMODEL_DB_POOL_SIZE", 4),
+            "max_overflow": ("COSTMODEL_DB_MAX_OVERFLOW", 2),
+            "pool_timeout": ("COSTMODEL_DB_POOL_TIMEOUT", 10)}  # [s], then a 503
+CONNECT_TIMEOUT = 5  # [s] a database that does not accept a connection in time: a 503
+
+
+def pool_settings() -> dict:
+    """``create_engine``'s pool arguments for a server database, from the environment: a
+    bounded pool, each connection checked before use (a database back from a restart is used
+    again at once: no restart of the service), and a bounded wait to connect."""
+    settings: dict = {"pool_pre_ping": True,
+                      "connect_args": {"connect_timeout": CONNECT_TIMEOUT}}
+    for name, (env, default) in POOL_ENV.items():
+        raw = os.environ.get(env, "").strip()
+        value = int(raw) if raw else default
+        if value < 0 or (name == "pool_size" and value < 1):
+            raise ValueError(f"{env}={raw}: expected a whole number "
+                             f"{'of at least 1' if name == 'pool_size' else '>= 0'}")
+        settings[name] = value
+    return settings
 
 
 def make_sessions(engine: Engine) -> sessionmaker[Session]:

@@ -7,6 +7,12 @@ SQLite says ``database or disk is full`` (SQLITE_FULL: the disk, or ``max_page_c
 (SQLITE_IOERR); PostgreSQL answers SQLSTATE 53100 (disk_full; ``could not extend file``) or
 25006 (read_only_sql_transaction: ``default_transaction_read_only``, a hot standby). Such a
 write is rolled back whole: nothing is half-written.
+
+A database that does not answer at all (stopped, restarting, unreachable, out of connections)
+is told apart too (:func:`unreachable_reason`): the faces answer 503 with its own problem type
+and a ``Retry-After``, never a 500, and the next request tries again (the pool checks each
+connection before use, so a database back from a restart is used again without a restart of
+the service).
 """
 from __future__ import annotations
 
@@ -15,8 +21,10 @@ from datetime import UTC, datetime
 
 from sqlalchemy import Engine, event, text
 from sqlalchemy.exc import DBAPIError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 
-__all__ = ["StoreUnwritable", "unwritable_reason", "WriteHealth"]
+__all__ = ["StoreUnwritable", "StoreUnreachable", "unwritable_reason", "unreachable_reason",
+           "WriteHealth"]
 
 _MESSAGES = (  # lower case, as the drivers write them
     ("database or disk is full", "the disk is full"),
@@ -30,6 +38,11 @@ _MESSAGES = (  # lower case, as the drivers write them
 )
 _SQLSTATES = {"53100": "the disk is full", "25006": "the database is read-only"}
 PROBE_TABLE = "costmodel_write_probe"  # created and rolled back: never kept
+# SQLSTATEs of a database that is not answering: class 08 (connection exception), 57P01-03
+# (shut down by an administrator or a crash, starting up), 53300 (too many connections)
+_GONE_SQLSTATES = ("57P01", "57P02", "57P03", "53300")
+_SQLITE_GONE = (("database is locked", "the database is busy (locked by another writer)"),
+                ("unable to open database file", "the database file cannot be opened"))
 
 
 class StoreUnwritable(Exception):
@@ -54,6 +67,36 @@ def unwritable_reason(exc: BaseException) -> str | None:
     return next((reason for fragment, reason in _MESSAGES if fragment in message), None)
 
 
+class StoreUnreachable(Exception):
+    """The database did not answer (stopped, restarting, unreachable, out of connections):
+    nothing of the request was done; the next request tries again."""
+
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+
+def unreachable_reason(exc: BaseException) -> str | None:
+    """Why ``exc`` says the database is not answering (``"the database is unreachable"``...),
+    or None when it is another error (a bad statement, a constraint: a bug or a conflict,
+    which must not be hidden behind a 503)."""
+    if isinstance(exc, PoolTimeout):
+        return "every database connection of this worker is busy"
+    if not isinstance(exc, DBAPIError):
+        return None
+    orig = exc.orig
+    if type(orig).__module__.startswith("sqlite3"):
+        message = str(orig).lower()
+        return next((why for fragment, why in _SQLITE_GONE if fragment in message), None)
+    state = getattr(orig, "sqlstate", None) or getattr(orig, "pgcode", None)
+    if exc.connection_invalidated or (state and (state.startswith("08")
+                                                 or state in _GONE_SQLSTATES)):
+        return "the database is unreachable or restarting"
+    if state is None and type(orig).__name__ in ("OperationalError", "InterfaceError"):
+        return "the database is unreachable"  # refused or lost before any SQLSTATE
+    return None
+
+
 class WriteHealth:
     """The last write the store refused, forgotten once a write is committed again (or the
     probe writes). Installed on the engine that writes."""
@@ -71,12 +114,16 @@ class WriteHealth:
         @event.listens_for(engine, "commit")
         def _committed(conn):  # pragma: no cover - driver hook
             # before the driver's commit: a commit that fails is recorded again by failed()
-            if conn.info.pop("costmodel_wrote", False):
+            if not conn.invalidated and conn.info.pop("costmodel_wrote", False):
                 self.recovered()
 
         @event.listens_for(engine, "rollback")
         def _rolled_back(conn):  # pragma: no cover - driver hook
-            conn.info.pop("costmodel_wrote", None)
+            # a connection the database dropped (a restart) is invalidated: reading its info
+            # would try to reconnect inside the failed transaction (PendingRollbackError, a
+            # 500 in place of the 503 the lost connection is)
+            if not conn.invalidated:
+                conn.info.pop("costmodel_wrote", None)
 
     @property
     def failure(self) -> tuple[datetime, str] | None:

@@ -14,7 +14,7 @@ from werkzeug.exceptions import HTTPException
 from werkzeug.exceptions import NotFound as UnknownAddress
 
 from ..model.errors import InputError
-from ..store.health import StoreUnwritable
+from ..store.health import StoreUnreachable, StoreUnwritable
 from ..store.repo import NotFound
 from .site import blueprint
 
@@ -75,6 +75,19 @@ def _unwritable(exc: StoreUnwritable):
     words = _WORDS[503][1]
     body, status = error_page(503, f"{words} ({exc.reason[0].upper()}{exc.reason[1:]}.)")
     return body, status, {"Retry-After": str(UNWRITABLE_RETRY_AFTER)}
+
+
+@blueprint.errorhandler(StoreUnreachable)
+def _unreachable(exc: StoreUnreachable):
+    """The database did not answer: nothing was done; the page says to try again."""
+    from ..http.errors import UNREACHABLE_RETRY_AFTER
+    log.error("the store is not answering on page %s %s: %s", request.method, request.path,
+              exc.reason)
+    body, status = render_template(
+        "web/error.html", status=503, title="The service is not answering",
+        detail=f"The service cannot reach its database just now ({exc.reason}); nothing was "
+               f"done. Try again in a few seconds."), 503
+    return body, status, {"Retry-After": str(UNREACHABLE_RETRY_AFTER)}
 
 
 @blueprint.errorhandler(HTTPException)

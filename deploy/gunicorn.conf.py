@@ -1,0 +1,28 @@
+# gunicorn settings of one costmodel host: `gunicorn -c /etc/costmodel/gunicorn.conf.py`.
+# Every host of a deployment runs this file with the environment of deploy/costmodel.env
+# (the same on every host but COSTMODEL_BIND); nginx (deploy/nginx.conf) balances across them.
+# tests/http/test_hosts.py and bench/hosts.py start their hosts with this very file.
+import os
+
+wsgi_app = "costmodel.server:create_app()"
+# this host's address: the one nginx's upstream names (never open to clients directly)
+bind = os.environ.get("COSTMODEL_BIND", "127.0.0.1:8000")
+# processes x threads: 2 workers a core, 4 threads each (README "Several hosts": sizing).
+# Each worker holds at most COSTMODEL_DB_POOL_SIZE + COSTMODEL_DB_MAX_OVERFLOW (4 + 2)
+# PostgreSQL connections.
+workers = int(os.environ.get("WEB_CONCURRENCY", "2"))
+worker_class = "gthread"
+threads = int(os.environ.get("GUNICORN_THREADS", "4"))
+# the longest a request may run (a heavy analysis at its limits takes seconds); nginx gives
+# up after 60 s too (proxy_read_timeout)
+timeout = 60
+graceful_timeout = 30
+keepalive = 2
+# nginx is the only client; trust its X-Forwarded-* from its address only (never '*')
+forwarded_allow_ips = os.environ.get("FORWARDED_ALLOW_IPS", "127.0.0.1,::1")
+accesslog = None  # nginx logs every request; gunicorn logs its errors
+errorlog = "-"
+loglevel = os.environ.get("GUNICORN_LOG_LEVEL", "warning")
+# no control socket (a file in the user's home per master: several hosts on one machine
+# would share it)
+control_socket_disable = True
