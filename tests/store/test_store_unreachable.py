@@ -110,3 +110,14 @@ def test_a_connection_the_server_drops_is_unreachable_then_the_next_request_work
                                {"n": name}).scalar() == 0
         assert scenario_list(session)[1] >= 0
     assert pg_app.test_client().get(f"{API}/accelerators/gb300").status_code == 200
+
+
+def test_every_operation_of_the_document_lists_the_503(client):
+    spec = client.get(f"{API}/openapi.json").get_json()
+    operations = [(path, method, op) for path, item in spec["paths"].items()
+                  for method, op in item.items()]
+    assert len(operations) > 40
+    for path, method, op in operations:
+        answer = op["responses"]["503"]
+        assert "store-unreachable" in answer["description"], (method, path)
+        assert "Retry-After" in answer["headers"]
