@@ -98,6 +98,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/montecarlo.py
 	$(BIN)/python bench/load.py
 	$(BIN)/python bench/slowclients.py
+	$(BIN)/python bench/hosts.py
 	$(BIN)/python bench/pages.py
 
 # The full property-based run over the OpenAPI document (docs/operations.md, API contract): schemathesis's

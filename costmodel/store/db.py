@@ -70,7 +70,7 @@ def pool_settings() -> dict:
                       "connect_args": {"connect_timeout": CONNECT_TIMEOUT}}
     for name, (env, default) in POOL_ENV.items():
         raw = os.environ.get(env, "").strip()
-        value = int(raw) if raw else default
+        value = int(raw) if raw.isdigit() else default if not raw else -1
         if value < 0 or (name == "pool_size" and value < 1):
             raise ValueError(f"{env}={raw}: expected a whole number "
                              f"{'of at least 1' if name == 'pool_size' else '>= 0'}")
