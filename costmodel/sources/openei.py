@@ -23,7 +23,8 @@ Supported, and how it is read:
   map to periods of different charges (time-of-use), each period of a charge above 0 is a
   ``demand_periods`` entry billed on the busiest hour within its hours (weekday hours, and
   weekend hours where they differ), months with the same hours for a period forming one
-  entry (``"period 2, Jun-Sep"``), besides the flat charge.
+  entry (named by the URDB period, ``"period 2"``, with its ``months``), besides the flat
+  charge.
 - ``fixedchargefirstmeter`` + ``fixedchargeunits``: ``$/month``; ``$/day`` x 365/12;
   ``$/year`` / 12 [USD/month]; the older ``fixedmonthlycharge`` [USD/month] when
   ``fixedchargefirstmeter`` is absent (both, disagreeing: refused). The conversion is stated in
@@ -480,8 +481,7 @@ class _Reader:
         for (p, weekday, weekend), months in sorted(groups.items(),
                                                     key=lambda kv: (kv[0][0], kv[1][0])):
             period: dict[str, Any] = {
-                "name": f"period {p}" + ("" if len(months) == 12
-                                         else f", {season_name(months)}"),
+                "name": f"period {p}",
                 "demand_charge": {"value": _num(rates[p]), "unit": "USD/kW/month"},
                 "hours": list(weekday)}
             if weekend != weekday:

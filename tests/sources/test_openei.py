@@ -92,10 +92,10 @@ def test_sce_time_of_use_demand_read_by_hand():
     # hours 8-11 and 18-22, period 2 at 12-17, period 0 elsewhere; Jan-May and Oct-Dec
     # period 0 all day; weekends period 0 all year. Period 0 bills nothing.
     assert t["demand_periods"] == [
-        {"name": "period 1, Jun-Sep", "demand_charge": {"value": 5.3, "unit": "USD/kW/month"},
+        {"name": "period 1", "demand_charge": {"value": 5.3, "unit": "USD/kW/month"},
          "hours": [8, 9, 10, 11, 18, 19, 20, 21, 22], "weekend_hours": [],
          "months": [6, 7, 8, 9]},
-        {"name": "period 2, Jun-Sep", "demand_charge": {"value": 18.11,
+        {"name": "period 2", "demand_charge": {"value": 18.11,
                                                         "unit": "USD/kW/month"},
          "hours": [12, 13, 14, 15, 16, 17], "weekend_hours": [], "months": [6, 7, 8, 9]}]
     # the flat demand charge (flatdemandstructure 13.2, flatdemandmonths all period 0) stays
