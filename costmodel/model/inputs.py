@@ -323,14 +323,14 @@ class DemandPeriod(Section):
                                description="the weekday hours in the period, 0 = "
                                            "00:00-01:00 local time",
                                examples=[[12, 13, 14, 15, 16, 17]])
-    weekend_hours: list[_HOUR] | None = Field(
-        None, max_length=HOURS_A_DAY, json_schema_extra={"uniqueItems": True},
-        description="the weekend days' hours in the period ([]: none); none given: as the "
-                    "weekdays", examples=[[]])
-    months: list[_MONTH] | None = Field(
-        None, min_length=1, max_length=MONTHS, json_schema_extra={"uniqueItems": True},
-        description="the months the period is billed in, 1 (January) to 12; none given: "
-                    "every month", examples=[[6, 7, 8, 9]])
+    weekend_hours: Annotated[list[_HOUR], Field(
+        max_length=HOURS_A_DAY, json_schema_extra={"uniqueItems": True})] | None = Field(
+        None, description="the weekend days' hours in the period ([]: none); none given: as "
+                          "the weekdays", examples=[[]])
+    months: Annotated[list[_MONTH], Field(
+        min_length=1, max_length=MONTHS, json_schema_extra={"uniqueItems": True})] | None = \
+        Field(None, description="the months the period is billed in, 1 (January) to 12; none "
+                                "given: every month", examples=[[6, 7, 8, 9]])
 
     @field_validator("hours", "weekend_hours")
     @classmethod
