@@ -217,20 +217,21 @@ def electricity_text(e: dict, q: Any = None) -> str:
 
 def demand_period_text(period: dict, i: int, q: Any = None) -> str:
     """A demand period of a tariff's disclosure, in words: ``on-peak demand charge 18.11 USD
-    per kW per month on the busiest hour of weekdays 12:00-18:00, Jun-Sep``. ``i``: its
+    per kW per month on the busiest hour of weekdays 12:00-18:00 in Jun-Sep``. ``i``: its
     index (a period without a name is numbered from 1)."""
     show = q or _q
     name = period.get("name") or f"period {i + 1}"
     hours, weekend = period["hours"], period["weekend_hours"]
     if weekend is None:
-        when = f"every day {hour_runs(hours)}"
+        when = f"every day {hour_runs(hours, ' and ')}"
     elif not weekend:
-        when = f"weekdays {hour_runs(hours)}"
+        when = f"weekdays {hour_runs(hours, ' and ')}"
     else:
-        when = f"weekdays {hour_runs(hours)} and weekend days {hour_runs(weekend)}"
+        when = (f"weekdays {hour_runs(hours, ' and ')} and of weekend days "
+                f"{hour_runs(weekend, ' and ')}")
     months = period["months"]
     return (f"{name} demand charge {show(period['demand_charge'])} on the busiest hour of "
-            f"{when}" + ("" if len(months) == MONTHS else f", {month_runs(months)}"))
+            f"{when}" + ("" if len(months) == MONTHS else f" in {month_runs(months, ' and ')}"))
 
 
 def money_text(money: dict) -> str:

@@ -265,7 +265,7 @@ def test_the_disclosure_names_each_period_and_its_busiest_hour():
     said = electricity_text(r.disclosure()["electricity"])
     assert ("demand charge 10.00 USD per kW per month on the month's busiest hour, on-peak "
             "demand charge 20.00 USD per kW per month on the busiest hour of weekdays "
-            "12:00-18:00, Jun-Sep") in said
+            "12:00-18:00 in Jun-Sep") in said
 
 
 def test_an_analysis_of_a_tariff_with_periods_in_one_batch():
