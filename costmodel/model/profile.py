@@ -111,28 +111,27 @@ def period_labels(tariff: Tariff | None) -> list[str]:
     return out
 
 
+def _runs(values: list[int]) -> list[list[int]]:
+    """Whole numbers (ascending) as runs of consecutive ones: [1, 2, 3, 5] -> [[1, 2, 3], [5]]."""
+    runs: list[list[int]] = []
+    for v in sorted(values):
+        if runs and v == runs[-1][-1] + 1:
+            runs[-1].append(v)
+        else:
+            runs.append([v])
+    return runs
+
+
 def month_runs(months: list[int], sep: str = ", ") -> str:
     """``Jun-Sep``, ``Jan, Mar-Apr``: months 1-12 as runs, joined by ``sep``."""
-    runs: list[list[int]] = []
-    for m in sorted(months):
-        if runs and m == runs[-1][-1] + 1:
-            runs[-1].append(m)
-        else:
-            runs.append([m])
     return sep.join(MONTH_NAMES[r[0] - 1] + (f"-{MONTH_NAMES[r[-1] - 1]}" if len(r) > 1
-                                              else "") for r in runs)
+                                              else "") for r in _runs(months))
 
 
 def hour_runs(hours: list[int], sep: str = ", ") -> str:
     """``12:00-18:00``, ``08:00-12:00, 18:00-23:00``: hours of a day (0 = 00:00-01:00) as
     runs joined by ``sep``; ``none`` for no hour."""
-    runs: list[list[int]] = []
-    for h in sorted(hours):
-        if runs and h == runs[-1][-1] + 1:
-            runs[-1].append(h)
-        else:
-            runs.append([h])
-    return sep.join(f"{r[0]:02d}:00-{r[-1] + 1:02d}:00" for r in runs) or "none"
+    return sep.join(f"{r[0]:02d}:00-{r[-1] + 1:02d}:00" for r in _runs(hours)) or "none"
 
 
 def profile_inputs(scenario: Scenario) -> dict[str, Any]:

@@ -605,20 +605,27 @@ def tariff_toml(table: dict) -> str:
         if key in table:
             lines.append(f"{key} = {_toml_quantity(table[key])}")
     for season in table.get("seasons", []):
-        lines += ["", "[[electricity.tariff.seasons]]",
-                  f"name = {_toml_string(season['name'])}",
-                  f"months = [{', '.join(str(int(m)) for m in season['months'])}]"]
-        for key in ("hourly", "weekend", "demand_charge"):
-            if key in season:
-                lines.append(f"{key} = {_toml_quantity(season[key])}")
+        lines += _toml_entry("seasons", season, ("name", "months", "hourly", "weekend",
+                                                 "demand_charge"))
     for period in table.get("demand_periods", []):
-        lines += ["", "[[electricity.tariff.demand_periods]]",
-                  f"name = {_toml_string(period['name'])}",
-                  f"demand_charge = {_toml_quantity(period['demand_charge'])}"]
-        for key in ("hours", "weekend_hours", "months"):
-            if key in period:
-                lines.append(f"{key} = [{', '.join(str(int(x)) for x in period[key])}]")
+        lines += _toml_entry("demand_periods", period, ("name", "demand_charge", "hours",
+                                                        "weekend_hours", "months"))
     return "\n".join(lines) + "\n"
+
+
+def _toml_entry(array: str, entry: dict, keys: tuple[str, ...]) -> list[str]:
+    """One ``[[electricity.tariff.<array>]]`` table: its keys present, in ``keys``' order (a
+    name as text, a list of whole numbers, a quantity)."""
+    lines = ["", f"[[electricity.tariff.{array}]]"]
+    for key in keys:
+        if key not in entry:
+            continue
+        v = entry[key]
+        text = _toml_string(v) if isinstance(v, str) else \
+            f"[{', '.join(str(int(x)) for x in v)}]" if isinstance(v, list) else \
+            _toml_quantity(v)
+        lines.append(f"{key} = {text}")
+    return lines
 
 
 def _toml_quantity(q: dict) -> str:

@@ -2,7 +2,7 @@
 decimals, as a tariff states it ("15.00 USD/kW/month"), four below 1 (as money per kWh), on
 every face that prints one: the rule itself (words, symbols, the workbook's number format),
 the command line's report, the workbook's Tariff and Inputs sheets, and the one-page PDF. (The
-web page's disclosure: tests/web/test_web_tariff.py and test_web_browser_demand_periods.py.)"""
+web page's disclosure: tests/web/test_web_tariff.py and test_web_tariff_browser.py.)"""
 from __future__ import annotations
 
 import re
