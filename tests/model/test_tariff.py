@@ -424,12 +424,16 @@ def test_utilisation_and_load_may_both_be_given_when_they_agree():
     assert v["utilisation_served"] == pytest.approx(0.5, rel=1e-12)
 
 
-def test_the_tariff_round_trips_through_its_mapping():
-    from sources.test_openei import sample
+@pytest.mark.parametrize("record", ["sample", "sce"])
+def test_the_tariff_round_trips_through_its_mapping(record):
+    from sources.test_openei import SCE, sample
+    from sources.test_openei import load as load_json
 
     from costmodel.sources.openei import read_openei
-    s = validate_scenario(base(electricity={"tariff": read_openei(sample())},
+    data = sample() if record == "sample" else load_json(SCE)  # SCE: with demand periods
+    s = validate_scenario(base(electricity={"tariff": read_openei(data)},
                                load={"hourly": [0.4] * 24, "weekend": [0.9] * 24}))
+    assert len(s.electricity.tariff.demand_periods) == (0 if record == "sample" else 2)
     again = validate_scenario(s.to_data())
     a, b = s.to_inputs(), again.to_inputs()
     for name, value in a.items():
