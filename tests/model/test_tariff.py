@@ -308,7 +308,8 @@ def test_sce_gs2_tou_b_bills_by_hand():
     (energy counted there too), no idle power; a night-heavy load on weekdays (1.0 at
     00:00-08:00 and 23:00, 0.6 08:00-12:00 and 18:00-23:00, 0.3 12:00-18:00) and full load
     at weekends; a rack of 32 accelerators shares the fixed charge (8.1 USD each)."""
-    from sources.test_openei import SCE, load as load_json
+    from sources.test_openei import SCE
+    from sources.test_openei import load as load_json
 
     from costmodel.sources.openei import read_openei
     weekday = [1.0] * 8 + [0.6] * 4 + [0.3] * 6 + [0.6] * 5 + [1.0]

@@ -162,7 +162,8 @@ TWO = {"name": "two demand charges",
 
 
 def test_demand_periods_recalculate_to_the_engine_and_by_hand(tmp_path):
-    from sources.test_openei import SCE, load as load_json
+    from sources.test_openei import SCE
+    from sources.test_openei import load as load_json
 
     from costmodel.sources.openei import read_openei
     sce = {**TWO, "name": "SCE GS-2 TOU B", "load": {"hourly": [1.0] * 8 + [0.6] * 4
