@@ -280,34 +280,31 @@ def Hourly(unit: str, *, per: tuple[str, ...] = (), maximum: float | None = None
 
 _RATES = dict(per=("[energy]",), description="energy rate by hour")
 _DEMAND = dict(per=("[power]", "[time]"))
+_HOUR = Annotated[StrictInt, Field(ge=0, le=HOURS_A_DAY - 1)]
+_MONTH = Annotated[StrictInt, Field(ge=1, le=MONTHS)]
+MAX_DEMAND_PERIODS = 24  # demand periods of one tariff
+
+
+def _distinct(values: list[int], what: str) -> list[int]:
+    """``values`` (hours, months), each at most once; else ValueError ``months repeat: ...``."""
+    if len(set(values)) != len(values):
+        raise ValueError(f"{what} repeat: {values}")
+    return values
 
 
 class TariffSeason(Section):
     """Rates for some months of the year (the others keep the tariff's own)."""
     name: str | None = None
-    months: list[Annotated[StrictInt, Field(ge=1, le=MONTHS)]] = Field(
-        min_length=1, max_length=MONTHS, description="months 1 (January) to 12")
+    months: list[_MONTH] = Field(min_length=1, max_length=MONTHS,
+                                 description="months 1 (January) to 12")
     hourly: Hourly("USD/kWh", **_RATES)
     weekend: Hourly("USD/kWh", **_RATES) | None = None  # none: as the season's weekdays
     demand_charge: Qty("USD/kW/month", **_DEMAND) | None = None  # none: the tariff's
 
     @field_validator("months")
     @classmethod
-    def _distinct(cls, months: list[int]) -> list[int]:
-        if len(set(months)) != len(months):
-            raise ValueError(f"months repeat: {months}")
-        return months
-
-
-MAX_DEMAND_PERIODS = 24  # demand periods of one tariff
-_HOUR = Annotated[StrictInt, Field(ge=0, le=HOURS_A_DAY - 1)]
-_MONTH = Annotated[StrictInt, Field(ge=1, le=MONTHS)]
-
-
-def _distinct(values: list[int], what: str) -> list[int]:
-    if len(set(values)) != len(values):
-        raise ValueError(f"{what} repeat: {values}")
-    return values
+    def _months_once(cls, months: list[int]) -> list[int]:
+        return _distinct(months, "months")
 
 
 class DemandPeriod(Section):

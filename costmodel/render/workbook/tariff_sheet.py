@@ -6,10 +6,10 @@ read these blocks, so an edited rate or load recomputes every figure.
 A block is ``months`` rows (1, or 12 for a tariff with seasons), or one row a demand period
 (its hours, charge and months billed; a tariff without one has a row that bills nothing), by
 ``hours`` columns (24, or 48: a weekday's hours, then a weekend day's); a profile by month or
-by period alone is one column. Each
-system with a profile has its own blocks, one under another; a system without one reads
-``NA()`` in the branches that would use it (never taken while its choices stand). Block
-names: the input or step name (one system), or with ``_sN`` (several).
+by period alone is one column. Each system with a profile has its own blocks, one under
+another; a system without one reads ``NA()`` in the branches that would use it (never taken
+while its choices stand). Block names: the input or step name (one system), or with ``_sN``
+(several).
 """
 from __future__ import annotations
 
