@@ -65,6 +65,10 @@ def tariff_inputs(n: int, seed: int = 2) -> dict:
              electricity_tariff_rates=np.where((hours >= 16) & (hours < 21), 0.22,
                                                0.09).reshape(1, 24),
              electricity_tariff_demand_charge=np.full((1, 1), 15.0),
+             # no demand period: the one row that bills nothing (costmodel.model.profile)
+             electricity_tariff_demand_period_hours=np.zeros((1, 24)),
+             electricity_tariff_demand_period_charge=np.zeros((1, 1)),
+             electricity_tariff_demand_period_months=np.full((1, 1), 12.0),
              tariff_month_weight=np.ones((1, 1)), tariff_months_billed=np.full((1, 1), 12.0),
              hour_weight=np.full((1, 24), 1 / 24),
              load_hourly=np.where((hours < 7) | (hours >= 22), 0.9, 0.4).reshape(1, 24),

@@ -37,8 +37,9 @@ def tariff() -> None:
 def tariff_import(file: str, item: int | None, output: str | None,
                   ignore: tuple[str, ...]) -> None:
     """Convert the URDB tariff in FILE (an API response or one tariff, JSON) into an
-    [electricity.tariff] table to paste into a scenario file. Tiered or time-of-use demand
-    rates and other charges the table cannot hold are refused by name."""
+    [electricity.tariff] table to paste into a scenario file, time-of-use demand charges as
+    its demand periods. Tiered demand rates, ratchets and other charges the table cannot
+    hold are refused by name."""
     path = Path(file)
     try:
         size = path.stat().st_size

@@ -12,16 +12,21 @@ name analyses) reads the same text the same way:
 - ``where(condition, if_true, if_false)``;
 - ``choose(enum_input, option_0, option_1, ...)``: one option per level of a categorical input,
   in the order the levels are declared;
-- reductions over a profile axis, ``sum_month(x)``, ``sum_hour(x)`` and ``max_hour(x)``.
+- reductions over a profile axis, ``sum_month(x)``, ``sum_hour(x)``, ``max_hour(x)`` and
+  ``sum_period(x)``.
 
 Profiles. An input may be a vector along the axes ``month`` (the months of a tariff's year:
-1, or 12 when rates change by month) and ``hour`` (the hours of a typical day: 24, or 48 for a
-weekday then a weekend day). Arithmetic broadcasts a scalar over a vector and a vector over
-the other axis; a step's axes are the union of its operands' and are checked here. A
-reduction removes its axis: ``sum_month`` takes an operand with a month axis, ``sum_hour`` and
-``max_hour`` one with the hour axis and no month axis; the operand of a sum is a product of
-names (a spreadsheet's ``SUMPRODUCT``), that of ``max_hour`` one name (``MAX``). Weights are
-inputs like any other, so every reduction is a plain sum or maximum.
+1, or 12 when rates change by month), ``period`` (a tariff's demand periods, each billed on
+its own busiest hour) and ``hour`` (the hours of a typical day: 24, or 48 for a weekday then a
+weekend day). Months and periods are both rows (:data:`ROWS`: an array's first dimension), so
+a value runs by month or by period, never both. Arithmetic broadcasts a scalar over a vector
+and a vector over the other axis; a step's axes are the union of its operands' and are
+checked here. A reduction removes its axis: ``sum_month`` takes an operand with a month axis;
+``sum_hour`` one with the hour axis and no rows; ``max_hour`` one with the hour axis and no
+month axis (by period, it is each period's maximum: a value by period); ``sum_period`` one
+with the period axis and no hour axis. The operand of a sum is a product of names (a
+spreadsheet's ``SUMPRODUCT``), that of ``max_hour`` one name (``MAX``). Weights are inputs
+like any other, so every reduction is a plain sum or maximum.
 
 Each interpreter is an :class:`Algebra` (one method per construct) that :func:`fold` applies
 to the parsed tree bottom-up; ``fold`` is the only walk over an expression.
@@ -46,7 +51,7 @@ from .units import ureg
 __all__ = ["Input", "Enum", "Constant", "Step", "Declaration", "DeclarationError",
            "Name", "Num", "BinOp", "Neg", "Compare", "Where", "Choose", "Reduce", "Node",
            "Algebra", "Collect", "ChosenNames", "fold", "names_in", "parse_expression", "AXES",
-           "REDUCTIONS", "factors", "compile_node", "NUMPY", "SCALAR"]
+           "REDUCTIONS", "ROWS", "factors", "compile_node", "NUMPY", "SCALAR"]
 
 
 class DeclarationError(ValueError):
@@ -106,10 +111,11 @@ class Reduce:
 
 Node = Name | Num | BinOp | Neg | Compare | Where | Choose | Reduce
 
-AXES = ("month", "hour")  # a profile's axes, in the order an array holds them
+AXES = ("month", "period", "hour")  # a profile's axes, in the order an array holds them
+ROWS = ("month", "period")  # the axes of an array's first dimension (at most one a value)
 # function name -> (operation, axis it removes)
 REDUCTIONS = {"sum_month": ("sum", "month"), "sum_hour": ("sum", "hour"),
-              "max_hour": ("max", "hour")}
+              "max_hour": ("max", "hour"), "sum_period": ("sum", "period")}
 
 _BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Pow: "**"}
 _CMPOPS = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">="}
@@ -334,6 +340,22 @@ class _Axes(Collect):
     def name(self, id: str) -> frozenset:
         return self.axes_of.get(id, frozenset())
 
+    @staticmethod
+    def _one_row_axis(axes: frozenset) -> frozenset:
+        if axes.issuperset(ROWS):
+            raise DeclarationError("a value by month and by period (both are rows)")
+        return axes
+
+    def binop(self, op: str, a: frozenset, b: frozenset) -> frozenset:
+        return self._one_row_axis(a | b)
+
+    def where(self, condition: frozenset, if_true: frozenset,
+              if_false: frozenset) -> frozenset:
+        return self._one_row_axis(condition | if_true | if_false)
+
+    def choose(self, selector: str, options: tuple[frozenset, ...]) -> frozenset:
+        return self._one_row_axis(frozenset().union(*options))
+
     def compare(self, op: str, a: frozenset, b: frozenset) -> frozenset:
         if a or b:
             raise DeclarationError("a comparison of profiles (where() decides per scenario)")
@@ -344,6 +366,10 @@ class _Axes(Collect):
             raise DeclarationError(f"{op}_{axis}() of a value without the {axis} axis")
         if axis == "hour" and "month" in x:
             raise DeclarationError(f"{op}_hour() of a value that still runs by month")
+        if axis == "hour" and op == "sum" and "period" in x:
+            raise DeclarationError("sum_hour() of a value that still runs by period")
+        if axis == "period" and "hour" in x:
+            raise DeclarationError("sum_period() of a value that still runs by hour")
         return x - {axis}
 
 
@@ -646,12 +672,23 @@ def _sum_hour(x):
 
 
 def _max_hour(x):
-    return x if type(x) is float or np.ndim(x) < 2 else x.max(axis=(0, 1))
+    """Maximum over the slots of a profile by hour (shape (1, hours[, n])): a scalar; of one
+    by period and hour (periods, hours[, n]), each period's maximum (periods, 1[, n]) (one
+    period: a scalar, which broadcasts alike)."""
+    if type(x) is float or np.ndim(x) < 2:
+        return x
+    return x.max(axis=(0, 1)) if x.shape[0] == 1 else x.max(axis=1, keepdims=True)
+
+
+def _sum_period(x):
+    """Sum of a profile by period (shape (periods, 1[, n])) over its periods."""
+    return x if type(x) is float or np.ndim(x) < 2 else x.sum(axis=(0, 1))
 
 
 REDUCE: dict[tuple[str, str], Callable] = {("sum", "month"): _sum_month,
                                            ("sum", "hour"): _sum_hour,
-                                           ("max", "hour"): _max_hour}
+                                           ("max", "hour"): _max_hour,
+                                           ("sum", "period"): _sum_period}
 
 
 class _Ops(Algebra[Closure]):

@@ -280,23 +280,69 @@ def Hourly(unit: str, *, per: tuple[str, ...] = (), maximum: float | None = None
 
 _RATES = dict(per=("[energy]",), description="energy rate by hour")
 _DEMAND = dict(per=("[power]", "[time]"))
+_HOUR = Annotated[StrictInt, Field(ge=0, le=HOURS_A_DAY - 1)]
+_MONTH = Annotated[StrictInt, Field(ge=1, le=MONTHS)]
+MAX_DEMAND_PERIODS = 24  # demand periods of one tariff
+
+
+def _distinct(values: list[int], what: str) -> list[int]:
+    """``values`` (hours, months), each at most once; else ValueError ``months repeat: ...``."""
+    if len(set(values)) != len(values):
+        raise ValueError(f"{what} repeat: {values}")
+    return values
 
 
 class TariffSeason(Section):
     """Rates for some months of the year (the others keep the tariff's own)."""
     name: str | None = None
-    months: list[Annotated[StrictInt, Field(ge=1, le=MONTHS)]] = Field(
-        min_length=1, max_length=MONTHS, description="months 1 (January) to 12")
+    months: list[_MONTH] = Field(min_length=1, max_length=MONTHS,
+                                 description="months 1 (January) to 12")
     hourly: Hourly("USD/kWh", **_RATES)
     weekend: Hourly("USD/kWh", **_RATES) | None = None  # none: as the season's weekdays
     demand_charge: Qty("USD/kW/month", **_DEMAND) | None = None  # none: the tariff's
 
     @field_validator("months")
     @classmethod
-    def _distinct(cls, months: list[int]) -> list[int]:
-        if len(set(months)) != len(months):
-            raise ValueError(f"months repeat: {months}")
-        return months
+    def _months_once(cls, months: list[int]) -> list[int]:
+        return _distinct(months, "months")
+
+
+class DemandPeriod(Section):
+    """A demand charge billed on the busiest hour within some hours of the day (the on-peak
+    hours, say), each month it applies: besides the tariff's all-hours ``demand_charge``,
+    as utilities bill them (an on-peak kW charge and an all-hours kW charge)."""
+    name: str | None = None
+    demand_charge: Qty("USD/kW/month", description="on the busiest hour within the period's "
+                                                   "hours at the facility boundary",
+                       **_DEMAND)
+    hours: list[_HOUR] = Field(min_length=1, max_length=HOURS_A_DAY,
+                               json_schema_extra={"uniqueItems": True},
+                               description="the weekday hours in the period, 0 = "
+                                           "00:00-01:00 local time",
+                               examples=[[12, 13, 14, 15, 16, 17]])
+    weekend_hours: Annotated[list[_HOUR], Field(
+        max_length=HOURS_A_DAY, json_schema_extra={"uniqueItems": True})] | None = Field(
+        None, description="the weekend days' hours in the period ([]: none); none given: as "
+                          "the weekdays", examples=[[]])
+    months: Annotated[list[_MONTH], Field(
+        min_length=1, max_length=MONTHS, json_schema_extra={"uniqueItems": True})] | None = \
+        Field(None, description="the months the period is billed in, 1 (January) to 12; none "
+                                "given: every month", examples=[[6, 7, 8, 9]])
+
+    @field_validator("hours", "weekend_hours")
+    @classmethod
+    def _hours_once(cls, hours: list[int] | None) -> list[int] | None:
+        return hours if hours is None else _distinct(hours, "hours")
+
+    @field_validator("months")
+    @classmethod
+    def _months_once(cls, months: list[int] | None) -> list[int] | None:
+        return months if months is None else _distinct(months, "months")
+
+    @property
+    def billed_months(self) -> list[int]:
+        """The months (1-12) the period is billed in."""
+        return list(range(1, MONTHS + 1)) if self.months is None else sorted(self.months)
 
 
 class Tariff(Section):
@@ -314,6 +360,10 @@ class Tariff(Section):
     seasons: list[TariffSeason] = Field(default_factory=list, max_length=MONTHS)
     demand_charge: Qty("USD/kW/month", description="on the month's peak power at the "
                                                    "facility boundary", **_DEMAND) = 0.0
+    demand_periods: list[DemandPeriod] = Field(
+        default_factory=list, max_length=MAX_DEMAND_PERIODS,
+        description="time-of-use demand charges: each billed on the busiest hour within its "
+                    "own hours, besides demand_charge")
     fixed_charge: Qty("USD/month", per=("[time]",), description="per site") = 0.0
     scale: Qty("dimensionless", description="factor on every energy rate") = 1.0
     shift: Qty("USD/kWh", per=("[energy]",), description="added to every energy "
@@ -330,8 +380,16 @@ class Tariff(Section):
         return self
 
     @property
-    def has_weekend(self) -> bool:
+    def weekend_rates(self) -> bool:
+        """Whether weekend days have energy rates of their own."""
         return self.weekend is not None or any(s.weekend is not None for s in self.seasons)
+
+    @property
+    def has_weekend(self) -> bool:
+        """Whether the tariff tells weekend days apart: their own energy rates, or demand
+        periods with weekend hours of their own."""
+        return self.weekend_rates or any(p.weekend_hours is not None
+                                         for p in self.demand_periods)
 
 
 class FxRate(Section):

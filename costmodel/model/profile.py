@@ -2,7 +2,10 @@
 calendar as arrays along the month and hour axes (:data:`~costmodel.model.declaration.AXES`).
 
 Shapes (see :mod:`costmodel.model.evaluate`): rates (months, hours), demand charges and month
-weights (months, 1), hour weights and the load (1, hours). ``months`` is 12 when a tariff has
+weights (months, 1), hour weights and the load (1, hours); a tariff's demand periods: their
+hours (periods, hours) and their charges and months billed (periods, 1). A tariff without
+demand periods has one period that bills nothing (no hour, no charge, every month), so the
+calculation and the workbook keep one shape. ``months`` is 12 when a tariff has
 seasons, else 1 (the whole year); ``hours`` is 48 (a weekday's 24, then a weekend day's)
 when the tariff or the load tells weekend days apart, else 24.
 
@@ -23,7 +26,8 @@ if TYPE_CHECKING:  # annotations only: inputs imports this module (tests/test_la
     from .inputs import Scenario, Tariff
 
 __all__ = ["MONTH_DAYS", "DAYS_A_YEAR", "profile_inputs", "shape_of", "slot_labels",
-           "MONTH_NAMES", "move_flexible", "HOURS_A_DAY", "MONTHS", "WEEKDAY_SHARE"]
+           "MONTH_NAMES", "move_flexible", "HOURS_A_DAY", "MONTHS", "WEEKDAY_SHARE",
+           "period_labels", "month_runs", "hour_runs"]
 
 HOURS_A_DAY = 24
 MONTHS = 12
@@ -76,6 +80,60 @@ def _tariff_arrays(tariff: Tariff, months: int, hours: int) -> tuple[np.ndarray,
     return rates, demand
 
 
+def _demand_period_arrays(tariff: Tariff, hours: int) -> tuple[np.ndarray, np.ndarray,
+                                                                  np.ndarray]:
+    """Each demand period's hours (periods, hours) [1 in the period, else 0], charge
+    (periods, 1) [USD/kW/month] and months billed a year (periods, 1) [month/year]; one
+    period billing nothing when the tariff has none."""
+    periods = tariff.demand_periods
+    if not periods:
+        return (np.zeros((1, hours)), np.zeros((1, 1)), np.full((1, 1), float(MONTHS)))
+    mask = np.zeros((len(periods), hours))
+    for row, p in enumerate(periods):
+        mask[row, p.hours] = 1
+        if hours != HOURS_A_DAY:
+            weekend = p.hours if p.weekend_hours is None else p.weekend_hours
+            mask[row, [HOURS_A_DAY + h for h in weekend]] = 1
+    charge = np.array([[p.demand_charge] for p in periods], dtype=float)
+    months = np.array([[len(p.billed_months)] for p in periods], dtype=float)
+    return mask, charge, months
+
+
+def period_labels(tariff: Tariff | None) -> list[str]:
+    """The rows of the demand-period axis in words: each period's name (or number) and the
+    months it is billed in; ``no period`` for a tariff without one."""
+    if tariff is None or not tariff.demand_periods:
+        return ["no period"]
+    out = []
+    for i, p in enumerate(tariff.demand_periods):
+        name = p.name or f"period {i + 1}"
+        out.append(name if p.months is None else f"{name} ({month_runs(p.billed_months)})")
+    return out
+
+
+def _runs(values: list[int]) -> list[list[int]]:
+    """Whole numbers (ascending) as runs of consecutive ones: [1, 2, 3, 5] -> [[1, 2, 3], [5]]."""
+    runs: list[list[int]] = []
+    for v in sorted(values):
+        if runs and v == runs[-1][-1] + 1:
+            runs[-1].append(v)
+        else:
+            runs.append([v])
+    return runs
+
+
+def month_runs(months: list[int], sep: str = ", ") -> str:
+    """``Jun-Sep``, ``Jan, Mar-Apr``: months 1-12 as runs, joined by ``sep``."""
+    return sep.join(MONTH_NAMES[r[0] - 1] + (f"-{MONTH_NAMES[r[-1] - 1]}" if len(r) > 1
+                                              else "") for r in _runs(months))
+
+
+def hour_runs(hours: list[int], sep: str = ", ") -> str:
+    """``12:00-18:00``, ``08:00-12:00, 18:00-23:00``: hours of a day (0 = 00:00-01:00) as
+    runs joined by ``sep``; ``none`` for no hour."""
+    return sep.join(f"{r[0]:02d}:00-{r[-1] + 1:02d}:00" for r in _runs(hours)) or "none"
+
+
 def profile_inputs(scenario: Scenario) -> dict[str, Any]:
     """The profile inputs and the tariff's scalar inputs by input name [declared units];
     NaN where the scenario has no tariff (or no load shape)."""
@@ -108,6 +166,9 @@ def profile_inputs(scenario: Scenario) -> dict[str, Any]:
         else:
             out["tariff_month_weight"] = np.ones((1, 1))
             out["tariff_months_billed"] = np.full((1, 1), float(MONTHS))
+        (out["electricity_tariff_demand_period_hours"],
+         out["electricity_tariff_demand_period_charge"],
+         out["electricity_tariff_demand_period_months"]) = _demand_period_arrays(tariff, hours)
         out["electricity_tariff_fixed_charge"] = tariff.fixed_charge
         out["electricity_tariff_scale"] = tariff.scale
         out["electricity_tariff_shift"] = tariff.shift

@@ -3,10 +3,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any
+
+import numpy as np
 
 from .. import __version__
 from .errors import NonFiniteResult
+from .evaluate import Evaluator
 from .inputs import TYPICAL, Scenario
 from .rates import ALL_IN, NOT_A_QUOTE
 from .steps import MODEL, SHOWN, shown
@@ -54,7 +58,8 @@ CONVENTIONS = [
 _IN_USD = {"currency": "USD", "calculated_in": "USD"}  # money without exchange rates
 CALENDAR = ("hours are local time; weekdays weigh 5/7 of the year and weekend days 2/7; a "
             "month weighs its days in a 365-day year; a demand charge bills each month's "
-            "busiest hour of power at the facility boundary")
+            "busiest hour of power at the facility boundary, a demand period's charge the "
+            "busiest hour within its hours")
 
 ALLOCATION_RULE = ("a request's price (ISL input + OSL output tokens) is split so that an "
                    "output token costs pricing.output_weight input tokens")
@@ -62,6 +67,15 @@ ALLOCATION_RULE = ("a request's price (ISL input + OSL output tokens) is split s
 
 _STEP_TEXT = {n: {"description": s.description, "expression": s.expression}
               for n, s in MODEL.steps.items() if not s.axes}
+
+
+_PEAKS = "demand_period_peak_load_factor"
+
+
+@cache
+def _demand_peaks() -> Evaluator:
+    """The evaluator of each demand period's busiest hour (a profile step, not a result)."""
+    return Evaluator(MODEL, outputs=[_PEAKS])
 
 
 def quantity_json(value: float | None, unit: str) -> dict[str, Any]:
@@ -199,8 +213,9 @@ class Result:
             out["tariff"] = {
                 "name": t.name, "utility": t.utility, "effective": t.effective,
                 "source": t.source, "seasons": [s.months for s in t.seasons],
-                "weekend_rates": t.has_weekend,
+                "weekend_rates": t.weekend_rates,
                 "demand_charge": quantity_json(t.demand_charge, "USD/kW/month"),
+                "demand_periods": self.demand_periods_disclosure(),
                 "fixed_charge": quantity_json(t.fixed_charge, "USD/month"),
                 "site_accelerators": self.values["site_accelerators"],
                 "scale": t.scale, "shift": quantity_json(t.shift, "USD/kWh"),
@@ -208,6 +223,21 @@ class Result:
             out["effective_price"] = self.quantity("electricity_effective_price")
             out["price_all_in"] = self.quantity("electricity_price_all_in")
         return out
+
+    def demand_periods_disclosure(self) -> list[dict[str, Any]]:
+        """The tariff's demand periods: each one's charge, hours, months and the busiest
+        hour's power within its hours (a fraction of operating-point power), as billed."""
+        t = self.scenario.electricity.tariff
+        if t is None or not t.demand_periods:
+            return []
+        peaks = np.broadcast_to(_demand_peaks()(self.scenario.to_inputs())[_PEAKS],
+                                (len(t.demand_periods), 1))
+        return [{"name": p.name, "demand_charge": quantity_json(p.demand_charge,
+                                                                 "USD/kW/month"),
+                 "hours": sorted(p.hours),
+                 "weekend_hours": None if p.weekend_hours is None else sorted(p.weekend_hours),
+                 "months": p.billed_months, "peak_load_factor": float(peak[0])}
+                for p, peak in zip(t.demand_periods, peaks, strict=True)]
 
     def rate_disclosure(self) -> dict[str, Any] | None:
         """The reference rate the scenario was priced from (None if none): which version,

@@ -81,6 +81,16 @@ INPUTS = [
     _profile("electricity_tariff_demand_charge", "electricity.tariff.demand_charge",
              "USD/kW/month", ("month",), "demand charge on the month's peak power at the "
                                          "facility boundary, by month"),
+    _profile("electricity_tariff_demand_period_charge",
+             "electricity.tariff.demand_periods.demand_charge", "USD/kW/month", ("period",),
+             "demand charge of each demand period, on the busiest hour within the period's "
+             "hours at the facility boundary, each month it is billed"),
+    _profile("electricity_tariff_demand_period_hours", "electricity.tariff.demand_periods.hours",
+             "dimensionless", ("period", "hour"), "1 where an hour of the typical days is in "
+                                                  "the demand period, else 0"),
+    _profile("electricity_tariff_demand_period_months",
+             "electricity.tariff.demand_periods.months", "month/year", ("period",),
+             "months a year each demand period is billed"),
     _profile("tariff_month_weight", "calendar.month_weight", "dimensionless", ("month",),
              "share of the year's days in each month of the tariff (days / 365)"),
     _profile("tariff_months_billed", "calendar.months_billed", "month/year", ("month",),
@@ -215,6 +225,14 @@ STEPS = [
     Step("peak_load_factor", "dimensionless",
          "choose(load_basis, load_factor, max_hour(load_factor_by_hour))",
          "power in the busiest hour as a fraction of operating-point power"),
+    Step("demand_period_load_factor", "dimensionless",
+         "electricity_tariff_demand_period_hours * load_factor_by_hour",
+         "power in each hour of each demand period as a fraction of operating-point power "
+         "(0 in the hours outside the period)"),
+    Step("demand_period_peak_load_factor", "dimensionless",
+         "max_hour(demand_period_load_factor)",
+         "power in the busiest hour of each demand period as a fraction of operating-point "
+         "power"),
     Step("average_power", "W", "power_per_accelerator * load_factor",
          "average power per accelerator over all hours"),
     Step("tokens_per_hour", "token/h", "utilisation_served * throughput * seconds_per_hour",
@@ -238,9 +256,13 @@ STEPS = [
     Step("demand_charge_per_hour", "USD/h",
          "choose(electricity_pricing, 0, power_facility * peak_load_factor * "
          "sum_month(electricity_tariff_demand_charge * tariff_months_billed) / hours_per_year"
-         " / watts_per_kilowatt)",
+         " / watts_per_kilowatt + power_facility * "
+         "sum_period(electricity_tariff_demand_period_charge * "
+         "electricity_tariff_demand_period_months * demand_period_peak_load_factor)"
+         " / hours_per_year / watts_per_kilowatt)",
          "demand charges per accelerator-hour: each month's peak power at the facility "
-         "boundary times that month's demand rate"),
+         "boundary times that month's demand rate, and each demand period's peak (the "
+         "busiest hour within its hours) times the period's rate, each month it is billed"),
     Step("fixed_charge_per_hour", "USD/h",
          "choose(electricity_pricing, 0, electricity_tariff_fixed_charge * months_per_year"
          " / hours_per_year / site_accelerators)",

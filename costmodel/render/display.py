@@ -55,6 +55,9 @@ MONEY_SMALL = _s("money, small", (1, 2), (0.01, 4), (0, 6))  # a request's price
 MONEY_PER_MTOK = _s("money per Mtok", (1, 2), (0.01, 4), (0, 6))
 MONEY_PER_KWH = _s("money per kWh", (1, 2), (0, 4))
 MONEY_PER_HOUR = _s("money per hour", (100, 2), (0, 3))
+# Money per power and month (a demand charge, a hosting rate): two decimals, as a tariff
+# states it; small rates keep 4 places, as money per kWh does.
+MONEY_PER_POWER = _s("money per kW per month", (1, 2), (0, 4))
 WHOLE = _s("whole", (100, 0), (0, 1))  # W, token/s, token/kWh: thousands separated
 SMALL = _s("small", (100, 1), (1, 2), (0, 4), thousands=False)  # J/token, GB/s/W
 PERCENT = _s("percent", (0, 1), percent=True, thousands=False, unit="%")
@@ -75,7 +78,7 @@ FRACTIONS = frozenset({
 PER_YEAR_FRACTIONS = frozenset({"financing_cost_of_capital", "financing_maintenance",
                                 "capital_recovery_factor"})
 COUNTS = frozenset({"node_accelerators", "rack_nodes", "accelerators_per_rack",
-                    "concurrency"})
+                    "concurrency", "electricity_tariff_demand_period_hours"})
 RATIOS = frozenset({"facility_pue", "pricing_output_weight", "growth_factor"})
 YEAR_COUNTS = frozenset({"life_years"})
 # a request's and an agent's task's money (a task: a few cents to a few dollars)
@@ -87,7 +90,7 @@ SMALL_MONEY = frozenset({"price_per_request", "cost_per_request", "cost_per_task
 _BY_UNIT = {
     "USD": MONEY, "USD/year": MONEY, "USD/month": MONEY,
     "USD/Mtok": MONEY_PER_MTOK, "USD/kWh": MONEY_PER_KWH, "USD/h": MONEY_PER_HOUR,
-    "USD/kW/month": MONEY_PER_HOUR, "J": WHOLE,
+    "USD/kW/month": MONEY_PER_POWER, "J": WHOLE,
     "W": WHOLE, "kW": SMALL, "token/s": WHOLE, "token/kWh": WHOLE, "token/s/kW": WHOLE,
     "token/h": WHOLE, "token": WHOLE, "Mtok/month": WHOLE, "gCO2e/h": WHOLE,
     "gCO2e/Mtok": WHOLE, "gCO2e/kWh": WHOLE, "token/s/user": WHOLE,

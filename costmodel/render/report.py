@@ -13,6 +13,7 @@ import numpy as np
 
 from ..model.curves import Curve, Selection
 from ..model.power import EnergyReport, TokenEnergy
+from ..model.profile import MONTHS, hour_runs, month_runs
 from ..model.results import HEADLINE, Comparison, Result
 from ..model.steps import MODEL
 from .display import (
@@ -200,14 +201,37 @@ def electricity_text(e: dict, q: Any = None) -> str:
         return show(e["price"])
     who = ", ".join(x for x in (t["utility"], f"effective {t['effective']}"
                                 if t["effective"] else None) if x)
-    charges = [f"demand charge {show(t['demand_charge'])}" if t["demand_charge"]["value"]
-               else "", f"fixed {show(t['fixed_charge'])} per site of "
+    periods = t.get("demand_periods") or []
+    charges = [f"demand charge {show(t['demand_charge'])}"
+               + (" on the month's busiest hour" if periods else "")
+               if t["demand_charge"]["value"] else "",
+               *(demand_period_text(p, i, show) for i, p in enumerate(periods)),
+               f"fixed {show(t['fixed_charge'])} per site of "
                         f"{round(t['site_accelerators'])} accelerators"
                if t["fixed_charge"]["value"] else ""]
     return (f"tariff {t['name']}" + (f" ({who})" if who else "") + ": energy at "
             f"{show(e['effective_price'])} on average at this load"
             + "".join(f", {c}" for c in charges if c)
             + f"; the whole bill {show(e['price_all_in'])} counted at the power boundary")
+
+
+def demand_period_text(period: dict, i: int, q: Any = None) -> str:
+    """A demand period of a tariff's disclosure, in words: ``on-peak demand charge 18.11 USD
+    per kW per month on the busiest hour of weekdays 12:00-18:00 in Jun-Sep``. ``i``: its
+    index (a period without a name is numbered from 1)."""
+    show = q or _q
+    name = period.get("name") or f"period {i + 1}"
+    hours, weekend = period["hours"], period["weekend_hours"]
+    if weekend is None:
+        when = f"every day {hour_runs(hours, ' and ')}"
+    elif not weekend:
+        when = f"weekdays {hour_runs(hours, ' and ')}"
+    else:
+        when = (f"weekdays {hour_runs(hours, ' and ')} and of weekend days "
+                f"{hour_runs(weekend, ' and ')}")
+    months = period["months"]
+    return (f"{name} demand charge {show(period['demand_charge'])} on the busiest hour of "
+            f"{when}" + ("" if len(months) == MONTHS else f" in {month_runs(months, ' and ')}"))
 
 
 def money_text(money: dict) -> str:

@@ -16,11 +16,15 @@ Supported, and how it is read:
 - ``fueladjustmentsmonthly``: 12 adders [USD/kWh], month by month, added to every hour.
 - ``flatdemandstructure`` + ``flatdemandmonths``: the monthly-peak demand charge
   [USD/kW/month], one tier, ``rate + adj``, by month.
-- ``demandratestructure`` + ``demandweekdayschedule`` / ``demandweekendschedule``: only when
-  every hour of a month (weekday and weekend) maps to a period of the same charge, i.e. the
-  charge is not time-of-use; it is then a monthly-peak charge like the flat one. With both,
-  a month's demand charge is their sum (URDB bills them as separate line items on the same
-  monthly peak).
+- ``demandratestructure`` + ``demandweekdayschedule`` / ``demandweekendschedule``: in a month
+  whose every hour (weekday and weekend) maps to a period of the same charge, that charge is a
+  monthly-peak charge like the flat one (with both, a month's demand charge is their sum:
+  URDB bills them as separate line items on the same monthly peak). In a month whose hours
+  map to periods of different charges (time-of-use), each period of a charge above 0 is a
+  ``demand_periods`` entry billed on the busiest hour within its hours (weekday hours, and
+  weekend hours where they differ), months with the same hours for a period forming one
+  entry (named by the URDB period, ``"period 2"``, with its ``months``), besides the flat
+  charge.
 - ``fixedchargefirstmeter`` + ``fixedchargeunits``: ``$/month``; ``$/day`` x 365/12;
   ``$/year`` / 12 [USD/month]; the older ``fixedmonthlycharge`` [USD/month] when
   ``fixedchargefirstmeter`` is absent (both, disagreeing: refused). The conversion is stated in
@@ -36,7 +40,8 @@ and ``fixed_charge`` only when some month has one.
 
 Refused by name, with the field's path (``items[0].energyratestructure[2]``), never dropped:
 tiered energy or demand rates; energy units other than kWh (``kWh/kW``, ``kWh daily``);
-demand units other than kW; time-of-use demand charges; coincident demand charges
+demand units other than kW; a time-of-use demand period on weekend days only, or more of
+them than a tariff holds (:data:`MAX_DEMAND_PERIODS`); coincident demand charges
 (``coincidentratestructure``); missing schedules, schedules not 12 x 24, period indices out of
 range; non-numeric, non-finite or negative rates (a negative ``adj`` is fine while the sum is
 not negative); an unknown ``fixedchargeunits``; and charges the table cannot hold and that may
@@ -60,6 +65,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ..model.errors import InputError
+from ..model.inputs import MAX_DEMAND_PERIODS
 
 __all__ = ["read_openei", "parse_openei_json", "tariff_toml", "MAX_JSON_BYTES", "MAX_ITEMS",
            "MAX_PERIODS", "WAIVABLE", "DAYS_PER_MONTH"]
@@ -197,11 +203,12 @@ class _Reader:
         effective = self.effective()
         self.refusals()
         energy = self.energy()  # [month] -> (weekday 24, weekend 24) [USD/kWh]
-        demand = self.demand()  # [month] -> USD/kW/month
+        demand = self.demand()  # ([month] -> USD/kW/month, time-of-use demand periods)
         fixed = self.fixed()
         if self.errors:
             raise InputError(self.errors)
         assert energy is not None and demand is not None
+        demand, periods = demand
         where = rec.get("uri") or (f"label {rec['label']}" if rec.get("label") else None)
         source = ", ".join(str(p) for p in ("OpenEI Utility Rate Database", where, name, utility,
                                             f"effective {effective}") if p)
@@ -210,6 +217,8 @@ class _Reader:
         out: dict[str, Any] = {"name": name, "utility": utility, "effective": effective,
                                "source": source}
         out.update(_seasons(energy, demand))
+        if periods:
+            out["demand_periods"] = periods
         if fixed:
             out["fixed_charge"] = {"value": fixed, "unit": "USD/month"}
         return out
@@ -394,8 +403,11 @@ class _Reader:
             return False
         return True
 
-    def demand(self) -> list[float] | None:
+    def demand(self) -> tuple[list[float], list[dict]] | None:
+        """Each month's demand charge on its peak [USD/kW/month], and the time-of-use
+        demand periods (``demand_periods`` entries)."""
         monthly = [0.0] * 12
+        periods: list[dict] = []
         ok = True
         if self.present("flatdemandstructure"):
             rates = self.structure("flatdemandstructure")
@@ -422,22 +434,62 @@ class _Reader:
             we = self.schedule("demandweekendschedule", n)
             if rates is None or wd is None or we is None:
                 return None
-            tou = False
+            uniform = False
             for m in range(12):
                 charges = {rates[p] for p in wd[m] + we[m]}
-                if len(charges) > 1:
-                    self.fail("demandratestructure", f"{_fmt(sorted(charges))} USD/kW by hour "
-                              f"in {MONTHS[m]} (demandweekdayschedule, demandweekendschedule):"
-                              f" time-of-use demand charges are not supported")
-                    tou = True
-                    break
-                monthly[m] += charges.pop()
-            if tou:
+                if len(charges) == 1:
+                    charge = charges.pop()
+                    monthly[m] += charge
+                    uniform |= charge != 0
+            periods = self.demand_periods(rates, wd, we)
+            if periods is None:
                 return None
-            if self.present("flatdemandstructure"):
+            if uniform and self.present("flatdemandstructure"):
                 self.notes.append("demand charge = flatdemandstructure + demandratestructure "
                                   "(the same in every hour of a month), on the monthly peak")
-        return [_num(x) for x in monthly] if ok else None
+            if periods:
+                self.notes.append("time-of-use demand charges (demandratestructure) each on "
+                                  "the busiest hour within its period's hours")
+        return ([_num(x) for x in monthly], periods) if ok else None
+
+    def demand_periods(self, rates: list[float], wd: list[list[int]],
+                       we: list[list[int]]) -> list[dict] | None:
+        """The months whose hours map to periods of different charges, as ``demand_periods``:
+        each period of a charge above 0, months with the same hours in it forming one entry
+        (weekend hours given where they differ from the weekdays')."""
+        groups: dict[tuple[int, tuple[int, ...], tuple[int, ...]], list[int]] = {}
+        for m in range(12):
+            if len({rates[p] for p in wd[m] + we[m]}) == 1:
+                continue  # a monthly-peak charge (above)
+            for p in sorted(set(wd[m] + we[m])):
+                if rates[p] == 0:
+                    continue  # bills nothing
+                weekday = tuple(h for h in range(24) if wd[m][h] == p)
+                weekend = tuple(h for h in range(24) if we[m][h] == p)
+                if not weekday:
+                    self.fail(f"demandweekendschedule[{m}]", f"period {p} "
+                              f"({rates[p]:g} USD/kW) only on weekend days in {MONTHS[m]}: a "
+                              f"demand period on weekend days alone is not supported")
+                    return None
+                groups.setdefault((p, weekday, weekend), []).append(m + 1)
+        if len(groups) > MAX_DEMAND_PERIODS:
+            self.fail("demandratestructure", f"{len(groups)} time-of-use demand periods "
+                      f"(a period's hours differing by month count apart); the limit is "
+                      f"{MAX_DEMAND_PERIODS} a tariff")
+            return None
+        out = []
+        for (p, weekday, weekend), months in sorted(groups.items(),
+                                                    key=lambda kv: (kv[0][0], kv[1][0])):
+            period: dict[str, Any] = {
+                "name": f"period {p}",
+                "demand_charge": {"value": _num(rates[p]), "unit": "USD/kW/month"},
+                "hours": list(weekday)}
+            if weekend != weekday:
+                period["weekend_hours"] = list(weekend)
+            if len(months) < 12:
+                period["months"] = months
+            out.append(period)
+        return out
 
     # ---- fixed ---------------------------------------------------------------------------
     def _charge(self, raw: Any, field: str) -> float:
@@ -553,13 +605,27 @@ def tariff_toml(table: dict) -> str:
         if key in table:
             lines.append(f"{key} = {_toml_quantity(table[key])}")
     for season in table.get("seasons", []):
-        lines += ["", "[[electricity.tariff.seasons]]",
-                  f"name = {_toml_string(season['name'])}",
-                  f"months = [{', '.join(str(int(m)) for m in season['months'])}]"]
-        for key in ("hourly", "weekend", "demand_charge"):
-            if key in season:
-                lines.append(f"{key} = {_toml_quantity(season[key])}")
+        lines += _toml_entry("seasons", season, ("name", "months", "hourly", "weekend",
+                                                 "demand_charge"))
+    for period in table.get("demand_periods", []):
+        lines += _toml_entry("demand_periods", period, ("name", "demand_charge", "hours",
+                                                        "weekend_hours", "months"))
     return "\n".join(lines) + "\n"
+
+
+def _toml_entry(array: str, entry: dict, keys: tuple[str, ...]) -> list[str]:
+    """One ``[[electricity.tariff.<array>]]`` table: its keys present, in ``keys``' order (a
+    name as text, a list of whole numbers, a quantity)."""
+    lines = ["", f"[[electricity.tariff.{array}]]"]
+    for key in keys:
+        if key not in entry:
+            continue
+        v = entry[key]
+        text = _toml_string(v) if isinstance(v, str) else \
+            f"[{', '.join(str(int(x)) for x in v)}]" if isinstance(v, list) else \
+            _toml_quantity(v)
+        lines.append(f"{key} = {text}")
+    return lines
 
 
 def _toml_quantity(q: dict) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..model.profile import MONTH_NAMES
+from ..model.profile import month_runs
 from ..model.results import Result
 from ..render import display
 from ..render.report import electricity_text, load_text
@@ -41,18 +41,6 @@ def _join(*parts: str) -> str:
     return "; ".join(p for p in parts if p)
 
 
-def _months(months: list[int]) -> str:
-    """``Jun-Sep``, ``Jan, Mar-Apr``: months 1-12 as runs."""
-    runs: list[list[int]] = []
-    for m in sorted(months):
-        if runs and m == runs[-1][-1] + 1:
-            runs[-1].append(m)
-        else:
-            runs.append([m])
-    return ", ".join(MONTH_NAMES[r[0] - 1] + (f"-{MONTH_NAMES[r[-1] - 1]}" if len(r) > 1
-                                               else "") for r in runs)
-
-
 def _electricity(e: dict[str, Any], source) -> Line:
     """The electricity line: a flat price and its source, or the tariff (what it charges,
     its seasons and weekend rates) with the tariff's own source."""
@@ -70,7 +58,7 @@ def _electricity(e: dict[str, Any], source) -> Line:
                    if (t.get("shift") or {}).get("value") else "")
     text = _join(
         _capital(electricity_text(e, _q)),
-        ("rates differ by season (" + "; ".join(_months(m) for m in seasons) + ")")
+        ("rates differ by season (" + "; ".join(month_runs(m) for m in seasons) + ")")
         if seasons else "",
         "weekend days have their own rates" if t.get("weekend_rates") else "",
         adjust, carbon,

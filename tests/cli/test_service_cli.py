@@ -23,10 +23,10 @@ def test_db_and_keys_commands(tmp_path):
     r = run(main, ["db", "upgrade", "--url", url])
     assert r.exit_code == 0 and "up to date" in r.output
     r = run(main, ["db", "seed", "--url", url])
-    # fixtures/: 14 accelerators, 12 published points, 17 electricity entries (13 prices in
-    # USD, 2 in EUR, 2 tariffs), 3 systems, 80 reference rates (27 + 27 + 26 over three
+    # fixtures/: 14 accelerators, 12 published points, 18 electricity entries (13 prices in
+    # USD, 2 in EUR, 3 tariffs), 3 systems, 80 reference rates (27 + 27 + 26 over three
     # versions), 4 market prices (one published, three illustrative), 8 curves
-    assert r.output.strip() == ("seeded: 14 accelerator, 12 operating_point, 17 electricity, "
+    assert r.output.strip() == ("seeded: 14 accelerator, 12 operating_point, 18 electricity, "
                                 "3 system, 80 rate, 4 market_price, 8 curve")
     r = run(main, ["db", "seed", "--url", url])  # idempotent
     assert r.output.strip() == ("seeded: 0 accelerator, 0 operating_point, 0 electricity, "

@@ -111,6 +111,57 @@ def test_a_reduction_of_the_wrong_shape_is_refused():
     assert d.steps["x"].axes == ("hour",) and d.scalar_steps == []
 
 
+PERIOD_HOURS = Input("period_hours", "dimensionless", "", "period_hours", True,
+                     ("period", "hour"))
+PERIOD_RATE = Input("period_rate", "USD/kWh", "", "period_rate", True, ("period",))
+
+
+def declare_periods(*steps):
+    return Declaration([POWER, PRICE, RATE, HOURLY, WEIGHT, MONTHLY, MONTH_WEIGHT,
+                        PERIOD_HOURS, PERIOD_RATE], [], [KW, SPH], list(steps))
+
+
+def test_a_maximum_by_period_keeps_the_periods_and_their_sum_is_a_scalar():
+    d = declare_periods(
+        Step("in_period", "USD/kWh", "period_hours * rates", ""),
+        Step("peak", "USD/kWh", "max_hour(in_period)", ""),
+        Step("billed", "USD/kWh", "sum_period(period_rate * peak) / price", ""))
+    assert (d.steps["in_period"].axes, d.steps["peak"].axes, d.steps["billed"].axes) == \
+        (("period", "hour"), ("period",), ())
+    # two periods: hours 0-11 (rates 0.1 ... 0.2 at hour 5) and 12-23 (0.3 at hour 20);
+    # weighted 1 and 2: 1 x 0.2 + 2 x 0.3 = 0.8
+    rates = np.full((1, 24), 0.1)
+    rates[0, 5], rates[0, 20] = 0.2, 0.3
+    hours = np.zeros((2, 24))
+    hours[0, :12], hours[1, 12:] = 1, 1
+    inputs = {"power": 1.0, "price": 1.0, "rate": 1.0, "rates": rates, "weight": np.nan,
+              "monthly": np.nan, "month_weight": np.nan, "period_hours": hours,
+              "period_rate": np.array([[1.0], [2.0]])}
+    got = Evaluator(d, outputs=["peak", "billed"])(inputs)
+    assert got["peak"] == pytest.approx(np.array([[0.2], [0.3]]))
+    assert got["billed"] == pytest.approx(0.8)
+    # a batch of three prices: one profile, the figures of each
+    batch = Evaluator(d, outputs=["billed"])({**inputs, "price": np.array([1.0, 2.0, 4.0])})
+    assert batch["billed"] == pytest.approx([0.8, 0.4, 0.2])
+    # one period: its maximum, as a scalar
+    one = Evaluator(d, outputs=["billed"])({**inputs, "period_hours": hours[:1],
+                                            "period_rate": np.array([[1.0]])})
+    assert one["billed"] == pytest.approx(0.2)
+
+
+def test_periods_and_months_are_both_rows_and_never_meet():
+    with pytest.raises(DeclarationError, match="by month and by period"):
+        declare_periods(Step("x", "USD/kWh", "monthly * period_hours", ""))
+    with pytest.raises(DeclarationError, match="sum_hour\\(\\) of a value that still runs by "
+                                               "period"):
+        declare_periods(Step("x", "USD/kWh", "sum_hour(period_hours * rates)", ""))
+    with pytest.raises(DeclarationError, match="sum_period\\(\\) of a value that still runs "
+                                               "by hour"):
+        declare_periods(Step("x", "USD/kWh", "sum_period(period_hours * rates)", ""))
+    with pytest.raises(DeclarationError, match="without the period axis"):
+        declare_periods(Step("x", "USD/kWh", "sum_period(rates)", ""))
+
+
 def test_a_batch_shares_its_profile():
     d = declare_profiles(Step("paid", "USD/kWh", "sum_hour(weight * rates) + price", ""))
     rates = np.array([[0.20] * 8 + [0.08] * 16])

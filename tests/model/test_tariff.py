@@ -164,6 +164,119 @@ def test_the_bill_per_kwh_counts_every_charge():
     assert v["electricity_price_all_in"] == pytest.approx(0.12 + 1.2 / 32, rel=1e-12)
 
 
+# ---- time-of-use demand charges: a demand period billed on its own busiest hour --------------
+
+ON_PEAK = list(range(12, 18))  # 12:00-18:00
+
+
+def two_charges(load: dict, **period) -> dict:
+    """3 kW at the facility meter (the rate's 2,000 W x PUE 1.5), no energy charge: an
+    all-hours demand charge of 10 USD/kW-month, and 20 on the weekday busiest hour within
+    12:00-18:00 (none at weekends)."""
+    on_peak = {"name": "on-peak", "demand_charge": "20 USD/kW/month", "hours": ON_PEAK,
+               "weekend_hours": [], **period}
+    return facility_3kw(load=load, electricity={"tariff": {
+        "hourly": [_q(0)] * 24, "demand_charge": "10 USD/kW/month",
+        "demand_periods": [on_peak]}})
+
+
+# the same mean (0.6: (18 x 0.5 + 6 x 0.9) / 24), the busiest hours in or out of 12:00-18:00
+BUSY_ON_PEAK = [0.5] * 12 + [0.9] * 6 + [0.5] * 6
+BUSY_AT_NIGHT = [0.9] * 6 + [0.5] * 18
+
+
+def test_a_demand_period_bills_the_busiest_hour_within_its_hours():
+    busy = priced(two_charges({"hourly": BUSY_ON_PEAK}))
+    night = priced(two_charges({"hourly": BUSY_AT_NIGHT}))
+    # busiest 12:00-18:00: 3 kW x (10 x 0.9 + 20 x 0.9) = 81 USD a month, x 12 / 8,760 h
+    assert busy["demand_charge_per_hour"] == pytest.approx(81 * 12 / HOURS_A_YEAR, rel=1e-12)
+    assert busy["demand_charge_per_hour"] == pytest.approx(0.110958904109589, rel=1e-12)
+    # busiest at night: the all-hours charge still bills 0.9, the on-peak one 0.5:
+    # 3 x (10 x 0.9 + 20 x 0.5) = 57 USD a month
+    assert night["demand_charge_per_hour"] == pytest.approx(57 * 12 / HOURS_A_YEAR, rel=1e-12)
+    assert night["demand_charge_per_hour"] == pytest.approx(0.0780821917808219, rel=1e-12)
+    # the same tokens: 0.6 x 1,000 token/s x 3,600 s = 2.16 Mtok an hour; per Mtok the
+    # on-peak hour costs 3 x 20 x (0.9 - 0.5) x 12 / 8,760 / 2.16 = 0.0152207 USD more
+    for v in (busy, night):
+        assert v["tokens_per_hour"] == pytest.approx(2.16e6, rel=1e-12)
+    assert busy["cost_per_mtok_energy"] == pytest.approx(81 * 12 / HOURS_A_YEAR / 2.16,
+                                                         rel=1e-12)
+    assert busy["cost_per_mtok_energy"] - night["cost_per_mtok_energy"] == pytest.approx(
+        3 * 20 * 0.4 * 12 / HOURS_A_YEAR / 2.16, rel=1e-9)
+    assert busy["cost_per_mtok_energy"] - night["cost_per_mtok_energy"] == pytest.approx(
+        0.0152207001522070, rel=1e-9)
+    assert busy["cost_per_mtok_total"] - night["cost_per_mtok_total"] == pytest.approx(
+        0.0152207001522070, rel=1e-9)
+
+
+def test_weekend_hours_outside_the_period_are_not_billed_on_it():
+    # flat 0.5 on weekdays, 0.9 from 12:00 to 18:00 at weekends: the all-hours charge bills
+    # 0.9, the weekday on-peak charge 0.5: 3 x (10 x 0.9 + 20 x 0.5) = 57 USD a month
+    load = {"hourly": [0.5] * 24, "weekend": [0.5] * 12 + [0.9] * 6 + [0.5] * 6}
+    v = priced(two_charges(load))
+    assert v["demand_charge_per_hour"] == pytest.approx(57 * 12 / HOURS_A_YEAR, rel=1e-12)
+    # weekend hours as the weekdays' (no weekend_hours): the weekend's 0.9 is billed too
+    every_day = two_charges(load)
+    del every_day["electricity"]["tariff"]["demand_periods"][0]["weekend_hours"]
+    v = priced(every_day)
+    assert v["demand_charge_per_hour"] == pytest.approx(81 * 12 / HOURS_A_YEAR, rel=1e-12)
+
+
+def test_a_demand_period_bills_its_months_only_and_idle_power_counts():
+    # idle at 20% outside serving: the on-peak hour draws 0.9 + 0.1 x 0.2 = 0.92, billed in
+    # the four months Jun-Sep: 3 x (10 x 0.92 x 12 + 20 x 0.92 x 4) = 552 USD a year
+    v = priced({**two_charges({"hourly": BUSY_ON_PEAK}, months=[6, 7, 8, 9]),
+                "idle_power": 0.2})
+    assert v["demand_charge_per_hour"] == pytest.approx(3 * 0.92 * (10 * 12 + 20 * 4)
+                                                        / HOURS_A_YEAR, rel=1e-12)
+    assert v["demand_charge_per_hour"] == pytest.approx(552 / HOURS_A_YEAR, rel=1e-12)
+
+
+def test_a_demand_period_at_a_utilisation_bills_its_load_in_every_hour():
+    # no load shape: 60% serving and no idle power in every hour, 3 x (10 + 20) x 0.6 = 54
+    data = two_charges({"hourly": BUSY_ON_PEAK})
+    del data["load"]
+    v = priced({**data, "utilisation": 0.6})
+    assert v["demand_charge_per_hour"] == pytest.approx(54 * 12 / HOURS_A_YEAR, rel=1e-12)
+
+
+def test_a_period_that_charges_nothing_changes_no_bit():
+    without = facility_3kw(load={"hourly": BUSY_ON_PEAK}, electricity={"tariff": {
+        "hourly": [_q(0.1)] * 24, "demand_charge": "10 USD/kW/month"}})
+    free = facility_3kw(load={"hourly": BUSY_ON_PEAK}, electricity={"tariff": {
+        "hourly": [_q(0.1)] * 24, "demand_charge": "10 USD/kW/month", "demand_periods": [
+            {"demand_charge": "0 USD/kW/month", "hours": ON_PEAK}]}})
+    a, b = priced(without), priced(free)
+    assert a["demand_charge_per_hour"] == pytest.approx(3 * 10 * 0.9 * 12 / HOURS_A_YEAR,
+                                                        rel=1e-12)
+    for name in a:
+        assert a[name] == b[name] or (math.isnan(a[name]) and math.isnan(b[name])), name
+
+
+def test_the_disclosure_names_each_period_and_its_busiest_hour():
+    r = price(validate_scenario(two_charges({"hourly": BUSY_AT_NIGHT}, months=[6, 7, 8, 9])))
+    t = r.disclosure()["electricity"]["tariff"]
+    assert t["demand_periods"] == [{
+        "name": "on-peak", "demand_charge": {"value": 20.0, "unit": "USD/kW/month"},
+        "hours": ON_PEAK, "weekend_hours": [], "months": [6, 7, 8, 9],
+        "peak_load_factor": pytest.approx(0.5, rel=1e-12)}]
+    assert t["weekend_rates"] is False  # weekend hours of a period are not weekend rates
+    from costmodel.render.report import electricity_text
+    said = electricity_text(r.disclosure()["electricity"])
+    assert ("demand charge 10.00 USD per kW per month on the month's busiest hour, on-peak "
+            "demand charge 20.00 USD per kW per month on the busiest hour of weekdays "
+            "12:00-18:00 in Jun-Sep") in said
+
+
+def test_an_analysis_of_a_tariff_with_periods_in_one_batch():
+    # idle power moves the on-peak hour's power: 0.9 + 0.1 x idle, a batch of three
+    scenario = validate_scenario(two_charges({"hourly": BUSY_ON_PEAK}))
+    b = Base(scenario, "demand_charge_per_hour")
+    idle = np.array([0.0, 0.5, 1.0])
+    out = b.evaluate({"idle_power": idle}, 3)
+    assert out == pytest.approx(3 * 30 * (0.9 + 0.1 * idle) * 12 / HOURS_A_YEAR, rel=1e-12)
+
+
 # ---- an OpenEI tariff ---------------------------------------------------------------------
 
 def test_an_openei_tariff_with_weekday_and_weekend_schedules():
@@ -185,6 +298,58 @@ def test_an_openei_tariff_with_weekday_and_weekend_schedules():
     # 1.5 USD/day x 365/12 = 45.625 USD/month over the 32 accelerators of a rack
     assert v["fixed_charge_per_hour"] == pytest.approx(45.625 * 12 / HOURS_A_YEAR / 32,
                                                        rel=1e-12)
+
+
+def test_sce_gs2_tou_b_bills_by_hand():
+    """The real SCE GS-2 TOU B record (tests/data/openei/sce_gs2_tou_b.json): energy by
+    season and hour, a flat demand charge of 13.2 USD/kW every month, and Jun-Sep weekday
+    time-of-use demand charges of 5.3 USD/kW (08:00-12:00, 18:00-23:00) and 18.11 USD/kW
+    (12:00-18:00); 259.2 USD/month fixed. One accelerator draws 3 kW at the facility meter
+    (energy counted there too), no idle power; a night-heavy load on weekdays (1.0 at
+    00:00-08:00 and 23:00, 0.6 08:00-12:00 and 18:00-23:00, 0.3 12:00-18:00) and full load
+    at weekends; a rack of 32 accelerators shares the fixed charge (8.1 USD each)."""
+    from sources.test_openei import SCE
+    from sources.test_openei import load as load_json
+
+    from costmodel.sources.openei import read_openei
+    weekday = [1.0] * 8 + [0.6] * 4 + [0.3] * 6 + [0.6] * 5 + [1.0]
+    data = facility_3kw(electricity={"tariff": read_openei(load_json(SCE))},
+                        load={"hourly": weekday, "weekend": [1.0] * 24},
+                        power={"boundary": "facility"})
+    v = priced(data)
+    # a day's energy [USD] at 3 kW: winter (Oct-May) weekday 0.0712 at 00-08 and 21-24,
+    # 0.09368 at 08-21: 8 x 3 x 0.0712 + 4 x 1.8 x 0.09368 + 6 x 0.9 x 0.09368
+    # + 3 x 1.8 x 0.09368 + 2 x 1.8 x 0.0712 + 3 x 0.0712 = 3.86496; weekend 72 x 0.0712 =
+    # 5.1264. Summer (Jun-Sep) weekday 0.066, 0.08888 at 08-12 and 18-23, 0.1355 at 12-18:
+    # 24 x 0.066 + 4 x 1.8 x 0.08888 + 6 x 0.9 x 0.1355 + 5 x 1.8 x 0.08888 + 3 x 0.066
+    # = 3.953556; weekend 72 x 0.066 = 4.752
+    winter_day = (5 * 3.86496 + 2 * 5.1264) / 7  # weekdays 5/7 of the days
+    summer_day = (5 * 3.953556 + 2 * 4.752) / 7
+    # demand [USD/month]: the busiest hour is 1.0 (at night): 13.2 x 3 x 1.0 = 39.6 every
+    # month; Jun-Sep add 5.3 x 3 x 0.6 = 9.54 and 18.11 x 3 x 0.3 = 16.299 (weekday hours
+    # only: the weekend's full load in those hours is not billed on them)
+    january = 31 * winter_day + 39.6 + 8.1
+    july = 31 * summer_day + 39.6 + 9.54 + 16.299 + 8.1
+    assert january == pytest.approx(178.686514285714, rel=1e-12)
+    assert july == pytest.approx(203.171168571429, rel=1e-12)
+    assert 32 * july == pytest.approx(6501.47739428571, rel=1e-12)  # a rack's July bill
+    # the year: 243 winter days and 122 summer days, 12 flat demand and fixed charges,
+    # and 4 months of time-of-use demand
+    year = (243 * winter_day + 122 * summer_day + 12 * (39.6 + 8.1)
+            + 4 * (9.54 + 16.299))
+    assert v["demand_charge_per_hour"] == pytest.approx((12 * 39.6 + 4 * 25.839)
+                                                        / HOURS_A_YEAR, rel=1e-12)
+    assert v["fixed_charge_per_hour"] == pytest.approx(8.1 * 12 / HOURS_A_YEAR, rel=1e-12)
+    assert v["electricity_cost_per_hour"] == pytest.approx(year / HOURS_A_YEAR, rel=1e-12)
+    assert year == pytest.approx(2212.68656571429, rel=1e-12)  # USD a year, an accelerator
+    assert v["electricity_cost_per_hour"] == pytest.approx(0.252589790606654, rel=1e-12)
+    # per million tokens: serving (16.2 / 24) of weekday hours and all weekend hours,
+    # (5 x 0.675 + 2) / 7 of the year, at 3.6 Mtok an hour
+    served = (5 * 16.2 / 24 + 2) / 7
+    assert v["utilisation_served"] == pytest.approx(served, rel=1e-12)
+    assert v["cost_per_mtok_energy"] == pytest.approx(year / HOURS_A_YEAR
+                                                      / (served * MTOK_PER_HOUR), rel=1e-12)
+    assert v["cost_per_mtok_energy"] == pytest.approx(0.0913761516406499, rel=1e-12)
 
 
 # ---- the tariff's knobs, for sensitivity and Monte Carlo ------------------------------------
@@ -228,6 +393,24 @@ def test_an_analysis_varies_the_tariffs_scale_in_one_batch():
     ({"load": {"hourly": [0] * 24}}, "load.hourly", "no hour"),
     ({"load": {"hourly": [0.5] * 24}, "utilisation": 0.7}, "utilisation",
      "differs from the mean of load.hourly (0.5"),
+    ({"electricity": {"tariff": {**eight_dear_sixteen_cheap(), "demand_periods": [
+        {"demand_charge": "5 USD/kW/month", "hours": [12, 13, 12]}]}}},
+     "electricity.tariff.demand_periods[0].hours", "hours repeat: [12, 13, 12]"),
+    ({"electricity": {"tariff": {**eight_dear_sixteen_cheap(), "demand_periods": [
+        {"demand_charge": "5 USD/kW/month", "hours": [24]}]}}},
+     "electricity.tariff.demand_periods[0].hours[0]", "at most 23"),
+    ({"electricity": {"tariff": {**eight_dear_sixteen_cheap(), "demand_periods": [
+        {"demand_charge": "5 USD/kW/month", "hours": []}]}}},
+     "electricity.tariff.demand_periods[0].hours", "at least 1 item"),
+    ({"electricity": {"tariff": {**eight_dear_sixteen_cheap(), "demand_periods": [
+        {"demand_charge": "5 USD/kWh", "hours": [12]}]}}},
+     "electricity.tariff.demand_periods[0].demand_charge", ""),
+    ({"electricity": {"tariff": {**eight_dear_sixteen_cheap(), "demand_periods": [
+        {"demand_charge": "5 USD/kW/month", "hours": [12], "months": [6, 6]}]}}},
+     "electricity.tariff.demand_periods[0].months", "months repeat"),
+    ({"electricity": {"tariff": {**eight_dear_sixteen_cheap(), "demand_periods": [
+        {"demand_charge": "5 USD/kW/month", "hours": [True]}]}}},
+     "electricity.tariff.demand_periods[0].hours[0]", "whole number"),
 ])
 def test_refusals_name_the_field(change, path, fragment):
     with pytest.raises(InputError) as info:
@@ -242,12 +425,16 @@ def test_utilisation_and_load_may_both_be_given_when_they_agree():
     assert v["utilisation_served"] == pytest.approx(0.5, rel=1e-12)
 
 
-def test_the_tariff_round_trips_through_its_mapping():
-    from sources.test_openei import sample
+@pytest.mark.parametrize("record", ["sample", "sce"])
+def test_the_tariff_round_trips_through_its_mapping(record):
+    from sources.test_openei import SCE, sample
+    from sources.test_openei import load as load_json
 
     from costmodel.sources.openei import read_openei
-    s = validate_scenario(base(electricity={"tariff": read_openei(sample())},
+    data = sample() if record == "sample" else load_json(SCE)  # SCE: with demand periods
+    s = validate_scenario(base(electricity={"tariff": read_openei(data)},
                                load={"hourly": [0.4] * 24, "weekend": [0.9] * 24}))
+    assert len(s.electricity.tariff.demand_periods) == (0 if record == "sample" else 2)
     again = validate_scenario(s.to_data())
     a, b = s.to_inputs(), again.to_inputs()
     for name, value in a.items():

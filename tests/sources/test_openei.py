@@ -86,11 +86,26 @@ def test_wallingford_read_by_hand():
     json.dumps(t, allow_nan=False)  # plain data
 
 
-def test_sce_time_of_use_demand_is_refused_by_name():
-    (path, message), = errors(load(SCE))
-    assert path == "demandratestructure"
-    assert "time-of-use demand charges are not supported" in message
-    assert "5.3" in message and "18.11" in message and "Jun" in message
+def test_sce_time_of_use_demand_read_by_hand():
+    t = read_openei(load(SCE))
+    # demandratestructure 0 / 5.3 / 18.11 USD/kW; demandweekdayschedule Jun-Sep: period 1 at
+    # hours 8-11 and 18-22, period 2 at 12-17, period 0 elsewhere; Jan-May and Oct-Dec
+    # period 0 all day; weekends period 0 all year. Period 0 bills nothing.
+    assert t["demand_periods"] == [
+        {"name": "period 1", "demand_charge": {"value": 5.3, "unit": "USD/kW/month"},
+         "hours": [8, 9, 10, 11, 18, 19, 20, 21, 22], "weekend_hours": [],
+         "months": [6, 7, 8, 9]},
+        {"name": "period 2", "demand_charge": {"value": 18.11,
+                                                        "unit": "USD/kW/month"},
+         "hours": [12, 13, 14, 15, 16, 17], "weekend_hours": [], "months": [6, 7, 8, 9]}]
+    # the flat demand charge (flatdemandstructure 13.2, flatdemandmonths all period 0) stays
+    # the all-hours charge of every month
+    assert t["demand_charge"]["value"] == pytest.approx(13.2)
+    assert t["seasons"][0]["demand_charge"]["value"] == pytest.approx(13.2)
+    assert "time-of-use demand charges (demandratestructure)" in t["source"]
+    # written as TOML it reads back into a scenario's tariff
+    doc = tomllib.loads(tariff_toml(t))
+    assert doc["electricity"]["tariff"]["demand_periods"] == t["demand_periods"]
 
 
 def test_sce_energy_read_by_hand_without_its_time_of_use_demand():
@@ -254,11 +269,53 @@ def test_energy_units(unit):
 
 def test_time_of_use_demand():
     rec = sample()["items"][0]
+    # every month: 8 USD/kW on the weekday busiest hour 16:00-21:00, 1 USD/kW on the
+    # busiest hour of the others (all of a weekend day's hours)
     rec.update(demandratestructure=[[{"rate": 1.0}], [{"rate": 8.0}]],
                demandweekdayschedule=[[0] * 16 + [1] * 5 + [0] * 3] * 12,
                demandweekendschedule=[[0] * 24] * 12)
+    t = read_openei(rec)
+    assert t["demand_periods"] == [
+        {"name": "period 0", "demand_charge": {"value": 1.0, "unit": "USD/kW/month"},
+         "hours": [*range(16), 21, 22, 23], "weekend_hours": list(range(24))},
+        {"name": "period 1", "demand_charge": {"value": 8.0, "unit": "USD/kW/month"},
+         "hours": [16, 17, 18, 19, 20], "weekend_hours": []}]
+    # the flat demand charges stand as they were: 4.0, and 10.0 Jun-Sep
+    assert t["demand_charge"]["value"] == pytest.approx(4.0)
+    assert t["seasons"][0]["demand_charge"]["value"] == pytest.approx(10.0)
+
+
+def test_time_of_use_demand_left_out_of_the_table_is_refused_by_name():
+    rec = sample()["items"][0]
+    schedule = dict(demandweekdayschedule=[[0] * 16 + [1] * 5 + [0] * 3] * 12,
+                    demandweekendschedule=[[0] * 24] * 12)
+    # tiers within a demand period
+    rec.update(demandratestructure=[[{"rate": 0}], [{"rate": 8.0, "max": 50},
+                                                    {"rate": 6.0}]], **schedule)
+    assert dict(errors(rec)) == {"demandratestructure[1]": "2 tiers (max 50 kW): tiered "
+                                                           "demand rates are not supported"}
+    # a period billed on weekend days alone
+    rec.update(demandratestructure=[[{"rate": 0}], [{"rate": 8.0}]],
+               demandweekdayschedule=[[0] * 24] * 12,
+               demandweekendschedule=[[0] * 10 + [1] * 4 + [0] * 10] * 12)
     (path, message), = errors(rec)
-    assert path == "demandratestructure" and "time-of-use demand" in message
+    assert path == "demandweekendschedule[0]"
+    assert "period 1 (8 USD/kW) only on weekend days in Jan" in message
+    assert "not supported" in message
+    # more periods than a tariff holds: each month its own peak hour
+    rec.update(demandratestructure=[[{"rate": 0}], [{"rate": 8.0}]],
+               demandweekdayschedule=[[0] * m + [1] + [0] * (23 - m) for m in range(12)],
+               demandweekendschedule=[[0] * 24] * 12)
+    assert len(read_openei(rec)["demand_periods"]) == 12  # within the limit
+    # ... and period 0 charging too: its hours differ by month as well (12 more), and a
+    # third period at 23:00 every month (one more): 25
+    rec.update(demandratestructure=[[{"rate": 1.0}], [{"rate": 8.0}], [{"rate": 9.0}]],
+               demandweekdayschedule=[[0] * m + [1] + [0] * (22 - m) + [2]
+                                      for m in range(12)])
+    (path, message), = errors(rec)
+    assert path == "demandratestructure"
+    assert message == ("25 time-of-use demand periods (a period's hours differing by month "
+                       "count apart); the limit is 24 a tariff")
 
 
 def test_tiered_demand():
@@ -389,9 +446,14 @@ def test_cli_bad_file_one_line_nothing_written(tmp_path, content, words):
 
 def test_cli_refusal_names_the_field(tmp_path):
     out = tmp_path / "out.toml"
-    r = run([SCE, "-o", out])
+    tiered = load(SCE)
+    tiered["demandratestructure"][2] = [{"rate": 18.11, "max": 100}, {"rate": 20.0}]
+    f = tmp_path / "tiered.json"
+    f.write_text(json.dumps(tiered), encoding="utf-8")
+    r = run([f, "-o", out])
     assert r.exit_code == 2 and not out.exists()
-    assert "demandratestructure:" in r.stderr and r.stderr.count("\n") == 1
+    assert "demandratestructure[2]: 2 tiers (max 100 kW)" in r.stderr
+    assert r.stderr.count("\n") == 1
     r = run([WALLINGFORD, "--item", "3"])
     assert r.exit_code == 2 and "--item: 3" in r.stderr
 

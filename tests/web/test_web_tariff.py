@@ -163,7 +163,7 @@ def test_the_tariffs_disclosure_reads_well(web):
     assert line, page
     said, source = line.groups()
     assert said.startswith("Tariff Illustrative TOU, weekday peak 16:00-21:00: energy at ")
-    assert "demand charge 15.000 USD/kW/month" in said  # the page's own unit style
+    assert "demand charge 15.00 USD/kW/month" in said  # money per kW per month: 2 places
     assert "rates differ by season (Jun-Sep); weekend days have their own rates" in said
     assert "the tariff is undated" in said
     assert source.startswith(f"catalog tariff '{TOU}': illustrative assumption")

@@ -1,7 +1,9 @@
 """A tariff and a load shape on the Price page in a real browser (Playwright driving Debian's
 Chromium, see browser_support): pay by a catalog tariff, type a load shape, ask the what-if,
-price, and see the chart of rate and load by hour; a bad load row marked at its field.
-Screenshots at 1280 px and 390 px in out/screenshots/ (git-ignored).
+price, and see the chart of rate and load by hour; a bad load row marked at its field; a
+tariff with time-of-use demand charges (the catalog's SCE GS-2 TOU B), each said as money per
+kW per month with two decimals, with its hours and months. Screenshots at 1280 px and 390 px
+in out/screenshots/ (git-ignored).
 
 Expected figures are the API's for the same scenario, rounded as the page rounds them.
 """
@@ -83,3 +85,30 @@ def test_a_bad_load_row_is_marked_at_its_field(page, live_server):
     assert page.locator("[data-figure]").count() == 0  # nothing priced
     assert page.locator("svg.chart.hourly").count() == 0
     at_widths(page, "price-tariff-bad-load")
+
+
+SCE = "urdb-2015-sce-gs2-tou-b"
+NIGHT_HEAVY = "1, 1, 1, 1, 1, 1, 1, 1, 0.6, 0.6, 0.6, 0.6, 0.3, 0.3, 0.3, 0.3, 0.3, 0.3, " \
+              "0.6, 0.6, 0.6, 0.6, 0.6, 1"
+
+
+def test_a_time_of_use_demand_tariff(page, live_server):
+    page.goto("/")
+    page.check("input[name=electricity_kind][value=tariff]")
+    page.select_option("#f-tariff", SCE)
+    page.fill("#f-load_hourly", NIGHT_HEAVY)
+    page.click("button[type=submit]")
+    page.wait_for_url(f"**tariff={SCE}*")
+    values = {"electricity_kind": "tariff", "tariff": SCE, "load_hourly": NIGHT_HEAVY}
+    answer = api(live_server, "/api/v1/price", scenario_form(values).price_request())
+    q = answer["steps"]["cost_per_mtok_energy"]
+    energy = page.locator('[data-figure="cost_per_mtok_energy"]').first.inner_text()
+    assert display.format_quantity(q["value"], q["unit"], "cost_per_mtok_energy") in energy
+    said = " ".join(page.locator("dl.disclosure").last.inner_text().split())
+    assert "demand charge 13.20 USD/kW/month on the month's busiest hour" in said
+    assert ("period 1 demand charge 5.30 USD/kW/month on the busiest hour of weekdays "
+            "08:00-12:00 and 18:00-23:00 in Jun-Sep") in said
+    assert ("period 2 demand charge 18.11 USD/kW/month on the busiest hour of weekdays "
+            "12:00-18:00 in Jun-Sep") in said
+    at_widths(page, "price-demand-periods")
+    assert not page.js_errors

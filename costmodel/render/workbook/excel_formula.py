@@ -26,8 +26,9 @@ optional input bare:
 Profiles (:mod:`costmodel.model.profile`) sit in blocks of cells, so a formula that reads one is
 written for its cell (:func:`cell_formula`): a name is what a resolver says it is at that
 cell (the block's cell in the same month and hour, the block's column or row inside a
-reduction); ``sum_month(a * b)`` and ``sum_hour(a * b)`` -> ``SUMPRODUCT(a*b)`` over the
-ranges, ``max_hour(a)`` -> ``MAX(a)``; a reduction over a profile the system does not have
+reduction); ``sum_month(a * b)``, ``sum_hour(a * b)`` and ``sum_period(a * b)`` ->
+``SUMPRODUCT(a*b)`` over the ranges, ``max_hour(a)`` -> ``MAX(a)`` (over a block's row, for
+each demand period's cell); a reduction over a profile the system does not have
 is ``NA()``.
 """
 from __future__ import annotations
@@ -175,7 +176,8 @@ _UNAVAILABLE = "\0NA\0"  # a profile the system does not have, until the formula
 @dataclass(frozen=True)
 class Cell:
     """Where a formula is written: system ``system`` (0-based); in a profile's block, its
-    month row and hour column (None off the block); the axes an enclosing reduction sums."""
+    row (``month``: a month, or a demand period) and hour column (None off the block); the
+    axes an enclosing reduction sums."""
     system: int
     month: int | None = None
     hour: int | None = None

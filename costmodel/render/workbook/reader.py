@@ -69,6 +69,7 @@ from openpyxl.utils.cell import get_column_letter, range_boundaries
 from openpyxl.workbook.defined_name import DefinedName
 
 from ...model.inputs import InputError, Scenario, replace_citations, validate_scenario
+from ...model.profile import HOURS_A_DAY
 from ...model.steps import MODEL
 from .export import COUNT_INPUTS, META_FORMAT
 from .tariff_sheet import TARIFF_SHEET, ProfileLayout
@@ -844,8 +845,11 @@ _PRESENCE = [("electricity_pricing", "flat", "tariff", "tariff (electricity.tari
              ("load_basis", "utilisation", "load", "load shape ([load])"),
              ("electricity_site_basis", "rack", "site_accelerators",
               "number of site accelerators")]
+_PERIOD_CHARGE, _PERIOD_HOURS = ("electricity_tariff_demand_period_charge",
+                                  "electricity_tariff_demand_period_hours")
 _PROFILE_BLOCKS = {"electricity_tariff_rates", "electricity_tariff_demand_charge",
-                   "load_hourly"}  # the profiles an editor may change on the Tariff sheet
+                   "load_hourly", _PERIOD_CHARGE, _PERIOD_HOURS}  # the profiles an editor
+# may change on the Tariff sheet
 
 
 def _read_profiles(book: _Book, data: dict, exported: dict[str, Any], i: int,
@@ -898,7 +902,46 @@ def _read_profiles(book: _Book, data: dict, exported: dict[str, Any], i: int,
             if name in read:
                 read["electricity.tariff." + ("hourly" if name.endswith("rates")
                                               else "demand_charge")] = read.pop(name)
+    if isinstance(tariff, dict) and blocks.keys() & {_PERIOD_CHARGE, _PERIOD_HOURS}:
+        mask = blocks.get(_PERIOD_HOURS, exported[_PERIOD_HOURS])
+        odd = mask[(mask != 0) & (mask != 1)]
+        if odd.size:
+            raise _fail(f"an hour of a demand period is 1 (in the period) or 0 (not), got "
+                        f"{odd[0]:g}", read[_PERIOD_HOURS])
+        given = tariff.get("demand_periods")
+        tariff["demand_periods"] = _period_rows(given if isinstance(given, list) else [],
+                                                blocks.get(_PERIOD_CHARGE,
+                                                           exported[_PERIOD_CHARGE])[:, 0],
+                                                mask)
+        for name in (_PERIOD_CHARGE, _PERIOD_HOURS):
+            if name in read:
+                read.setdefault("electricity.tariff.demand_periods", read.pop(name))
     return read
+
+
+def _period_rows(given: list, charge: np.ndarray, mask: np.ndarray) -> list[dict[str, Any]]:
+    """A tariff's demand periods with the Tariff sheet's charges and hours: each period as
+    given with its charge and hours replaced (its name and months kept); the row that bills
+    nothing (a tariff without periods) becomes a period, billed every month, once it has a
+    charge or an hour."""
+    out = []
+    for p, rate in enumerate(charge):
+        hours = [h for h in range(HOURS_A_DAY) if mask[p, h]]
+        weekend = [h for h in range(HOURS_A_DAY) if mask[p, HOURS_A_DAY + h]] \
+            if mask.shape[1] > HOURS_A_DAY else None
+        period = dict(given[p]) if p < len(given) and isinstance(given[p], dict) else {}
+        if not period:
+            if rate == 0 and not hours and not weekend:
+                continue  # the row that bills nothing, left so
+            period["name"] = f"period {p + 1}"
+        period.update(demand_charge={"value": float(rate), "unit": "USD/kW/month"},
+                      hours=hours)
+        if weekend is None or (weekend == hours and period.get("weekend_hours") is None):
+            period.pop("weekend_hours", None)  # as the weekdays
+        else:
+            period["weekend_hours"] = weekend
+        out.append(period)
+    return out
 
 
 def _days(row: np.ndarray, unit: str) -> dict[str, Any]:

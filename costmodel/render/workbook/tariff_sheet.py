@@ -3,11 +3,13 @@ the calendar's weights, the load shape) as live blocks of cells, and the profile
 blocks of formulas over them; the Calculations sheet's reductions (``SUMPRODUCT``, ``MAX``)
 read these blocks, so an edited rate or load recomputes every figure.
 
-A block is ``months`` rows (1, or 12 for a tariff with seasons) by ``hours`` columns (24, or
-48: a weekday's hours, then a weekend day's); a profile by month alone is one column. Each
-system with a profile has its own blocks, one under another; a system without one reads
-``NA()`` in the branches that would use it (never taken while its choices stand). Block
-names: the input or step name (one system), or with ``_sN`` (several).
+A block is ``months`` rows (1, or 12 for a tariff with seasons), or one row a demand period
+(its hours, charge and months billed; a tariff without one has a row that bills nothing), by
+``hours`` columns (24, or 48: a weekday's hours, then a weekend day's); a profile by month or
+by period alone is one column. Each system with a profile has its own blocks, one under
+another; a system without one reads ``NA()`` in the branches that would use it (never taken
+while its choices stand). Block names: the input or step name (one system), or with ``_sN``
+(several).
 """
 from __future__ import annotations
 
@@ -18,10 +20,10 @@ from functools import cache
 
 import numpy as np
 
-from ...model.declaration import names_in
+from ...model.declaration import ROWS, names_in
 from ...model.evaluate import Evaluator
 from ...model.inputs import Scenario
-from ...model.profile import MONTH_NAMES, shape_of, slot_labels
+from ...model.profile import MONTH_NAMES, period_labels, shape_of, slot_labels
 from ...model.steps import MODEL
 from ..display import excel_format
 from .excel_formula import NOT_AVAILABLE, Cell, cell_formula, to_formula
@@ -38,7 +40,13 @@ _AXES = {**{n: MODEL.inputs[n].axes for n in MODEL.profile_inputs},
          **{n: MODEL.steps[n].axes for n in PROFILE_STEPS}}
 _FIRST = 2  # column B: hour 00 (column A names the block, then labels its months)
 # calendar weights are conventions, not choices: shown as constants
-_CALENDAR = {"tariff_month_weight", "tariff_months_billed", "hour_weight"}
+_CALENDAR = {"tariff_month_weight", "tariff_months_billed", "hour_weight",
+             "electricity_tariff_demand_period_months"}
+
+
+def _row_axis(name: str) -> str | None:
+    """The axis a profile's rows run along (month or period), None for one row."""
+    return next((a for a in ROWS if a in _AXES[name]), None)
 
 
 @cache
@@ -90,10 +98,12 @@ class ProfileLayout:
             computed = _profile_evaluator()(inputs)
             self.titles[i] = row
             row += 2  # the title, then the hours' header
+            periods = len(period_labels(scenario.electricity.tariff))
             for name in _ITEMS:
                 value = inputs[name] if name in inputs else computed[name]
                 axes = _AXES[name]
-                full = (months if "month" in axes else 1, hours if "hour" in axes else 1)
+                full = (months if "month" in axes else periods if "period" in axes else 1,
+                        hours if "hour" in axes else 1)
                 value = np.broadcast_to(np.asarray(value, dtype=float), full)
                 if not np.all(np.isfinite(value)):
                     continue  # a profile this system does not have
@@ -116,13 +126,14 @@ class ProfileLayout:
         block = self.blocks.get((cell.system, name))
         if block is None:
             return NOT_AVAILABLE
-        want_month = "month" in axes and "month" not in cell.reduced
+        rows = _row_axis(name)
+        want_row = rows is not None and rows not in cell.reduced
         want_hour = "hour" in axes and "hour" not in cell.reduced
-        if (want_month and cell.month is None) or (want_hour and cell.hour is None):
+        if (want_row and cell.month is None) or (want_hour and cell.hour is None):
             raise ValueError(f"{name} is read outside its block and any reduction")
-        if not want_month and not want_hour:
+        if not want_row and not want_hour:
             return block.name
-        return block.ref(cell.month if want_month else None if block.rows > 1 else 0,
+        return block.ref(cell.month if want_row else None if block.rows > 1 else 0,
                          cell.hour if want_hour else None if block.cols > 1 else 0)
 
     def step_formulas(self, step: str) -> list[str]:
@@ -159,17 +170,21 @@ def write_tariff(ws: Sheet, systems: Sequence[WorkbookSystem], layout: ProfileLa
                                                                       "every hour"
         ws.text(title, 1, f"{s.result.name}: {what}; {load}", "section")
         ws.header(title + 1, ["hour", *slot_labels(hours)])
+        rows = {"month": [MONTH_NAMES[m] if months == 12 else "all year"
+                          for m in range(months)],
+                "period": period_labels(tariff)}
         for (system, name), block in layout.blocks.items():
             if system != i:
                 continue
-            _write_block(ws, block, name, layout, i, months)
+            _write_block(ws, block, name, layout, i, rows)
             names.add(block.name, TARIFF_SHEET,
                       block.ref(None, None).split("!", 1)[1])
     ws.ws.freeze_panes(0, 1)
 
 
 def _write_block(ws: Sheet, block: _Block, name: str, layout: ProfileLayout, system: int,
-                 months: int) -> None:
+                 labels: dict[str, list[str]]) -> None:
+    """One block: its rows labelled (months, or demand periods), input cells or formulas."""
     is_input = name in MODEL.inputs
     item = MODEL.inputs[name] if is_input else MODEL.steps[name]
     value = layout.values[system, name]
@@ -177,15 +192,16 @@ def _write_block(ws: Sheet, block: _Block, name: str, layout: ProfileLayout, sys
     ws.text(block.row - 1, 1, f"{name}: {item.description} [{item.unit}]", "label")
     fmt = excel_format(name, item.unit)
     style = "constant" if name in _CALENDAR else "input" if is_input else "calc"
+    rows = _row_axis(name)
     for r in range(block.rows):
-        if "month" in _AXES[name]:
-            ws.text(block.row + r, 1, MONTH_NAMES[r] if months == 12 else "all year")
+        if rows is not None:
+            ws.text(block.row + r, 1, labels[rows][r])
         for c in range(block.cols):
             v = _cell_value(value[r, c])
             if is_input:
                 ws.number(block.row + r, _FIRST + c, v, style, fmt)
             else:
-                cell = Cell(system, r if "month" in _AXES[name] else None,
+                cell = Cell(system, r if rows is not None else None,
                             c if "hour" in _AXES[name] else None)
                 text = cell_formula(MODEL.steps[name].tree, layout.resolve, cell,
                                     scalar=False)
