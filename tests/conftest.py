@@ -227,3 +227,16 @@ def live_server(tmp_path_factory):
         proc.terminate()
         proc.wait(20)
         log.close()
+
+
+def bench_module(filename: str):
+    """``bench/<filename>`` as a module (the tests start servers the way a benchmark does);
+    registered in ``sys.modules`` as ``bench_<stem>``, where its dataclasses look it up."""
+    import importlib.util
+    root = Path(__file__).resolve().parents[1]
+    name = "bench_" + Path(filename).stem
+    spec = importlib.util.spec_from_file_location(name, root / "bench" / filename)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module

@@ -19,30 +19,16 @@ assertion on how fast anything answers; every wait is bounded.
 """
 from __future__ import annotations
 
-import importlib.util
 import os
 import re
-import sys
 import threading
 import time
 import uuid
-from pathlib import Path
 
 import pytest
+from conftest import bench_module
 
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def _cluster_module():
-    name = "bench_cluster"
-    spec = importlib.util.spec_from_file_location(name, ROOT / "bench" / "cluster.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # its dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
-
-
-cl = _cluster_module()
+cl = bench_module("cluster.py")
 httpx = pytest.importorskip("httpx")
 
 MISSING = cl.missing()

@@ -11,18 +11,16 @@ does, after installing it).
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import os
 import selectors
 import socket
-import sys
 import threading
 import time
 from pathlib import Path
 
 import pytest
+from conftest import bench_module
 
-ROOT = Path(__file__).resolve().parents[2]
 NGINX = Path("/usr/sbin/nginx")
 
 if not NGINX.exists() and os.environ.get("COSTMODEL_REQUIRE_NGINX"):
@@ -31,17 +29,7 @@ pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(not NGINX.exists(), reason="nginx is not installed")]
 
 
-def _bench():
-    """bench/slowclients.py as a module: the test starts the servers the way it does."""
-    name = "bench_slowclients"
-    spec = importlib.util.spec_from_file_location(name, ROOT / "bench" / "slowclients.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # its dataclass looks its module up there
-    spec.loader.exec_module(module)
-    return module
-
-
-sc = _bench()
+sc = bench_module("slowclients.py")  # the test starts the servers the way it does
 
 
 @pytest.fixture(scope="module")
