@@ -159,9 +159,9 @@ def disclosure_items(r: Result) -> list[tuple[str, str]]:
                     f"{format_number(p['output_weight'], '', 'pricing_output_weight')} input "
                     f"tokens"),
     ]
-    money = d["money"]
-    if money["currency"] != "USD" or money.get("inputs_converted"):
-        items.append(("Money", money_text(money)))
+    money = money_line(d["money"])
+    if money is not None:
+        items.append(("Money", money))
     rate = d["reference_rate"]
     if rate is not None:
         items.append(("Reference rate",
@@ -208,6 +208,14 @@ def electricity_text(e: dict, q: Any = None) -> str:
             f"{show(e['effective_price'])} on average at this load"
             + "".join(f", {c}" for c in charges if c)
             + f"; the whole bill {show(e['price_all_in'])} counted at the power boundary")
+
+
+def money_line(money: dict) -> str | None:
+    """The disclosure's ``money`` in words (:func:`money_text`), or None for figures in USD
+    from amounts all given in USD (nothing to say)."""
+    if money["currency"] == "USD" and not money.get("inputs_converted"):
+        return None
+    return money_text(money)
 
 
 def money_text(money: dict) -> str:
