@@ -515,8 +515,9 @@ class PriceRequest(Strict):
     overrides: Overrides = Field(default_factory=dict)
 
 
-# the what-if of POST /price: a scenario on a time-of-use tariff, 30 % of its load moved
-WHAT_IF_EXAMPLE = {"scenario": {**EXAMPLE_SCENARIO,
+# the what-if of POST /price: serving 60 % of every hour on a time-of-use tariff, 30 % of
+# that load moved to each day's cheapest hours
+WHAT_IF_EXAMPLE = {"scenario": {**EXAMPLE_SCENARIO, "utilisation": 0.6,
                                 "electricity": {"tariff": "illustrative-tou-peak-16-21"}},
                    "flexible_share": 0.3}
 
