@@ -34,8 +34,8 @@ from ..sources.curve_point import CURVE_GIVES, SELECTIONS
 from ..store.models import MAX_ID
 from ..store.repo import ROLES
 
-__all__ = ["PriceRequest", "PriceWhatIfRequest", "CompareRequest", "ScenarioCreate", "ScenarioRevise",
-           "CatalogCreate", "CATALOG_CREATE", "CurveCreate", "KeyCreate",
+__all__ = ["PriceRequest", "PriceWhatIfRequest", "CompareRequest", "ScenarioCreate",
+           "ScenarioRevise", "CatalogCreate", "CATALOG_CREATE", "CurveCreate", "KeyCreate",
            "scenario_input_schema", "quote_schema", "overrides_schema", "catalog_data_schema",
            "INPUT_SCHEMAS",
            "CATALOG_MODELS", "CATALOG_KEY", "MAX_CURVE_ID"]

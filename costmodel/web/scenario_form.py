@@ -35,7 +35,8 @@ from ..model.inputs import Scenario, quantity_field, validate_money
 from ..model.steps import BASES, BOUNDARIES
 from ..model.units import CURRENCIES, UnitInputError, exchange_rates, parse_quantity
 
-__all__ = ["ScenarioForm", "scenario_form", "FIELDS", "MONEY_FIELDS", "money_table", "DEFAULTS", "ENGINE_DEFAULTS", "FormCatalog",
+__all__ = ["ScenarioForm", "scenario_form", "FIELDS", "MONEY_FIELDS", "money_table", "DEFAULTS",
+           "ENGINE_DEFAULTS", "FormCatalog",
            "form_catalog", "field_of", "CURVE_PREFIX", "LoadPreset", "LOAD_PRESETS",
            "parse_load_row", "hour_span", "in_typed_unit", "restate_bounds"]
 

@@ -66,7 +66,8 @@ def test_the_price_page_answers_in_euros_with_its_rate(page, live_server, tmp_pa
     # a request's price: 0.08212709 x 9,216 / 10^6 x 0.92 = 0.000696 EUR
     assert "0.000696 EUR" in page.locator('[data-figure="price_per_request"]').inner_text()
     # the disclosure: the rate, its date and source, in the command line's words
-    money = page.locator("dl.disclosure dt", has_text="Money").locator("xpath=following-sibling::dd[1]")
+    money = page.locator("dl.disclosure dt", has_text="Money").locator(
+        "xpath=following-sibling::dd[1]")
     said = money.inner_text()
     assert said == "Calculated in USD, shown in EUR at 0.92 EUR/USD (2026-11-30; " \
                    f"{FX['source']})."
@@ -99,25 +100,21 @@ def test_the_price_page_answers_in_euros_with_its_rate(page, live_server, tmp_pa
     assert not page.js_errors
 
 
-def test_a_code_that_is_no_currency_is_marked_beside_its_field(page, live_server):
+@pytest.mark.parametrize("field,typed,says", [
+    ("currency", "EUX", "'EUX' is not an ISO 4217 currency code (e.g. EUR, GBP, JPY; blank "
+                        "for USD)"),
+    ("fx_date", "30 Nov", "a date as YYYY-MM-DD (or YYYY-MM), got '30 Nov'"),
+])
+def test_a_bad_money_field_is_marked_beside_it(page, live_server, field, typed, says):
     page.goto("/")
     choose_euros(page)
-    page.fill("#f-currency", "EUX")
+    page.fill(f"#f-{field}", typed)
     page.click("button[type=submit]")
-    page.wait_for_url("**currency=EUX*")
-    assert page.locator("#currency-error").inner_text().strip() == \
-        "'EUX' is not an ISO 4217 currency code (e.g. EUR, GBP, JPY; blank for USD)"
-    assert page.get_attribute("#f-currency", "aria-invalid") == "true"
+    page.wait_for_url(f"**{field}={typed.split()[0]}*")
+    assert page.locator(f"#{field}-error").inner_text().strip() == says
+    assert page.get_attribute(f"#f-{field}", "aria-invalid") == "true"
     assert page.locator("[data-figure]").count() == 0  # nothing priced
-    # a rate without its date: said beside the date
-    choose_euros(page)
-    page.fill("#f-fx_date", "30 Nov")
-    page.click("button[type=submit]")
-    page.wait_for_url("**fx_date=30*")
-    assert page.locator("#fx_date-error").inner_text().strip() == \
-        "a date as YYYY-MM-DD (or YYYY-MM), got '30 Nov'"
-    assert page.locator("[data-figure]").count() == 0
-    at_widths(page, "price-bad-currency")
+    at_widths(page, f"price-bad-{field}")
 
 
 def test_the_compare_page_shows_every_system_in_euros(page, live_server):
