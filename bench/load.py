@@ -151,7 +151,9 @@ def main() -> None:
             body = (BODY % "0.1").encode()
             req = urllib.request.Request(f"http://127.0.0.1:{price_port}/api/v1/price",
                                          data=body, headers={"Content-Type": "application/json"})
-            assert b"cost_per_mtok" in urllib.request.urlopen(req, timeout=10).read()
+            # the first answer waits for a worker to import the app and read the catalog and
+            # curves: seconds on a loaded two-core machine, so its timeout is generous
+            assert b"cost_per_mtok" in urllib.request.urlopen(req, timeout=120).read()
             price_url = f"http://127.0.0.1:{price_port}/api/v1/price"
             prefix = batch_bodies(folder)
             with open(prefix + "1.json", "rb") as fh:

@@ -60,6 +60,7 @@ from .schemas import (
     PlanOut,
     PlanRequest,
     PriceRequest,
+    PriceWhatIfRequest,
     ProfitOut,
     ProfitRequest,
     QuotesCompareOut,
@@ -116,9 +117,11 @@ def services():
 
 # ---- pricing --------------------------------------------------------------------------------
 
-@route(pricing, "/price", "POST", summary="Price a scenario (inline, or saved plus overrides)",
-       access="read", body=PriceRequest, response=ResultOut, errors=(404,), query=AnswerQuery)
-def price(body: PriceRequest, query: AnswerQuery, principal) -> Response:
+@route(pricing, "/price", "POST", summary="Price a scenario (inline, or saved plus overrides), "
+                                          "and optionally its what-if",
+       access="read", body=PriceWhatIfRequest, response=ResultOut, errors=(404,),
+       query=AnswerQuery)
+def price(body: PriceWhatIfRequest, query: AnswerQuery, principal) -> Response:
     text, etag = services().price_answer(body, query.view, body_bytes())
     if query.fields is not None:  # its own ETag, of the fields sent
         text = orjson.dumps(select(orjson.loads(text), query.fields))

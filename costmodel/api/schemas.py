@@ -8,6 +8,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, WithJsonSchema
 
 from ..app.caps import MAX_DRAWS, MAX_QUOTES, MAX_SCENARIO_NAME, MAX_SCENARIOS
+from ..app.pricing import FLEXIBLE_SHARE
 from ..decisions.demand import Demand
 from ..decisions.market import MARKET_KEY_PATTERN, MARKET_REF_PATTERN, Market, MarketEntry
 from ..decisions.plan import DEPLOYMENTS
@@ -33,8 +34,8 @@ from ..sources.curve_point import CURVE_GIVES, SELECTIONS
 from ..store.models import MAX_ID
 from ..store.repo import ROLES
 
-__all__ = ["PriceRequest", "CompareRequest", "ScenarioCreate", "ScenarioRevise",
-           "CatalogCreate", "CATALOG_CREATE", "CurveCreate", "KeyCreate",
+__all__ = ["PriceRequest", "PriceWhatIfRequest", "CompareRequest", "ScenarioCreate",
+           "ScenarioRevise", "CatalogCreate", "CATALOG_CREATE", "CurveCreate", "KeyCreate",
            "scenario_input_schema", "quote_schema", "overrides_schema", "catalog_data_schema",
            "INPUT_SCHEMAS",
            "CATALOG_MODELS", "CATALOG_KEY", "MAX_CURVE_ID"]
@@ -512,6 +513,28 @@ class PriceRequest(Strict):
     scenario_id: Id | None = None
     revision: Id | None = None
     overrides: Overrides = Field(default_factory=dict)
+
+
+# the what-if of POST /price: serving 60 % of every hour on a time-of-use tariff, 30 % of
+# that load moved to each day's cheapest hours
+WHAT_IF_EXAMPLE = {"scenario": {**EXAMPLE_SCENARIO, "utilisation": 0.6,
+                                "electricity": {"tariff": "illustrative-tou-peak-16-21"}},
+                   "flexible_share": 0.3}
+
+
+class PriceWhatIfRequest(PriceRequest):
+    """A /price body (an inline scenario, or a saved one plus overrides) and, optionally, a
+    what-if answered beside the result: ``flexible_share``."""
+    model_config = _examples(PRICE_EXAMPLE, {"scenario": EXAMPLE_INLINE, "overrides": {
+        "electricity.price": "0.10 USD/kWh"}}, WHAT_IF_EXAMPLE, rules=[_ONE_SCENARIO])
+    flexible_share: Annotated[float, Field(
+        ge=FLEXIBLE_SHARE[0], le=FLEXIBLE_SHARE[1], examples=[0.3], description=(
+            "what if this share of every hour's load (a fraction, 0 to 1) moved to the same "
+            "day's cheapest hours (by the year's average rate), each filled up to a whole "
+            "hour, serving hours and tokens unchanged: the scenario is priced again and "
+            "answered as `what_if` beside the result (as `costmodel price --flexible-share`). "
+            "Needs a tariff (`electricity.tariff`): at a flat price every hour costs the "
+            "same"))] | None = None
 
 
 class CompareRequest(Strict):
@@ -1083,6 +1106,35 @@ class PricePerMtokOut(Partial):
     output: QuantityOut = None  # type: ignore[assignment]
 
 
+class LoadShapeOut(BaseModel):
+    """A load shape: the fraction of each hour serving, 24 values from 00:00-01:00 local
+    time (and 24 for weekend days where they differ)."""
+    hourly: list[float]
+    weekend: list[float] | None
+
+
+class WhatIfCostOut(BaseModel):
+    """The cost per million tokens with the load moved: in total and its electricity."""
+    total: QuantityOut
+    energy: QuantityOut
+
+
+class WhatIfOut(BaseModel):
+    """What if the flexible share of the load moved to the cheapest hours of its day: the
+    scenario priced again with the load moved (money in the currency results are shown
+    in)."""
+    flexible_share: float = Field(description="the share of every hour's load moved "
+                                              "(a fraction)")
+    load: LoadShapeOut = Field(description="the load shape after the move")
+    cost_per_mtok: WhatIfCostOut = Field(description="the cost per million tokens after "
+                                                     "the move")
+    electricity_effective_price: QuantityOut = Field(
+        description="the energy price per kWh drawn after the move")
+    change: QuantityOut = Field(description="the cost per million tokens after the move "
+                                            "less the result's own")
+    rule: str = Field(description="how the load was moved, in words")
+
+
 class ResultOut(Partial):
     """A priced scenario. Every field is present in the full answer; ``?view=summary`` has
     no ``steps`` and no ``disclosure.sources``; ``?fields=`` holds only what it names. The
@@ -1102,6 +1154,8 @@ class ResultOut(Partial):
     emissions_per_mtok: QuantityOut = None  # type: ignore[assignment]
     steps: dict[str, Any] = None  # type: ignore[assignment]
     disclosure: dict[str, Any] = None  # type: ignore[assignment]
+    what_if: WhatIfOut = Field(None, description=(  # type: ignore[assignment]
+        "POST /price with a flexible_share only: the what-if, beside the result"))
 
 
 Ratios = list[float | None]

@@ -21,7 +21,6 @@ from sqlalchemy.orm import Session
 from .. import app
 from ..app import InlineScenario, ScenarioSpec
 from ..app.variants import Variants
-from ..model.results import Result
 from ..sources.catalog import Catalog
 from ..sources.curve_point import CurveLibrary
 from ..store import repo
@@ -172,37 +171,49 @@ class Services:
         A summary leaves out the per-input sources, so it is priced without completing them.
         """
         spec = spec_of(req)
+        share = getattr(req, "flexible_share", None)  # the what-if (PriceWhatIfRequest)
         if req.scenario is not None:  # inline: the database only if the catalog is stale
             marker = list(self.catalog(None)[0])
-            if body is not None:
+            if body is not None:  # (the what-if is in the body: in the key)
                 key = (f"body:{marker[0]}:{marker[1]}:{view}:"
                        + hashlib.blake2b(body, digest_size=20).hexdigest())
             else:
                 key = repo.content_hash({"scenario": req.scenario, "overrides": req.overrides,
-                                         "catalog": marker, "view": view})
-            return self._cached(key, lambda: self._price_inline(req, spec, marker, view), view)
+                                         "catalog": marker, "view": view,
+                                         **({"flexible_share": share} if share is not None
+                                            else {})})
+            if share is not None:
+                return self._cached(key, lambda: _WhatIf(app.shift_flexible(
+                    self._price_inline(req, spec, marker, view), share)), view)
+            return self._cached(key, lambda: self._price_inline(req, spec, marker,
+                                                                view).result, view)
         with self.sessions(write=False) as session:
             ctx = self.context(session)
             data, label = ctx.revision(req.scenario_id, req.revision)
             marker = list(self.catalog(session)[0])
             key = repo.content_hash({"saved": label, "overrides": req.overrides,
-                                     "catalog": marker, "view": view})
+                                     "catalog": marker, "view": view,
+                                     **({"flexible_share": share} if share is not None
+                                        else {})})
             inline = ScenarioSpec(InlineScenario(data, label), spec.overrides, spec.subject)
+            if share is not None:
+                return self._cached(key, lambda: _WhatIf(app.shift_flexible(
+                    app.price(ctx, inline, sources=view != "summary"), share)), view)
             return self._cached(key, lambda: app.price(ctx, inline,
                                                        sources=view != "summary").result, view)
 
     def _price_inline(self, req: PriceRequest, spec: ScenarioSpec, marker: list,
-                      view: str) -> Result:
-        """An inline scenario's result: built from a known scenario when it differs from one
+                      view: str) -> app.Priced:
+        """An inline scenario priced: built from a known scenario when it differs from one
         only in numeric inputs (see :mod:`costmodel.app.variants`), else priced in full."""
         sources = view != "summary"
 
         def ordinary() -> app.Priced:
             return app.price(self.context(None), spec, sources=sources)
         if spec.overrides:
-            return ordinary().result
+            return ordinary()
         return self.variants.price(req.scenario, tuple(marker), ordinary, sources=sources,
-                                   answer=lambda p: p.result.to_json(view)).result
+                                   answer=lambda p: p.result.to_json(view))
 
     def _cached(self, key: str, compute: Callable[[], Any],
                 view: str = "full") -> tuple[bytes, str]:
@@ -219,6 +230,17 @@ class Services:
             if len(self._results) > self._cache_size:
                 self._results.popitem(last=False)
         return answer
+
+
+class _WhatIf:
+    """A price with its what-if, rendered as :meth:`Services._cached` renders a result."""
+    __slots__ = ("shift",)
+
+    def __init__(self, shift: app.FlexibleShift):
+        self.shift = shift
+
+    def to_json(self, view: str) -> dict[str, Any]:
+        return self.shift.answer(view)
 
 
 def _curves_since(session: Session, marker: Any, library: CurveLibrary | None) -> CurveLibrary:

@@ -12,6 +12,7 @@ from .decide import DecisionRequest, QuotesDecision, quotes_decide
 from .load import NOT_FROM_CURVE, load, load_all, prepare
 from .planning import Plan, PlanRequest, plan, plan_workbook
 from .pricing import (
+    FLEXIBLE_SHARE,
     Compared,
     FlexibleShift,
     Priced,
@@ -69,7 +70,7 @@ __all__ = [
     "Reading", "OwnPoint", "Matched", "AtInteractivity", "OWN_POINT", "MATCHED",
     "NOT_FROM_CURVE", "prepare", "load", "load_all",
     "Priced", "Compared", "WorkbookFile", "price", "price_loaded", "compare", "workbook",
-    "render_workbook", "reprice", "FlexibleShift", "shift_flexible",
+    "render_workbook", "reprice", "FlexibleShift", "shift_flexible", "FLEXIBLE_SHARE",
     "QuotesRanking", "quotes_compare", "quotes_workbook", "TermRequest", "TermAnalysis",
     "quotes_term", "DecisionRequest", "QuotesDecision", "quotes_decide",
     "decision_pdf", "plan_pdf",

@@ -25,7 +25,10 @@ if TYPE_CHECKING:  # the reader loads openpyxl: only when a workbook is read
 
 __all__ = ["Priced", "Compared", "WorkbookFile", "price", "price_loaded", "compare",
            "workbook", "render_workbook", "reprice", "WorkbookImport", "FlexibleShift",
-           "shift_flexible"]
+           "shift_flexible", "FLEXIBLE_SHARE"]
+
+# the what-if's share of the load moved [fraction]: its bounds, on every face
+FLEXIBLE_SHARE = (0.0, 1.0)
 
 
 @dataclass(frozen=True)
@@ -113,6 +116,12 @@ class FlexibleShift:
                         "moves to the same day's cheapest hours (the year's average rate), "
                         "each filled up to a whole hour"}
 
+    def answer(self, view: str = "full") -> dict[str, Any]:
+        """The scenario priced as given, with the what-if beside it (``what_if``): what
+        ``costmodel price --flexible-share --json`` and ``POST /api/v1/price`` with a
+        ``flexible_share`` answer."""
+        return {**self.before.to_json(view), "what_if": self.to_json()}
+
 
 def shift_flexible(priced: Priced, share: float) -> FlexibleShift:
     """The cost if ``share`` [fraction] of the load moved to the cheapest hours (needs a
@@ -126,8 +135,10 @@ def shift_flexible(priced: Priced, share: float) -> FlexibleShift:
     if scenario.electricity.tariff is None:
         raise InputError([("flexible_share", "needs a tariff (electricity.tariff): at a flat "
                                              "price every hour costs the same")])
-    if not 0 <= share <= 1:
-        raise InputError([("flexible_share", f"a fraction from 0 to 1, got {share:g}")])
+    low, high = FLEXIBLE_SHARE
+    if not low <= share <= high:
+        raise InputError([("flexible_share", f"a fraction from {low:g} to {high:g}, got "
+                                             f"{share:g}")])
     inputs = scenario.to_inputs()
     got = Evaluator(MODEL, outputs=["tariff_rate_by_hour", "load_by_hour"])(inputs)
     hours = inputs["hour_weight"].shape[1]

@@ -55,7 +55,8 @@ def main() -> None:
 @click.argument("file")
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE", help=SET_HELP)
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
-@click.option("--flexible-share", "flexible", type=click.FloatRange(0, 1), metavar="FRACTION",
+@click.option("--flexible-share", "flexible", type=click.FloatRange(*app.FLEXIBLE_SHARE),
+              metavar="FRACTION",
               help="With a tariff: also price the load with this share of every hour moved "
                    "to the cheapest hours of its day (one line; 'what_if' in JSON).")
 def price(file: str, overrides: tuple[str, ...], as_json: bool,
@@ -68,7 +69,7 @@ def price(file: str, overrides: tuple[str, ...], as_json: bool,
         fail_input(exc)
     result = priced.result
     if as_json:
-        emit_json({**result.to_json(), **({"what_if": shift.to_json()} if shift else {})})
+        emit_json(shift.answer() if shift is not None else result.to_json())
     else:
         click.echo(result_table(result))
         if shift is not None:

@@ -58,7 +58,8 @@ __all__ = ["default_source", "CITED_BY", "replace_citations", "InputError", "Qua
            "NORMALISED_BY_DEFAULT", "MIN_UTILISATION", "MIN_THROUGHPUT", "MIN_THROUGHPUT_PER_KW",
            "MAX_LIFE", "TYPICAL", "trim_unknown", "fewer_errors",
            "Accelerator", "Node", "Rack", "Facility", "Financing", "Electricity",
-           "OperatingPoint", "Workload", "Power", "Pricing", "RateEntry", "ReferenceRate"]
+           "OperatingPoint", "Workload", "Power", "Pricing", "RateEntry", "ReferenceRate",
+           "Money", "validate_money"]
 
 
 @dataclass(frozen=True)
@@ -898,6 +899,34 @@ def quantity_field(key: str) -> QuantityField | None:
     return _quantity_meta(info) if info is not None else None
 
 
+def _money_checks(money: Money) -> list[tuple[str, str]]:
+    """A money table's rules across its fields: each rate in its own currency, and the
+    currency results are shown in with its rate."""
+    errors = []
+    for code, fx in money.fx.items():
+        if fx.currency != code:
+            errors.append((f"money.fx.{code}.rate", f"a rate for {code} is in {code}/USD, "
+                                                     f"got {fx.currency}/USD"))
+    if money.currency != "USD" and money.currency not in money.fx:
+        errors.append(("money.currency", f"{money.currency} needs its exchange rate: give "
+                                         f"[money.fx.{money.currency}] rate = \"... "
+                                         f"{money.currency}/USD\", with its date and source"))
+    return errors
+
+
+def validate_money(data: Any) -> Money:
+    """A scenario's ``money`` table alone, validated as the scenario's would be: InputError
+    at each field's path (``money.fx.EUR.date``)."""
+    try:
+        money = Money.model_validate(data)
+    except ValidationError as exc:
+        raise _invalid(exc, ("money",)) from None
+    errors = _money_checks(money)
+    if errors:
+        raise InputError(errors)
+    return money
+
+
 def cross_checks(s: Scenario) -> list[tuple[str, str]]:
     """The checks a scenario passes beyond its fields' own, each failure as (field path,
     message); the checks read a validated scenario and set nothing but a utilisation given by
@@ -913,15 +942,7 @@ def cross_checks(s: Scenario) -> list[tuple[str, str]]:
     if e.tariff is None and e.site_accelerators is not None:
         errors.append(("electricity.site_accelerators",
                        "only applies to a tariff's fixed charges (electricity.tariff)"))
-    money = s.money
-    for code, fx in money.fx.items():
-        if fx.currency != code:
-            errors.append((f"money.fx.{code}.rate", f"a rate for {code} is in {code}/USD, "
-                                                     f"got {fx.currency}/USD"))
-    if money.currency != "USD" and money.currency not in money.fx:
-        errors.append(("money.currency", f"{money.currency} needs its exchange rate: give "
-                                         f"[money.fx.{money.currency}] rate = \"... "
-                                         f"{money.currency}/USD\", with its date and source"))
+    errors += _money_checks(s.money)
     if s.load is not None:
         mean = load_mean(s.load)
         if mean <= 0:

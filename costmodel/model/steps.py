@@ -350,7 +350,8 @@ STEPS = [
 # each is its USD figure times money.rate, named shown(...), in shown_currency units
 SHOWN = ["capex_per_accelerator", "cost_per_hour", "cost_per_mtok_energy", "cost_per_mtok_capex",
          "cost_per_mtok_opex", "cost_per_mtok_total", "price_per_mtok_total",
-         "price_per_mtok_input", "price_per_mtok_output"]
+         "price_per_mtok_input", "price_per_mtok_output", "price_per_request",
+         "cost_per_request"]
 
 
 def shown(name: str) -> str:

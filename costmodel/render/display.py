@@ -15,8 +15,10 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from ..model.units import CURRENCIES
+
 __all__ = ["Style", "style_of", "format_number", "format_quantity", "format_input",
-           "display_unit",
+           "display_unit", "in_usd",
            "unit_words", "label", "excel_format", "format_ratio", "format_percent",
            "FRACTIONS", "COUNTS"]
 
@@ -116,7 +118,19 @@ def style_of(name: str | None, unit: str) -> Style:
         return YEARS
     if name in SMALL_MONEY:
         return MONEY_SMALL
-    return _BY_UNIT.get(unit, GENERAL)
+    style = _BY_UNIT.get(unit)
+    if style is None:  # money in another currency rounds as USD does (EUR/Mtok as USD/Mtok)
+        style = _BY_UNIT.get(in_usd(unit), GENERAL)
+    return style
+
+
+_CODE = re.compile(r"(?<![A-Za-z_])[A-Z]{3}(?![A-Za-z_])")
+
+
+def in_usd(unit: str) -> str:
+    """``EUR/Mtok`` -> ``USD/Mtok``: a unit with every ISO 4217 currency code in it written
+    as USD (the display rules are stated for USD; money in any currency reads alike)."""
+    return _CODE.sub(lambda m: "USD" if m.group(0) in CURRENCIES else m.group(0), unit)
 
 
 def display_unit(name: str | None, unit: str) -> str:
@@ -316,6 +330,12 @@ def label(name: str) -> str:
 
 
 def unit_words(unit: str) -> str:
-    """A unit in words for people (``USD/Mtok`` -> ``USD per million tokens``); units without
-    words stay as written."""
-    return _UNIT_WORDS.get(unit, unit)
+    """A unit in words for people (``USD/Mtok`` -> ``USD per million tokens``, ``EUR/Mtok``
+    -> ``EUR per million tokens``); units without words stay as written."""
+    words = _UNIT_WORDS.get(unit)
+    if words is None:
+        usd = in_usd(unit)
+        code = unit.partition("/")[0]
+        words = _UNIT_WORDS[usd].replace("USD", code, 1) \
+            if usd != unit and usd in _UNIT_WORDS and usd.startswith("USD") else unit
+    return words

@@ -160,9 +160,9 @@ def disclosure_items(r: Result) -> list[tuple[str, str]]:
                     f"{format_number(p['output_weight'], '', 'pricing_output_weight')} input "
                     f"tokens"),
     ]
-    money = d["money"]
-    if money["currency"] != "USD" or money.get("inputs_converted"):
-        items.append(("Money", money_text(money)))
+    money = money_line(d["money"])
+    if money is not None:
+        items.append(("Money", money))
     rate = d["reference_rate"]
     if rate is not None:
         items.append(("Reference rate",
@@ -232,6 +232,14 @@ def demand_period_text(period: dict, i: int, q: Any = None) -> str:
     months = period["months"]
     return (f"{name} demand charge {show(period['demand_charge'])} on the busiest hour of "
             f"{when}" + ("" if len(months) == MONTHS else f" in {month_runs(months, ' and ')}"))
+
+
+def money_line(money: dict) -> str | None:
+    """The disclosure's ``money`` in words (:func:`money_text`), or None for figures in USD
+    from amounts all given in USD (nothing to say)."""
+    if money["currency"] == "USD" and not money.get("inputs_converted"):
+        return None
+    return money_text(money)
 
 
 def money_text(money: dict) -> str:

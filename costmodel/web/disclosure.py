@@ -8,7 +8,7 @@ from typing import Any
 from ..model.profile import month_runs
 from ..model.results import Result
 from ..render import display
-from ..render.report import electricity_text, load_text
+from ..render.report import electricity_text, load_text, money_line
 
 __all__ = ["Line", "disclosure_lines"]
 
@@ -129,6 +129,9 @@ def disclosure_lines(result: Result) -> list[Line]:
                         f" input tokens ({d['pricing']['allocation']}).",
              source("pricing.gross_margin", "pricing.output_weight")),
     ]
+    money = money_line(d["money"]) if "money" in d else None  # (saved before: none)
+    if money is not None:
+        lines.append(Line("Money", _capital(money) + "."))
     rate = d.get("reference_rate")
     if rate:
         lines.append(Line("Reference rate", _join(

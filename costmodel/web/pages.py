@@ -11,6 +11,7 @@ import math
 import tomllib
 from dataclasses import dataclass
 from functools import lru_cache
+from types import SimpleNamespace
 from typing import Any
 from urllib.parse import parse_qsl, urlencode
 
@@ -24,7 +25,7 @@ from ..model.profile import shape_of
 from ..model.results import Result
 from ..model.steps import MODEL
 from ..model.units import UnitInputError, parse_quantity
-from ..render.report import assumed_line, flexible_line
+from ..render.report import assumed_line, flexible_line, money_line
 from ..resources import fixtures_dir
 from ..store import repo
 from ..store.models import MAX_ID
@@ -35,9 +36,11 @@ from .downloads import curl_line, json_response, xlsx_response
 from .guard import computes
 from .scenario_form import (
     FIELDS,
+    MONEY_FIELDS,
     ScenarioForm,
     form_catalog,
     hour_span,
+    money_table,
     restate_bounds,
     scenario_form,
 )
@@ -103,9 +106,11 @@ def _flexible_share(form: ScenarioForm, args) -> float | None:
     except UnitInputError as exc:  # said in percent, as the field is typed
         form.errors["flexible_share"] = restate_bounds(str(exc), typed, "%", 0.01)
         return None
-    if not 0 <= share <= 1:
+    low, high = app.FLEXIBLE_SHARE
+    if not low <= share <= high:
+        bound = f"at most {high:g}" if share > high else f"at least {low:g}"
         form.errors["flexible_share"] = restate_bounds(
-            f"must be at most 1, got {share:g}", typed, "%", 0.01)
+            f"must be {bound}, got {share:g}", typed, "%", 0.01)
         return None
     return share
 
@@ -277,8 +282,9 @@ def _tokens(n: float) -> str:
 
 
 def per_request_view(result: Result) -> dict[str, Any]:
-    """The price and the cost of one request [USD] (the engine's ``price_per_request`` and
-    ``cost_per_request``) with their denominator: the tokens of the counted kind in one
+    """The price and the cost of one request [``unit``: the currency results are shown in]
+    (the engine's ``price_per_request`` and ``cost_per_request``, as the result shows them)
+    with their denominator: the tokens of the counted kind in one
     request of the workload (``tokens_per_request``: ISL + OSL for mixed tokens, the OSL
     for output tokens, the ISL for input tokens), and that denominator in words."""
     s = result.scenario
@@ -293,8 +299,9 @@ def per_request_view(result: Result) -> dict[str, Any]:
     else:
         words = (f"{_tokens(isl)} input tokens (the figures per million are per input token: "
                  f"the {_tokens(osl)} output tokens are paid for in them)")
-    return {"price": result.value("price_per_request"),
-            "cost": result.value("cost_per_request"), "tokens": tokens,
+    price, unit = result.shown("price_per_request")
+    return {"price": price, "cost": result.shown("cost_per_request")[0], "unit": unit,
+            "tokens": tokens,
             "tokens_text": _tokens(tokens), "words": words, "model": s.workload.model}
 
 
@@ -365,9 +372,9 @@ def _price_page(market_needed: bool = False):
             "per_request": per_request_view(r),
             "what_if": flexible_line(shift) if shift is not None else None,
             "result": r,
-            "breakdown": stacked_bar([Segment(text, r.value(n) or 0.0, COLOURS[i])
+            "breakdown": stacked_bar([Segment(text, r.shown(n)[0] or 0.0, COLOURS[i])
                                       for i, (n, text) in enumerate(BREAKDOWN)],
-                                     unit_of("cost_per_mtok_total"), "cost_per_mtok_total"),
+                                     r.shown("cost_per_mtok_total")[1], "cost_per_mtok_total"),
             "frontier": frontier_chart(_series([priced], [r.name]),
                                        priced.curve.selection.interactivity, "read here")
             if priced.curve is not None else None,
@@ -380,40 +387,68 @@ def _price_page(market_needed: bool = False):
     return render_template("web/price.html", form=form, catalog=catalog, view=view,
                            headline=HEADLINE, breakdown=BREAKDOWN, efficiency=EFFICIENCY,
                            unit_of=unit_of, save=save, fields=FIELDS, markets=markets,
-                           profit_query=profit_query(form),
+                           profit_query=profit_query(form), price_query=price_query(form),
                            profit_curl=curl_line("/api/v1/profit", _profit_body(form, market))
                            if market is not None else None,
-                           curl=curl_line("/api/v1/price", form.price_request())), status
+                           curl=curl_line("/api/v1/price", _price_body(form, share))), status
 
 
-def _priced_or_page(form: ScenarioForm):
+def price_query(form: ScenarioForm) -> str:
+    """The page's query with its what-if: what the Price downloads answer (the JSON with
+    ``what_if`` as the API answers it; the workbook prices the scenario as given)."""
+    share = form.values.get("flexible_share", "")
+    return form.query + (f"&{urlencode({'flexible_share': share})}" if share else "")
+
+
+def _price_body(form: ScenarioForm, share: float | None) -> dict[str, Any]:
+    """The body of the equivalent ``POST /api/v1/price``, with the page's what-if."""
+    body = form.price_request()
+    return body if share is None else {**body, "flexible_share": share}
+
+
+def _priced_or_page(form: ScenarioForm, share: float | None = None):
+    """The form's scenario priced (and its what-if, at ``share``), or the page saying why
+    not."""
+    shift = None
     with _services().sessions(write=False) as session:
         ctx = _services().context(session)
         priced = _price(form, ctx)
+        if priced is not None and share is not None:
+            shift = _what_if(priced, share, form)
+            priced = priced if shift is not None else None
+        if form.errors:
+            priced = None
         catalog = form_catalog(ctx) if priced is None else None
     if priced is None:  # nothing computed from an invalid form: the page says why
         return None, (render_template("web/price.html", form=form, catalog=catalog, view=None,
                                       headline=HEADLINE, breakdown=BREAKDOWN,
                                       efficiency=EFFICIENCY, unit_of=unit_of,
-                                      curl=curl_line("/api/v1/price", form.price_request())),
+                                      curl=curl_line("/api/v1/price", _price_body(form, share))),
                       422)
-    return priced, None
+    return (priced, shift), None
 
 
 @blueprint.get("/price.xlsx")
 @computes("POST", "/api/v1/workbook")
 def price_workbook():
     need("read")
-    priced, page = _priced_or_page(scenario_form(request.args))
-    return page or xlsx_response(app.render_workbook([priced]))
+    got, page = _priced_or_page(scenario_form(request.args))
+    return page or xlsx_response(app.render_workbook([got[0]]))
 
 
 @blueprint.get("/price.json")
 @computes("POST", "/api/v1/price")
 def price_json():
+    """The JSON ``POST /api/v1/price`` answers for the page's request, its what-if too."""
     need("read")
-    priced, page = _priced_or_page(scenario_form(request.args))
-    return page or json_response(priced.result.to_json(), "price.json")
+    form = scenario_form(request.args)
+    share = _flexible_share(form, request.args)
+    got, page = _priced_or_page(form, share)
+    if page:
+        return page
+    priced, shift = got
+    return json_response(shift.answer() if shift is not None else priced.result.to_json(),
+                         "price.json")
 
 
 def _profit_body(form: ScenarioForm, market: dict[str, Any]) -> dict[str, Any]:
@@ -580,8 +615,26 @@ def _compare_args() -> dict[str, Any]:
     else:
         how = request.args.get("at", "own")
     values = [v for v in values if v][:MAX_SYSTEMS]
+    money = {k: str(request.args.get(k, "") or "").strip()[:200] for k in MONEY_FIELDS}
     return {"values": values, "how": how if how in ("own", "matched", "named") else "own",
-            "interactivity": request.args.get("interactivity", "").strip()[:200]}
+            "interactivity": request.args.get("interactivity", "").strip()[:200],
+            "money": money}
+
+
+def in_currency(ctx, choice: Choice, money: dict[str, Any]) -> Choice:
+    """``choice`` shown in the page's currency: ``money.currency`` and ``money.fx`` (the
+    scenario's own stated rates, with the page's rate for its currency) set as overrides, in
+    the spec priced and in the API body."""
+    source = choice.spec.source
+    data = source.data if isinstance(source, app.InlineScenario) else \
+        ctx.revision(source.scenario_id, source.revision)[0]
+    own = data.get("money") if isinstance(data.get("money"), dict) else {}
+    fx = own.get("fx") if isinstance(own.get("fx"), dict) else {}
+    overrides = {"money.currency": money["currency"], "money.fx": {**fx, **money["fx"]}}
+    spec = app.ScenarioSpec(source, (*choice.spec.overrides,
+                                     *app.overrides_from_mapping(overrides)),
+                            choice.spec.subject)
+    return Choice(choice.value, choice.title, spec, {**choice.body, "overrides": overrides})
 
 
 def _compare(args: dict[str, Any]):
@@ -601,6 +654,9 @@ def _compare(args: dict[str, Any]):
         reading, reading_body, bad = _reading(args["how"], args["interactivity"])
         if bad:
             errors["interactivity"] = bad
+        money, _ = money_table(args["money"], errors)
+        if money is not None and not errors:
+            choices = [in_currency(ctx, c, money) for c in choices]
         compared = unreachable = own = None
         if not errors:
             try:
@@ -614,7 +670,8 @@ def _compare(args: dict[str, Any]):
                 errors[f"sys{index}" if index is not None else "systems"] = message
     body = {"scenarios": [c.body for c in choices], **reading_body}
     return {"choices": choices, "compared": compared, "unreachable": unreachable,
-            "own": own, "errors": errors, "saved": saved, "body": body}
+            "own": own, "errors": errors, "saved": saved, "body": body,
+            "currency": money["currency"] if money is not None else None}
 
 
 @blueprint.get("/compare")
@@ -641,11 +698,16 @@ def compare_page():
         target = None
     slots = args["values"] + [""] * (MAX_SYSTEMS - len(args["values"]))
     status = 200 if compared is not None else (200 if out["unreachable"] else 422)
+    currency = out["currency"] if compared is not None else None
     return render_template(
         "web/compare.html", args=args, slots=slots, fixtures=fixture_scenarios(),
         saved=out["saved"], errors=out["errors"], compared=compared, chart=chart,
         unreachable=out["unreachable"], choices=out["choices"], rows=COMPARE_ROWS,
         unit_of=unit_of, target=target, colours=COLOURS, query=request.query_string.decode(),
+        money_form=SimpleNamespace(values=args["money"], errors=out["errors"]),
+        currency=currency, money_note=money_line(
+            compared.comparison.results[0].disclosure(sources=False)["money"])
+        if currency is not None else None,
         curl=curl_line("/api/v1/compare", out["body"])), status
 
 

@@ -255,6 +255,13 @@ def price_query(mapping: Mapping[str, Any]) -> tuple[str, list[str]]:
             values[field] = _quantity_text(v) or ""
     for key, field in (("power.boundary", "boundary"), ("power.basis", "basis")):
         values[field] = str(take(key) or "")
+    code = flat.get("money.currency")
+    if isinstance(code, str) and code != "USD":  # the currency shown and its rate
+        values["currency"] = str(take("money.currency"))
+        for name, field in (("rate", "fx_rate"), ("date", "fx_date"), ("source", "fx_source")):
+            key = f"money.fx.{code}.{name}"
+            if key in flat:
+                values[field] = _quantity_text(take(key)) or ""
     dropped = sorted(k for k in flat if k not in used and k != "description")
     return urlencode([(k, values[k]) for k in FIELDS]), dropped
 

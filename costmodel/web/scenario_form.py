@@ -31,11 +31,12 @@ from urllib.parse import urlencode
 
 from ..model.curves import PERCENTILES
 from ..model.errors import InputError
-from ..model.inputs import Scenario, quantity_field
+from ..model.inputs import Scenario, quantity_field, validate_money
 from ..model.steps import BASES, BOUNDARIES
-from ..model.units import UnitInputError, parse_quantity
+from ..model.units import CURRENCIES, UnitInputError, exchange_rates, parse_quantity
 
-__all__ = ["ScenarioForm", "scenario_form", "FIELDS", "DEFAULTS", "ENGINE_DEFAULTS", "FormCatalog",
+__all__ = ["ScenarioForm", "scenario_form", "FIELDS", "MONEY_FIELDS", "money_table", "DEFAULTS",
+           "ENGINE_DEFAULTS", "FormCatalog",
            "form_catalog", "field_of", "CURVE_PREFIX", "LoadPreset", "LOAD_PRESETS",
            "parse_load_row", "hour_span", "in_typed_unit", "restate_bounds"]
 
@@ -69,8 +70,14 @@ DEFAULTS: dict[str, str] = {
     "salvage": "",
     "rate": "",
     "margin": "",
+    # the currency results are shown in (blank: USD) and its exchange rate, dated and sourced
+    "currency": "",
+    "fx_rate": "",  # units of the currency per USD (a bare number: <CODE>/USD)
+    "fx_date": "",
+    "fx_source": "",
 }
 FIELDS = tuple(DEFAULTS)  # the canonical order of the query string
+MONEY_FIELDS = ("currency", "fx_rate", "fx_date", "fx_source")
 
 
 def _engine_defaults() -> dict[str, str]:
@@ -146,13 +153,20 @@ _FIELD_OF_PATH = {
     "financing.cost_of_capital": "cost_of_capital", "financing.salvage": "salvage",
     "financing": "life", "pricing.gross_margin": "margin", "pricing": "margin",
     "reference_rate": "rate",
+    # (a rate's code in its path is read as CODE: money.fx.EUR.date -> money.fx.CODE.date)
+    "money": "currency", "money.currency": "currency", "money.fx": "fx_rate",
+    "money.fx.CODE": "fx_rate", "money.fx.CODE.rate": "fx_rate",
+    "money.fx.CODE.currency": "fx_rate", "money.fx.CODE.date": "fx_date",
+    "money.fx.CODE.source": "fx_source",
 }
+_FX_CODE = re.compile(r"^money\.fx\.[A-Z]{3}(?=\.|$)")
 
 
 def field_of(path: str) -> str:
     """The form field an error at scenario ``path`` belongs beside; ``""`` for the form as a
     whole (the message is shown above the fields)."""
-    parts = re.sub(r"\[\d+\]", "", path).split(".") if path else []
+    parts = _FX_CODE.sub("money.fx.CODE", re.sub(r"\[\d+\]", "", path)).split(".") \
+        if path else []
     while parts:
         found = _FIELD_OF_PATH.get(".".join(parts))
         if found is not None:
@@ -300,17 +314,67 @@ def _default_name(v: Mapping[str, str]) -> str:
 
 
 def _check(errors: dict[str, str], field_name: str, key: str, text: str,
-           typed: str | None = None) -> None:
+           typed: str | None = None, rates: Mapping[str, float] | None = None) -> None:
     """The engine's check of a typed quantity (its unit, dimension and bounds), with the
     message the API gives for the same value, said in the unit the field is typed in
-    (:func:`in_typed_unit`: a share's bounds in percent, as typed)."""
+    (:func:`in_typed_unit`: a share's bounds in percent, as typed); an amount in another
+    currency is read at ``rates`` (code -> units per USD: the form's stated rate), as the
+    scenario's would be."""
     meta = quantity_field(key)
     assert meta is not None, key
     try:
-        meta.parse(text)
+        with exchange_rates(rates or {}):
+            meta.parse(text)
     except ValueError as exc:
         errors.setdefault(field_name, in_typed_unit(field_name, str(exc),
                                                     text if typed is None else typed))
+
+
+_PATTERN = re.compile(r"String should match pattern")
+
+
+def money_table(v: dict[str, str], errors: dict[str, str]
+                ) -> tuple[dict[str, Any] | None, dict[str, float]]:
+    """The scenario's ``money`` table from the currency fields (:data:`MONEY_FIELDS` of
+    ``v``), and its rates (code -> units per USD) when they hold: ``(None, {})`` for results
+    in USD (no currency, or USD). The code is read in any case (``eur`` is EUR: written back
+    to ``v``); a bare rate is in <CODE>/USD; the table is checked as a scenario's is
+    (:func:`~costmodel.model.inputs.validate_money`), each error beside its field in the
+    engine's words (a date's pattern said as the date it wants)."""
+    typed = v["currency"]
+    code = typed.upper()
+    given = [n for n in MONEY_FIELDS[1:] if v[n]]
+    if code in ("", "USD"):
+        if given:
+            errors.setdefault(given[0], "choose the currency this rate is for (without one "
+                                        "results are in USD), or clear it")
+        return None, {}
+    if code not in CURRENCIES:
+        errors.setdefault("currency", f"{typed[:20]!r} is not an ISO 4217 currency code "
+                                      f"(e.g. EUR, GBP, JPY; blank for USD)")
+        return None, {}
+    v["currency"] = code
+    fx: dict[str, Any] = {}
+    if v["fx_rate"]:
+        try:
+            float(v["fx_rate"])
+            fx["rate"] = f"{v['fx_rate']} {code}/USD"
+        except ValueError:
+            fx["rate"] = v["fx_rate"]
+    for name, key in (("fx_date", "date"), ("fx_source", "source")):
+        if v[name]:
+            fx[key] = v[name]
+    table = {"currency": code, "fx": {code: fx}}
+    try:
+        money = validate_money(table)
+    except InputError as exc:
+        for path, message in exc.errors:
+            where = field_of(path)
+            if where == "fx_date" and _PATTERN.match(message):
+                message = f"a date as YYYY-MM-DD (or YYYY-MM), got {v['fx_date']!r}"
+            errors.setdefault(where, message)
+        return table, {}
+    return table, money.rates
 
 
 def hour_span(h: int) -> str:
@@ -392,6 +456,7 @@ def scenario_form(args: Mapping[str, str]) -> ScenarioForm:
     data: dict[str, Any] = {}
     # a scenario is named for what it prices unless the person names it
     data["name"] = v["name"] or _default_name(v)
+    money, rates = money_table(v, errors)
     accelerator: dict[str, Any] = {"catalog": v["accelerator"]}
     if v["accelerator_price"]:
         accelerator["price"] = _typed(v["accelerator_price"], "accelerator_price")
@@ -440,7 +505,7 @@ def scenario_form(args: Mapping[str, str]) -> ScenarioForm:
     elif v["electricity_price"]:
         text = _typed(v["electricity_price"], "electricity_price")
         data["electricity"] = {"price": text}
-        _check(errors, "electricity_price", "electricity.price", text)
+        _check(errors, "electricity_price", "electricity.price", text, rates=rates)
     elif v["electricity"]:
         data["electricity"] = v["electricity"]
     load = _load(v, errors)
@@ -464,11 +529,13 @@ def scenario_form(args: Mapping[str, str]) -> ScenarioForm:
         if name == "utilisation" and load is not None:
             continue  # the load shape's mean is the utilisation
         text = _typed(v[name], name)
-        _check(errors, name, _KEY[name], text, v[name])
+        _check(errors, name, _KEY[name], text, v[name], rates)
         if name == "accelerator_price":
             continue  # set in the accelerator table above
         section, _, key = _KEY[name].rpartition(".")
         (data.setdefault(section, {}) if section else data)[key] = text
+    if money is not None:
+        data["money"] = money
     return ScenarioForm(values, data, errors)
 
 

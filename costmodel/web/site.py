@@ -21,6 +21,14 @@ def _qty(value: float | None, unit: str, name: str | None = None) -> str:
     return display.format_quantity(value, unit, name)
 
 
+@blueprint.app_template_global("shown")
+def _shown(result, name: str) -> str:
+    """A result's figure as its answer shows it (money in the currency results are shown in:
+    :meth:`costmodel.model.results.Result.shown`), rounded by the display rules."""
+    value, unit = result.shown(name)
+    return display.format_quantity(value, unit, name)
+
+
 @blueprint.app_template_filter("num")
 def _num(value: float | None, unit: str = "", name: str | None = None) -> str:
     return display.format_number(value, unit, name)

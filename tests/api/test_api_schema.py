@@ -87,7 +87,7 @@ INEXPRESSIBLE = {
               r"operating_point\.(at|curve_id|ttft_max)\S*: unknown key|expected \"peak\" or "
               r"one of|applies to a|not this version's key|exchange rate|a rate for [A-Z]{3} is "
               r"in|not both: a tariff|differs from the mean of load|serves in no hour|"
-              r"month \d+ is in seasons|months repeat|"
+              r"month \d+ is in seasons|months repeat|needs a tariff|"
               # an agent's task against the systems it runs on (docs/tasks.md)
               r"task\.target: no system meets|no latency to hold to the target|"
               r"a demand in tasks|leaves no time to decode|is more than the step's input",
@@ -95,7 +95,8 @@ INEXPRESSIBLE = {
               "between overrides (operating_point.at and operating_point.at.tbt), and a rate's "
               "key against its data (<accelerator>/<kind>@<date>); an amount's currency "
               "against the stated exchange rates; a flat price or a tariff, not both; a "
-              "utilisation against the load shape's mean; a month in one season only; a task's "
+              "utilisation against the load shape's mean; a month in one season only; a what-if "
+              "(flexible_share) against the scenario's electricity (a tariff); a task's "
               "latency target against what the systems can reach, and a demand in tasks "
               "against a request shape or service level also given"),
     "count": (r"valid integer|must be a whole number, got [-+.e\d]+$",
