@@ -8,6 +8,7 @@ the throughput of one of our scenarios on the same hardware; never at another ac
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
@@ -122,9 +123,14 @@ def _own_option(p: Priced, demand: Demand, load: DemandLoad, model: str | None,
     thr = _mixed_throughput(result)
     available = demand.own.available
 
+    profile = load.profile  # scaling keeps it: one shape for every demand priced
+
     @lru_cache(maxsize=4096)
     def hourly(u: float) -> float:  # [USD/h] an accelerator at utilisation u, by the engine
-        return price_result(s.model_copy(update={"utilisation": u})).values["cost_per_hour"]
+        update: dict[str, Any] = {"utilisation": u}
+        if profile is not None:  # the shape by hour, at the fleet's scale (mean u)
+            update["load"] = profile.scaled(u / profile.mean)
+        return price_result(s.model_copy(update=update)).values["cost_per_hour"]
 
     guaranteed = s.operating_point.effective_interactivity
     flags, why = _service_flags(guaranteed, demand, "the scenario runs at")
@@ -262,6 +268,27 @@ def _reference_beside(ctx: Context, hardware: str, quote: Quote, hourly: float
             "origin": rate.source}
 
 
+def _check_shape(p: Priced, spec: ScenarioSpec, demand: Demand) -> None:
+    """A scenario whose own ``[load]`` or utilisation disagrees with the demand's load shape
+    is refused, naming both: the own build is priced at the demand's shape."""
+    shape, s = demand.load, p.result.scenario
+    if shape is None:
+        return
+    if s.load is not None:
+        if not shape.agrees(s.load):
+            raise InputError([("load.hourly", (
+                f"the scenario's load shape (mean {s.utilisation:.6g}) differs from the "
+                f"demand's (demand.load, mean {shape.mean:.6g} of the peak): the own build "
+                f"is priced at the demand's shape; give one, or both the same shape"))]
+            ).about(spec.subject)
+    elif "utilisation" in s.model_fields_set and not math.isclose(
+            s.utilisation, shape.mean, rel_tol=1e-6):
+        raise InputError([("utilisation", (
+            f"{s.utilisation:g} differs from the utilisation the demand's load shape implies "
+            f"(demand.load: mean / peak = {shape.mean:.6g}): the own build is priced at the "
+            f"demand's shape; leave the utilisation out, or give that"))]).about(spec.subject)
+
+
 def _with_ttft_ceiling(prepared: PreparedScenario, demand: Demand) -> PreparedScenario:
     """A curve read under the demand's TTFT ceiling (at its percentile), in place of the
     scenario's own; a scenario without a curve keeps its point (its TTFT is checked)."""
@@ -287,6 +314,7 @@ def quotes_decide(ctx: Context, req: DecisionRequest) -> QuotesDecision:
         own.append(price_loaded(finish(
             ctx, spec, prepared, target if prepared.curve else None,
             elsewhere=("operating_point.ttft_max",) if req.demand.ttft_max is not None else ())))
+        _check_shape(own[-1], spec, req.demand)
     first = own[0].result.scenario
     load = load_of(req.demand, _shape(own[0].result))
     model = req.demand.model or first.workload.model
@@ -306,5 +334,10 @@ def quotes_decide(ctx: Context, req: DecisionRequest) -> QuotesDecision:
     except PlanOverflow as exc:  # a demand too large to count its accelerators
         raise InputError([("demand", str(exc))]) from None
     decision.assumptions[:0] = counted
+    if load.profile is not None:
+        decision.assumptions.append(
+            "own builds priced hour by hour at the demand's load shape (each hour's load "
+            "is the shape x the peak over the fleet's throughput), so a time-of-use tariff "
+            "bills the hours the demand uses")
     return QuotesDecision(decision, own)
 

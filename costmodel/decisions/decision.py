@@ -85,7 +85,12 @@ class Decision:
                            "average": q(d.average, "token/s"), "peak": q(d.peak, "token/s"),
                            "token_kind": "mixed", "isl": q(d.shape.isl, "token"),
                            "osl": q(d.shape.osl, "token"), "batch_share": d.batch_share,
-                           "cached_input_share": d.cached_input_share},
+                           "cached_input_share": d.cached_input_share,
+                           "load": None if d.profile is None else {
+                               "hourly": list(d.profile.hourly),
+                               "weekend": (None if d.profile.weekend is None
+                                           else list(d.profile.weekend)),
+                               "mean": d.profile.mean}},
                 "ranked": [p.to_json() for p in self.ranked],
                 "unranked": [{"offer": o.name, "kind": o.kind, "vendor": o.vendor,
                               "why": o.why, "flags": o.flags, **o.details}
@@ -190,8 +195,9 @@ def decide(options: Sequence[Option], load: DemandLoad, annual_rate: float, *,
     assumptions = [
         "a month is 730 hours; tokens counted mixed (input + output) with "
         f"{load.shape.words()}",
-        "the peak is " + ("as stated" if load.peak_given else
-                          "the average rate (no peak given: the demand is flat)"),
+        ("the demand follows " + load.profile.words() if load.profile is not None else
+         "the peak is " + ("as stated" if load.peak_given else
+                           "the average rate (no peak given: the demand is flat)")),
         f"present values at {annual_rate:.1%} a year (the scenario's cost of capital), "
         "monthly payments at month end",
         f"own build priced over {own_term:g} months (the longest offer's term)"]

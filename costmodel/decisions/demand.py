@@ -23,13 +23,22 @@ from typing import Literal
 from pydantic import Field, ValidationError, model_validator
 
 from ..model.curves import PERCENTILES
-from ..model.inputs import InputError, Qty, Section, error_message, error_path
+from ..model.inputs import (
+    Hourly,
+    InputError,
+    Load,
+    Qty,
+    Section,
+    error_message,
+    error_path,
+    load_mean,
+)
 from ..model.steps import TOKEN_KINDS
 from ..model.units import HOURS_PER_MONTH
 from .plan import whole_up
 from .task import Task
 
-__all__ = ["Demand", "Supply", "validate_demand", "Shape", "DemandLoad", "load_of",
+__all__ = ["Demand", "DemandShape", "Supply", "validate_demand", "Shape", "DemandLoad", "load_of",
            "share", "per_mtok_monthly", "capacity_monthly", "size", "HOURS_PER_MONTH",
            "SECONDS_PER_MONTH", "Charge", "fleet_charge", "availability_lines"]
 
@@ -76,10 +85,51 @@ class Supply(Section):
         return None
 
 
+class DemandShape(Section):
+    """The demand's load shape: each hour's rate as a fraction of the peak (the busiest hour
+    is 1), weekdays (``hourly``) and, when they differ, weekend days (``weekend``); index 0 =
+    00:00-01:00 local time. Its mean (weekdays 5/7, weekend days 2/7) is the average over
+    the peak."""
+    hourly: Hourly("dimensionless", maximum=1.0,
+                   description="the hour's demand as a fraction of the peak")
+    weekend: Hourly("dimensionless", maximum=1.0,
+                    description="the hour's demand as a fraction of the peak, weekend "
+                                "days") | None = None
+
+    @property
+    def mean(self) -> float:
+        """The average over the peak [dimensionless]: the shape's mean over the year."""
+        return load_mean(self)  # type: ignore[arg-type]  (reads hourly and weekend only)
+
+    def scaled(self, k: float) -> Load:
+        """The shape ``k`` (at most 1) times over, as a scenario's ``[load]`` (fractions of
+        each hour serving; a float's last bit above 1 is 1)."""
+        def by(xs: list[float]) -> list[float]:
+            return [min(1.0, x * k) for x in xs]
+        return Load.model_construct(hourly=by(self.hourly),  # each in [0, 1]: no check
+                                    weekend=None if self.weekend is None else by(self.weekend))
+
+    def agrees(self, load: Load) -> bool:
+        """Whether a scenario's ``load`` is this shape at some scale (each hour over the
+        busiest within 1e-6)."""
+        theirs = list(load.hourly) + list(load.weekend or load.hourly)
+        ours = list(self.hourly) + list(self.weekend or self.hourly)
+        top = max(theirs)
+        return top > 0 and all(math.isclose(a / top, b, rel_tol=1e-6, abs_tol=1e-9)
+                               for a, b in zip(theirs, ours, strict=True))
+
+    def words(self) -> str:
+        days = "every day" if self.weekend is None else "weekdays and weekend days"
+        return (f"a load shape by hour ({days}): the busiest hour is the peak, the average "
+                f"{self.mean:.4g} of it (weekdays 5/7, weekend days 2/7)")
+
+
 class Demand(Section):
     """What the buyer needs served: a volume (``volume`` [Mtok/month], or
     ``requests_per_day`` with the request shape), a ``peak`` rate [token/s] (default: the
-    average), all in tokens of ``token_kind``; the service level (``interactivity``
+    average), all in tokens of ``token_kind``; or a load shape by hour (``load``) with the
+    peak (its busiest hour) or the volume, the other following from the shape's mean; the
+    service level (``interactivity``
     [token/s/user] at a ``percentile``, and a ``ttft_max`` [s] at it); the shares of the
     volume sent as batch and of input tokens served from a prefix cache; and ``own``, the
     availability of our own build."""
@@ -100,14 +150,15 @@ class Demand(Section):
     # an agent's tasks: the volume in tasks a day of one task's shape (see as_requests)
     tasks_per_day: Qty("task/day", positive=True) | None = None
     task: Task | None = None
+    load: DemandShape | None = None  # the demand by hour: the peak's busiest hour
 
     @model_validator(mode="after")
     def _volume(self):
         given = [k for k in ("volume", "requests_per_day", "tasks_per_day")
                  if getattr(self, k) is not None]
-        if len(given) != 1:
+        if len(given) > 1 or (not given and self.load is None):
             raise ValueError("give volume, requests_per_day or tasks_per_day (one of them)")
-        if self.volume is None and self.token_kind != "mixed":
+        if given and given[0] != "volume" and self.token_kind != "mixed":
             raise ValueError(f"{given[0]} counts whole requests: token_kind must be mixed")
         if (self.tasks_per_day is None) != (self.task is None):
             raise ValueError("tasks_per_day and task go together")
@@ -175,7 +226,32 @@ def validate_demand(data: object, where: str = "demand") -> Demand:
     if demand.percentile is not None and demand.percentile not in PERCENTILES:
         raise InputError([(f"{where}.percentile", f"unknown percentile {demand.percentile!r} "
                                                   f"(known: {', '.join(PERCENTILES)})")])
+    if demand.load is not None:
+        _check_shape(demand, f"{where}.load")
     return demand
+
+
+def _check_shape(demand: Demand, where: str) -> None:
+    """A load shape's own rules: its busiest hour is 1 (the peak), and it comes with the peak
+    or a volume, not both (the shape's mean ties them)."""
+    shape = demand.load
+    top = max(list(shape.hourly) + list(shape.weekend or []))
+    if not math.isclose(top, 1.0, rel_tol=1e-9):
+        busiest = "weekend" if shape.weekend and max(shape.weekend) > max(shape.hourly) \
+            else "hourly"
+        raise InputError([(f"{where}.{busiest}", (
+            f"the busiest hour is {top:.6g}: each hour is a fraction of the peak, so the "
+            f"busiest is 1 (divide the shape by its busiest hour)"))])
+    volume = [k for k in ("volume", "requests_per_day", "tasks_per_day")
+              if getattr(demand, k) is not None]
+    base = where.rsplit(".", 1)[0]
+    if demand.peak is not None and volume:
+        raise InputError([(f"{base}.peak", (
+            f"with a load shape give the peak or the {volume[0]}, not both: the shape's mean "
+            f"({shape.mean:.6g} of the peak) sets the one from the other"))])
+    if demand.peak is None and not volume:
+        raise InputError([(base, "a load shape needs the peak (its busiest hour, token/s) or "
+                                 "the volume (volume, requests_per_day or tasks_per_day)")])
 
 
 @dataclass(frozen=True)
@@ -213,21 +289,34 @@ class DemandLoad:
     batch_share: float
     cached_input_share: float
     peak_given: bool
+    profile: DemandShape | None = None  # the load shape by hour (fractions of the peak)
 
     def scaled(self, s: float) -> DemandLoad:
-        """The same demand ``s`` times larger (volume and peak together)."""
+        """The same demand ``s`` times larger (volume and peak together, the shape kept)."""
         return DemandLoad(self.volume * s, self.average * s, self.peak * s, self.shape,
-                          self.batch_share, self.cached_input_share, self.peak_given)
+                          self.batch_share, self.cached_input_share, self.peak_given,
+                          self.profile)
 
 
 def load_of(demand: Demand, scenario_shape: Shape) -> DemandLoad:
-    """The demand in mixed tokens, with the demand's request shape (else the scenario's)."""
+    """The demand in mixed tokens, with the demand's request shape (else the scenario's).
+    With a load shape of mean m [fraction of the peak]: average = peak x m, or peak =
+    average / m when the volume is given; volume [Mtok/month] = average x 730 h x 3600 s."""
     shape = Shape(demand.isl if demand.isl is not None else scenario_shape.isl,
                   demand.osl if demand.osl is not None else scenario_shape.osl)
-    if demand.requests_per_day is not None:
-        volume = demand.requests_per_day * DAYS_PER_MONTH * (shape.isl + shape.osl) / 1e6
-    else:
-        volume = demand.volume / share(demand.token_kind, shape)
+    if demand.load is not None:
+        m = demand.load.mean
+        if demand.peak is not None:
+            peak = demand.peak / share(demand.token_kind, shape)
+            average = peak * m
+            volume = average * SECONDS_PER_MONTH / 1e6
+        else:
+            volume = _volume(demand, shape)
+            average = volume * 1e6 / SECONDS_PER_MONTH
+            peak = average / m
+        return DemandLoad(volume, average, peak, shape, demand.batch_share,
+                          demand.cached_input_share, True, demand.load)
+    volume = _volume(demand, shape)
     average = volume * 1e6 / SECONDS_PER_MONTH
     peak = average if demand.peak is None else demand.peak / share(demand.token_kind, shape)
     if peak < average * (1 - 1e-9):
@@ -236,6 +325,13 @@ def load_of(demand: Demand, scenario_shape: Shape) -> DemandLoad:
                                           f"token/s)")])
     return DemandLoad(volume, average, peak, shape, demand.batch_share,
                       demand.cached_input_share, demand.peak is not None)
+
+
+def _volume(demand: Demand, shape: Shape) -> float:
+    """The demand's volume [Mtok/month mixed], from tokens or requests a day."""
+    if demand.requests_per_day is not None:
+        return demand.requests_per_day * DAYS_PER_MONTH * (shape.isl + shape.osl) / 1e6
+    return demand.volume / share(demand.token_kind, shape)
 
 
 def size(peak: float, throughput: float, available: float) -> int:
