@@ -634,21 +634,28 @@ def demand_schema() -> dict[str, Any]:
     props["own"] = {**props["own"], "allOf": SUPPLY_RULES}
     props["task"] = {"anyOf": [{"$ref": "#/components/schemas/Task"}, _NULL],
                      "description": "the task tasks_per_day counts"}
-    schema["allOf"] = [  # Demand._volume's rules
-        {"oneOf": [_given("volume"), _given("requests_per_day"), _given("tasks_per_day")]},
-        {"if": {"not": _given("volume")},
+    volumes = [_given("volume"), _given("requests_per_day"), _given("tasks_per_day")]
+    schema["allOf"] = [  # Demand._volume's rules, and a load shape's (_check_shape)
+        {"if": _given("load"), "then": {"oneOf": [_given("peak"), *volumes]},
+         "else": {"oneOf": volumes}},
+        {"if": {"anyOf": volumes[1:]},
          "then": {"properties": {"token_kind": {"const": "mixed"}}}},
         {"if": _given("tasks_per_day"), "then": _given("task"),
          "else": {"properties": {"task": _NULL}}}]
-    schema["examples"] = [EXAMPLE_DEMAND]
+    schema["examples"] = [EXAMPLE_DEMAND, EXAMPLE_SHAPED_DEMAND]
     schema["description"] = ("the buyer's demand: volume [Mtok/month], requests_per_day or "
-                             "tasks_per_day (of its task), optional peak [token/s], service "
+                             "tasks_per_day (of its task), optional peak [token/s]; or a "
+                             "load shape by hour (load: each hour a fraction of the peak, "
+                             "the busiest 1) with the peak or one of the volumes; service "
                              "level (interactivity, percentile), batch and cached-input "
                              "shares, own availability")
     return schema
 
 
 EXAMPLE_DEMAND = {"volume": "50000 Mtok/month", "interactivity": "100 token/s/user"}
+# 08:00-20:00 at the peak, the night at half of it: a mean of 0.75, 7,884 Mtok a month
+EXAMPLE_SHAPED_DEMAND = {"peak": "4000 token/s", "interactivity": "100 token/s/user",
+                         "load": {"hourly": [0.5] * 8 + [1.0] * 12 + [0.5] * 4}}
 EXAMPLE_CAPACITY = {"name": "h100-capacity", "vendor": "Cloud X", "date": "2026-11-20",
                     "form": "per_accelerator_hour", "hourly_price": "2.10 USD/h",
                     "accelerators": 64, "term": "12 month", "hardware": "h100"}

@@ -430,9 +430,13 @@ def _decide(quotes_file: str, table: dict, flags: dict, scenarios: tuple[str, ..
         fail(f"--pdf: expected a file name ending in .pdf, got {pdf!r}")
     data = dict(table)
     volume = flags.pop("volume")
-    if volume is not None:  # in tokens, requests or tasks (the [demand.task] table's)
+    shaped = "load" in data  # a load shape: a peak or a volume, the flag's over the file's
+    if volume is not None or (shaped and flags.get("peak") is not None):
         for key in ("volume", "requests_per_day", "tasks_per_day"):
             data.pop(key, None)
+    if volume is not None:  # in tokens, requests or tasks (the [demand.task] table's)
+        if shaped:
+            data.pop("peak", None)
         data["requests_per_day" if "request" in volume else
              "tasks_per_day" if "task" in volume else "volume"] = volume
     data.update({k: v for k, v in flags.items() if v is not None})

@@ -90,7 +90,9 @@ INEXPRESSIBLE = {
               r"month \d+ is in seasons|months repeat|needs a tariff|"
               # an agent's task against the systems it runs on (docs/tasks.md)
               r"task\.target: no system meets|no latency to hold to the target|"
-              r"a demand in tasks|leaves no time to decode|is more than the step's input",
+              r"a demand in tasks|leaves no time to decode|is more than the step's input|"
+              # a demand's load shape, and a scenario against it (docs/negotiators.md)
+              r"the busiest hour is|load shape implies|the scenario's load shape",
               "rules across a catalog entry or a saved scenario and the keys that override it, "
               "between overrides (operating_point.at and operating_point.at.tbt), and a rate's "
               "key against its data (<accelerator>/<kind>@<date>); an amount's currency "
@@ -98,7 +100,9 @@ INEXPRESSIBLE = {
               "utilisation against the load shape's mean; a month in one season only; a what-if "
               "(flexible_share) against the scenario's electricity (a tariff); a task's "
               "latency target against what the systems can reach, and a demand in tasks "
-              "against a request shape or service level also given"),
+              "against a request shape or service level also given; a demand's load shape "
+              "whose busiest hour is not 1, and a scenario's utilisation or load shape "
+              "against it"),
     "count": (r"valid integer|must be a whole number, got [-+.e\d]+$",
               "a whole number written with a fraction (8.0)"),
     "grammar": (r"expected key=|expected LOW|distribution|not a date|is before|^available:",

@@ -228,6 +228,12 @@ def test_cli_reads_the_shape_from_the_demand_table_and_the_api_answers_the_same(
                                     str(scenario), "--peak", "8000 token/s", "--json"],
                              catch_exceptions=False)
     assert json.loads(out.output)["demand"]["volume"]["value"] == pytest.approx(2 * 7884)
+    # --demand over it: the volume replaces the file's peak, which follows from the shape
+    # (3,942 Mtok a month is 1,500 token/s on average: a 2,000 peak)
+    out = CliRunner().invoke(main, ["quotes", "decide", str(quotes), "--scenario",
+                                    str(scenario), "--demand", "3942 Mtok/month", "--json"],
+                             catch_exceptions=False)
+    assert json.loads(out.output)["demand"]["peak"]["value"] == pytest.approx(2000)
 
 
 def test_cli_bad_shape_is_one_line_and_api_a_422_naming_the_field(tmp_path, client, tokens):
