@@ -100,7 +100,7 @@ def test_a_peak_in_output_tokens_is_converted_with_the_request_shape():
      "demand.peak", "give the peak or the volume, not both"),
     ({"load": {"hourly": HALF}}, "demand", "a load shape needs the peak"),
     ({"load": {"hourly": HALF[:23]}, "peak": "1 token/s"}, "demand.load.hourly", None),
-    ({"load": {"hourly": [1.5] + HALF[1:]}, "peak": "1 token/s"}, "demand.load.hourly[0]",
+    ({"load": {"hourly": [1.5, *HALF[1:]]}, "peak": "1 token/s"}, "demand.load.hourly[0]",
      None),
     ({"load": {"hourly": HALF, "monthly": HALF}, "peak": "1 token/s"},
      "demand.load.monthly", None),
