@@ -421,25 +421,14 @@ def _decide(quotes_file: str, table: dict, flags: dict, scenarios: tuple[str, ..
             pdf: str | None, as_json: bool) -> None:
     """``quotes decide`` (and ``quotes compare`` for a demand): the file's [demand] with the
     flags over it."""
-    from ..decisions.demand import validate_demand
+    from ..decisions.demand import typed_over, validate_demand
     from ..sources.quote_file import read_quotes
     if workbook:
         fail("--workbook: a comparison for a demand has no workbook yet (leave out the "
              "demand for the Quotes sheet; --pdf writes its one-page summary)")
     if pdf is not None and not pdf.lower().endswith(".pdf"):
         fail(f"--pdf: expected a file name ending in .pdf, got {pdf!r}")
-    data = dict(table)
-    volume = flags.pop("volume")
-    shaped = "load" in data  # a load shape: a peak or a volume, the flag's over the file's
-    if volume is not None or (shaped and flags.get("peak") is not None):
-        for key in ("volume", "requests_per_day", "tasks_per_day"):
-            data.pop(key, None)
-    if volume is not None:  # in tokens, requests or tasks (the [demand.task] table's)
-        if shaped:
-            data.pop("peak", None)
-        data["requests_per_day" if "request" in volume else
-             "tasks_per_day" if "task" in volume else "volume"] = volume
-    data.update({k: v for k, v in flags.items() if v is not None})
+    data = typed_over(table, **flags)
     try:
         g = parse_quantity(improvement, "dimensionless") if improvement else None
     except UnitInputError as exc:

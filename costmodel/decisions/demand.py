@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field, ValidationError, model_validator
 
@@ -40,7 +40,7 @@ from .task import Task
 
 __all__ = ["Demand", "DemandShape", "Supply", "validate_demand", "Shape", "DemandLoad", "load_of",
            "share", "per_mtok_monthly", "capacity_monthly", "size", "HOURS_PER_MONTH",
-           "SECONDS_PER_MONTH", "Charge", "fleet_charge", "availability_lines"]
+           "SECONDS_PER_MONTH", "Charge", "typed_over", "fleet_charge", "availability_lines"]
 
 SECONDS_PER_MONTH = HOURS_PER_MONTH * 3600.0
 DAYS_PER_MONTH = HOURS_PER_MONTH / 24.0  # 30.4167
@@ -231,6 +231,31 @@ def validate_demand(data: object, where: str = "demand") -> Demand:
     return demand
 
 
+VOLUME_KEYS = ("volume", "requests_per_day", "tasks_per_day")
+
+
+def typed_over(table: dict[str, Any], *, volume: str | None = None, peak: Any = None,
+               **others: Any) -> dict[str, Any]:
+    """A demand's data (a quote file's ``[demand]``) with what a face typed over it (None:
+    not typed). A ``volume`` text counts tokens, requests or tasks as its unit says and
+    replaces the table's volume; with a load shape the typed volume replaces the table's
+    peak and a typed peak its volume (the shape's mean gives the other)."""
+    data = dict(table)
+    shaped = data.get("load") is not None or others.get("load") is not None
+    if volume is not None or (shaped and peak is not None):
+        for key in VOLUME_KEYS:
+            data.pop(key, None)
+    if volume is not None:
+        if shaped:
+            data.pop("peak", None)
+        data["requests_per_day" if "request" in volume else
+             "tasks_per_day" if "task" in volume else "volume"] = volume
+    if peak is not None:
+        data["peak"] = peak
+    data.update({k: v for k, v in others.items() if v is not None})
+    return data
+
+
 def _check_shape(demand: Demand, where: str) -> None:
     """A load shape's own rules: its busiest hour is 1 (the peak), and it comes with the peak
     or a volume, not both (the shape's mean ties them)."""
@@ -242,8 +267,7 @@ def _check_shape(demand: Demand, where: str) -> None:
         raise InputError([(f"{where}.{busiest}", (
             f"the busiest hour is {top:.6g}: each hour is a fraction of the peak, so the "
             f"busiest is 1 (divide the shape by its busiest hour)"))])
-    volume = [k for k in ("volume", "requests_per_day", "tasks_per_day")
-              if getattr(demand, k) is not None]
+    volume = [k for k in VOLUME_KEYS if getattr(demand, k) is not None]
     base = where.rsplit(".", 1)[0]
     if demand.peak is not None and volume:
         raise InputError([(f"{base}.peak", (

@@ -43,7 +43,7 @@ from werkzeug.exceptions import RequestEntityTooLarge
 
 from .. import app
 from ..app.caps import MAX_SCENARIOS
-from ..decisions.demand import Demand, validate_demand
+from ..decisions.demand import Demand, typed_over, validate_demand
 from ..decisions.quotes import FORMS, Quote
 from ..http.errors import Problem
 from ..model.curves import PERCENTILES
@@ -108,7 +108,10 @@ DEMAND_FIELDS: dict[str, tuple[str, str, str]] = {
     "d_peak": ("peak", "token/s", "Peak rate (blank: the average)"),
     "d_interactivity": ("interactivity", "token/s/user", "Service level (interactivity)"),
     "d_percentile": ("percentile", "", "Read at the percentile"),
+    "d_load": ("load", "", "Load shape by hour (24 fractions of the peak, 00:00 first; 24 "
+                          "more for weekend days)"),
 }
+LOAD_CHARS = 800  # a typed load shape: 48 numbers of up to 15 characters with separators
 # the yearly fall of the market price that prices a winning offer's lock-in (not the demand's)
 IMPROVEMENT = "d_improvement"
 TEXT_FIELDS = (*QUOTE_FIELDS, *DEMAND_FIELDS, IMPROVEMENT)
@@ -222,6 +225,16 @@ def _typed(text: str, unit: str) -> Any:
     return f"{text} {unit}"
 
 
+def _load_of(text: str) -> Any:
+    """A load shape typed as numbers (commas or spaces between): 24 for every day, or 48 for
+    weekdays then weekend days; any other count is left for the demand's check to name."""
+    parts = [p for p in re.split(r"[\s,;]+", text.strip()) if p]
+    values = [_typed(p, "") for p in parts]
+    if len(values) == 48:
+        return {"hourly": values[:24], "weekend": values[24:]}
+    return {"hourly": values}
+
+
 def _quote_of_form(values: dict[str, str]) -> dict[str, Any]:
     quote: dict[str, Any] = {}
     for name, (key, unit, _) in QUOTE_FIELDS.items():
@@ -247,7 +260,8 @@ def _typed_field_of(path: str) -> str:
 def _form_of(values: MultiDict) -> QuotesForm:
     """The page's state from a query string or a posted form (what it does not name takes
     the first view's)."""
-    kept = {k: str(values.get(k, "")).strip()[:200] for k in TEXT_FIELDS}
+    kept = {k: str(values.get(k, "")).strip()[:LOAD_CHARS if k == "d_load" else 200]
+            for k in TEXT_FIELDS}
     form = QuotesForm(kept)
     form.price_query = str(values.get("price_query", ""))[:4000]
     if not form.price_query and any(k in values for k in FIELDS if k != "name"):
@@ -346,17 +360,14 @@ def _demand(form: QuotesForm) -> Demand | None:
     if table is not None and not isinstance(table, dict):
         form.error("q_file", "demand: must be a table")
         return None
-    data = dict(table or {})
+    typed: dict[str, Any] = {}
     for name, (key, unit, label) in DEMAND_FIELDS.items():
         text = form.values[name]
         if text:
-            if key == "volume":  # in tokens, requests or tasks (the file's [demand.task])
-                for other in ("volume", "requests_per_day", "tasks_per_day"):
-                    data.pop(other, None)
-                key = ("requests_per_day" if "request" in text else
-                       "tasks_per_day" if "task" in text else "volume")
-            data[key] = text if key == "percentile" else _typed(text, unit)
+            typed[key] = (text if key == "percentile" else _load_of(text) if key == "load"
+                          else _typed(text, unit))
             form.demand_typed.append(label.partition(" (")[0].lower())
+    data = typed_over(table or {}, **typed)  # a volume in tokens, requests or tasks
     if not data:
         return None
     try:
@@ -476,7 +487,7 @@ def _saved_choices() -> list[tuple[str, str]]:
 def demand_words(demand: Demand) -> list[str]:
     """The demand's terms, each in a few words (its volume and peak are the decision's)."""
     q = display.format_quantity
-    out = []
+    out = [] if demand.load is None else [demand.load.words()]
     if demand.interactivity is not None:
         out.append(f"service level {q(demand.interactivity, 'token/s/user')} "
                    f"({demand.percentile or 'median'})")

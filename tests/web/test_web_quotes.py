@@ -287,6 +287,36 @@ def test_a_bad_demand_is_marked_at_its_field(client, signed):
     assert 'id="f-d_volume"' in r.text and 'aria-invalid="true"' in r.text
 
 
+# 12 quiet hours at 0.4 of the peak, 12 busy ones at the peak: a mean of 0.7, the B200
+# scenario's own utilisation (so the scenario and the shape agree)
+SHAPE_70 = [0.4] * 8 + [1.0] * 12 + [0.4] * 4
+
+
+def test_a_load_shape_typed_prices_as_the_api_prices_it(client, signed, viewer):
+    r = _decide_upload(client, signed, d_volume="50000", d_interactivity="100",
+                       d_load=", ".join(f"{x:g}" for x in SHAPE_70))
+    assert r.status_code == 200, _errors(r.text)
+    text = _text(r.text)
+    assert "the busiest hour is the peak, the average 0.7 of it" in text
+    api = client.post(f"{API}/quotes/decide", headers=auth(viewer), json={
+        "quotes": DECIDE_FILE["quote"],
+        "scenarios": [{"scenario": _curve_scenario("curve-gpt-oss-120b-b200")}],
+        "demand": {"volume": "50000 Mtok/month", "interactivity": "100 token/s/user",
+                   "load": {"hourly": SHAPE_70}}})
+    assert api.status_code == 200, api.json
+    # 50,000 Mtok a month is 19,026 token/s on average; over a mean of 0.7: a 27,180 peak
+    assert api.json["demand"]["peak"]["value"] == pytest.approx(
+        50_000e6 / (730 * 3600) / 0.7)
+    assert _decision(r.text) == [
+        (p["offer"], display.format_quantity(p["monthly_cost"]["value"], "USD"), i == 0)
+        for i, p in enumerate(api.json["ranked"])]
+    # a shape whose busiest hour is not 1: said at its field
+    r = _decide_upload(client, signed, d_volume="50000", d_load=", ".join(["0.5"] * 24))
+    assert r.status_code == 422
+    assert any("the busiest hour is 0.5" in e for e in _errors(r.text)), _errors(r.text)
+    assert re.search(r'class="field invalid">\s*<label for="f-d_load"', r.text)
+
+
 def test_the_one_page_summary_downloads(client, signed):
     from io import BytesIO
 
