@@ -239,9 +239,12 @@ def typed_over(table: dict[str, Any], *, volume: str | None = None, peak: Any = 
     """A demand's data (a quote file's ``[demand]``) with what a face typed over it (None:
     not typed). A ``volume`` text counts tokens, requests or tasks as its unit says and
     replaces the table's volume; with a load shape the typed volume replaces the table's
-    peak and a typed peak its volume (the shape's mean gives the other)."""
+    peak and a typed peak its volume (the shape's mean gives the other); a shape typed
+    alone over a table with a volume and a peak keeps the volume and lets the peak follow."""
     data = dict(table)
     shaped = data.get("load") is not None or others.get("load") is not None
+    if others.get("load") is not None and peak is None and any(k in data for k in VOLUME_KEYS):
+        data.pop("peak", None)
     if volume is not None or (shaped and peak is not None):
         for key in VOLUME_KEYS:
             data.pop(key, None)

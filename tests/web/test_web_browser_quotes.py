@@ -109,6 +109,33 @@ def test_the_first_visit_shows_the_decision_and_its_link_reproduces_it(page, liv
     assert page.js_errors == []
 
 
+def test_a_load_shape_typed_over_the_files_demand(page, live_server):
+    # 12 busy hours at the peak, 12 at 0.4 of it: a mean of 0.7, the example builds' own
+    # utilisation; the file's 50,000 Mtok a month (19,026 token/s) then peaks at
+    # 19,026 / 0.7 = 27,180 token/s (the file's own peak gives way to the shape's)
+    shape = [0.4] * 8 + [1.0] * 12 + [0.4] * 4
+    page.goto("/quotes")
+    page.fill("#f-d_load", " ".join(f"{x:g}" for x in shape))
+    page.get_by_role("button", name="Show", exact=True).click()
+    page.wait_for_url("**/quotes?*d_load=*")
+    shown = on_screen(page)
+    data = tomllib.loads(NEGOTIATION.read_text())
+    demand = {**data["demand"], "load": {"hourly": shape}}
+    demand.pop("peak")
+    decided = api(live_server, "/api/v1/quotes/decide", {
+        "quotes": data["quote"], "demand": demand,
+        "scenarios": [{"scenario": curve_scenario("curve-gpt-oss-120b-b200")},
+                      {"scenario": curve_scenario("curve-gpt-oss-120b-h100")}]})
+    assert abs(decided["demand"]["peak"]["value"] / (50_000e6 / (730 * 3600) / 0.7) - 1) \
+        < 1e-12
+    assert page.locator("tr.quote-row .monthly").all_inner_texts() == [
+        display.format_quantity(p["monthly_cost"]["value"], "USD") for p in decided["ranked"]]
+    assert "peak 27,180 token/s" in shown["uses"]
+    assert "the busiest hour is the peak, the average 0.7 of it" in shown["uses"]
+    at_widths(page, "quotes-load-shape")
+    assert page.js_errors == []
+
+
 def test_without_a_demand_the_ranking_is_by_unit_price_with_no_mark(page, live_server):
     page.goto("/quotes")
     page.get_by_label("No demand: rank by unit price", exact=False).check()
