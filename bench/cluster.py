@@ -225,22 +225,25 @@ class Host:
             kill_group(self.proc)
 
 
+def sub_line(text: str, pattern: str, replacement: str) -> str:
+    """``text`` with the one line of deploy/nginx.conf matching ``pattern`` replaced (a
+    ValueError when there is not exactly one: the file changed under the substitution)."""
+    new, n = re.subn(pattern, replacement, text, flags=re.MULTILINE)
+    if n != 1:
+        raise ValueError(f"deploy/nginx.conf: expected one line matching {pattern!r}, "
+                         f"found {n}")
+    return new
+
+
 def nginx_config(listen: int, upstreams: list[str]) -> str:
     """deploy/nginx.conf listening on 127.0.0.1:``listen``, its upstream block naming every
-    host (``address:port``), runnable by this user."""
-    text = NGINX_CONFIG.read_text()
-
-    def sub(pattern: str, replacement: str) -> None:
-        nonlocal text
-        text, n = re.subn(pattern, replacement, text, flags=re.MULTILINE)
-        if n != 1:
-            raise ValueError(f"deploy/nginx.conf: expected one line matching {pattern!r}, "
-                             f"found {n}")
-    sub(r"^user www-data;.*$", "user root;" if os.geteuid() == 0 else "")
-    sub(r"listen 8080;", f"listen 127.0.0.1:{listen};")
-    sub(r"^(\s*)server 127\.0\.0\.1:8000(.*)$",
-        "\n".join(rf"\g<1>server {u}\g<2>" for u in upstreams))
-    return text
+    host (``address:port``), runnable by this user: as root the workers run as root (the
+    temporary prefix is not www-data's); otherwise the directive is dropped."""
+    text = sub_line(NGINX_CONFIG.read_text(), r"^user www-data;.*$",
+                    "user root;" if os.geteuid() == 0 else "")
+    text = sub_line(text, r"listen 8080;", f"listen 127.0.0.1:{listen};")
+    return sub_line(text, r"^(\s*)server 127\.0\.0\.1:8000(.*)$",
+                    "\n".join(rf"\g<1>server {u}\g<2>" for u in upstreams))
 
 
 @dataclass

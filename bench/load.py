@@ -29,6 +29,8 @@ import time
 import urllib.request
 from pathlib import Path
 
+from cluster import free_port
+
 ROOT = Path(__file__).resolve().parents[1]
 BODY = ('{"scenario": {"accelerator": "gb300", "operating_point": "deepseek-r1/gb300/peak", '
         '"electricity": {"price": "%s USD/kWh"}, "power": {"boundary": "facility"}}}')
@@ -60,12 +62,6 @@ request = function()
   return wrk.format(nil, nil, nil, string.format('%s', price))
 end
 """
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def start(app: str, port: int, env: dict, workers: int, threads: int,

@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import http.client
 import os
-import re
 import selectors
 import signal
 import socket
@@ -34,9 +33,11 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from cluster import free_port, sub_line
+from cluster import nginx_config as deployed_nginx_config
+
 ROOT = Path(__file__).resolve().parents[1]
 NGINX = "/usr/sbin/nginx"
-DEPLOY_CONFIG = ROOT / "deploy" / "nginx.conf"
 PRICE_BODY = (b'{"scenario": {"accelerator": "gb300", "operating_point": "deepseek-r1/gb300/peak", '
               b'"electricity": {"price": "0.1 USD/kWh"}, "power": {"boundary": "facility"}}}')
 NORMAL_TIMEOUT = 5.0  # seconds a normal request is given
@@ -47,12 +48,6 @@ BODY_TRICKLE_HEADER = (b"POST /api/v1/price HTTP/1.1\r\nHost: 127.0.0.1\r\n"
 
 
 # ---- the servers (tests/http/test_slow_clients.py starts them the same way) ----------------------
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
 
 def _wait_listening(proc: subprocess.Popen, port: int, log: Path, what: str) -> None:
     deadline = time.monotonic() + 30
@@ -99,28 +94,17 @@ def start_gunicorn(port: int, env: dict[str, str], log: Path, *, workers: int = 
     raise RuntimeError(f"gunicorn did not answer /healthz: {log.read_text()[-800:]}")
 
 
-def _sub(pattern: str, replacement: str, text: str) -> str:
-    new, n = re.subn(pattern, replacement, text, flags=re.MULTILINE)
-    if n != 1:
-        raise ValueError(f"deploy/nginx.conf: expected one line matching {pattern!r}, found {n}")
-    return new
-
-
 def nginx_config(listen: int, upstream: int, *, header_timeout: str | None = None,
                  body_timeout: str | None = None) -> str:
     """deploy/nginx.conf listening on 127.0.0.1:``listen`` in front of gunicorn on
-    127.0.0.1:``upstream``, runnable by this user; other timeouts when given (``"2s"``)."""
-    text = DEPLOY_CONFIG.read_text()
-    # as root the workers run as root (the temporary prefix is not www-data's); otherwise
-    # the directive is dropped (nginx would only warn that it ignores it)
-    text = _sub(r"^user www-data;.*$", "user root;" if os.geteuid() == 0 else "", text)
-    text = _sub(r"listen 8080;", f"listen 127.0.0.1:{listen};", text)
-    text = _sub(r"server 127\.0\.0\.1:8000\b", f"server 127.0.0.1:{upstream}", text)
+    127.0.0.1:``upstream`` (:func:`cluster.nginx_config`), runnable by this user; other
+    timeouts when given (``"2s"``)."""
+    text = deployed_nginx_config(listen, [f"127.0.0.1:{upstream}"])
     if header_timeout:
-        text = _sub(r"client_header_timeout 10s;", f"client_header_timeout {header_timeout};",
-                    text)
+        text = sub_line(text, r"client_header_timeout 10s;",
+                        f"client_header_timeout {header_timeout};")
     if body_timeout:
-        text = _sub(r"client_body_timeout 10s;", f"client_body_timeout {body_timeout};", text)
+        text = sub_line(text, r"client_body_timeout 10s;", f"client_body_timeout {body_timeout};")
     return text
 
 

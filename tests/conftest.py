@@ -234,6 +234,8 @@ def bench_module(filename: str):
     registered in ``sys.modules`` as ``bench_<stem>``, where its dataclasses look it up."""
     import importlib.util
     root = Path(__file__).resolve().parents[1]
+    if str(root / "bench") not in sys.path:  # its own imports of the others (as a script)
+        sys.path.append(str(root / "bench"))
     name = "bench_" + Path(filename).stem
     spec = importlib.util.spec_from_file_location(name, root / "bench" / filename)
     module = importlib.util.module_from_spec(spec)

@@ -172,6 +172,11 @@ class Services:
         """
         spec = spec_of(req)
         share = getattr(req, "flexible_share", None)  # the what-if (PriceWhatIfRequest)
+        asked = {"flexible_share": share} if share is not None else {}
+
+        def answer(priced: app.Priced) -> Any:  # what _cached renders
+            return priced.result if share is None else _WhatIf(app.shift_flexible(priced,
+                                                                                  share))
         if req.scenario is not None:  # inline: the database only if the catalog is stale
             marker = list(self.catalog(None)[0])
             if body is not None:  # (the what-if is in the body: in the key)
@@ -179,28 +184,18 @@ class Services:
                        + hashlib.blake2b(body, digest_size=20).hexdigest())
             else:
                 key = repo.content_hash({"scenario": req.scenario, "overrides": req.overrides,
-                                         "catalog": marker, "view": view,
-                                         **({"flexible_share": share} if share is not None
-                                            else {})})
-            if share is not None:
-                return self._cached(key, lambda: _WhatIf(app.shift_flexible(
-                    self._price_inline(req, spec, marker, view), share)), view)
-            return self._cached(key, lambda: self._price_inline(req, spec, marker,
-                                                                view).result, view)
+                                         "catalog": marker, "view": view, **asked})
+            return self._cached(key, lambda: answer(self._price_inline(req, spec, marker,
+                                                                       view)), view)
         with self.sessions(write=False) as session:
             ctx = self.context(session)
             data, label = ctx.revision(req.scenario_id, req.revision)
             marker = list(self.catalog(session)[0])
             key = repo.content_hash({"saved": label, "overrides": req.overrides,
-                                     "catalog": marker, "view": view,
-                                     **({"flexible_share": share} if share is not None
-                                        else {})})
+                                     "catalog": marker, "view": view, **asked})
             inline = ScenarioSpec(InlineScenario(data, label), spec.overrides, spec.subject)
-            if share is not None:
-                return self._cached(key, lambda: _WhatIf(app.shift_flexible(
-                    app.price(ctx, inline, sources=view != "summary"), share)), view)
-            return self._cached(key, lambda: app.price(ctx, inline,
-                                                       sources=view != "summary").result, view)
+            return self._cached(key, lambda: answer(app.price(
+                ctx, inline, sources=view != "summary")), view)
 
     def _price_inline(self, req: PriceRequest, spec: ScenarioSpec, marker: list,
                       view: str) -> app.Priced:

@@ -45,13 +45,17 @@ _SQLITE_GONE = (("database is locked", "the database is busy (locked by another 
                 ("unable to open database file", "the database file cannot be opened"))
 
 
-class StoreUnwritable(Exception):
-    """A write the store refused because it cannot write (disk full, read-only); rolled
-    back, so nothing of it was kept."""
+class _StoreDown(Exception):
+    """The store could not do what a request asked; ``reason`` says why, in words."""
 
     def __init__(self, reason: str):
         super().__init__(reason)
         self.reason = reason
+
+
+class StoreUnwritable(_StoreDown):
+    """A write the store refused because it cannot write (disk full, read-only); rolled
+    back, so nothing of it was kept."""
 
 
 def unwritable_reason(exc: BaseException) -> str | None:
@@ -67,13 +71,9 @@ def unwritable_reason(exc: BaseException) -> str | None:
     return next((reason for fragment, reason in _MESSAGES if fragment in message), None)
 
 
-class StoreUnreachable(Exception):
+class StoreUnreachable(_StoreDown):
     """The database did not answer (stopped, restarting, unreachable, out of connections):
     nothing of the request was done; the next request tries again."""
-
-    def __init__(self, reason: str):
-        super().__init__(reason)
-        self.reason = reason
 
 
 def unreachable_reason(exc: BaseException) -> str | None:

@@ -38,10 +38,11 @@ _WORDS = {
 }
 
 
-def error_page(status: int, detail: str | None = None):
-    """The error page for ``status``, with ``detail`` in words (a default otherwise)."""
-    title, words = _WORDS.get(status, ("Error", "The request could not be answered."))
-    return render_template("web/error.html", status=status, title=title,
+def error_page(status: int, detail: str | None = None, title: str | None = None):
+    """The error page for ``status``, with ``detail`` in words (a default otherwise) under
+    ``title`` (the status's own otherwise)."""
+    own, words = _WORDS.get(status, ("Error", "The request could not be answered."))
+    return render_template("web/error.html", status=status, title=title or own,
                            detail=detail or words), status
 
 
@@ -83,10 +84,9 @@ def _unreachable(exc: StoreUnreachable):
     from ..http.errors import UNREACHABLE_RETRY_AFTER
     log.error("the store is not answering on page %s %s: %s", request.method, request.path,
               exc.reason)
-    body, status = render_template(
-        "web/error.html", status=503, title="The service is not answering",
-        detail=f"The service cannot reach its database just now ({exc.reason}); nothing was "
-               f"done. Try again in a few seconds."), 503
+    body, status = error_page(
+        503, f"The service cannot reach its database just now ({exc.reason}); nothing was "
+             f"done. Try again in a few seconds.", title="The service is not answering")
     return body, status, {"Retry-After": str(UNREACHABLE_RETRY_AFTER)}
 
 
