@@ -14,17 +14,17 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
 
+from ..decisions import decision_calculation as calc
 from ..decisions.decision import Decision, Option, decide
 from ..decisions.demand import (
     HOURS_PER_MONTH,
     Demand,
     DemandLoad,
     Shape,
-    availability_lines,
-    capacity_monthly,
-    fleet_charge,
+    capacity_charge,
     load_of,
-    per_mtok_monthly,
+    own_charge,
+    per_mtok_charge,
     share,
     size,
 )
@@ -39,11 +39,11 @@ from ..sources.scenario_file import PreparedScenario
 from .caps import MAX_QUOTES, MAX_SCENARIOS, check_count
 from .context import Context
 from .load import finish, prepare
-from .pricing import Priced, price_loaded
+from .pricing import Priced, WorkbookFile, _filename, price_loaded
 from .quotes import reference_rate, with_rates
 from .specs import ScenarioSpec
 
-__all__ = ["DecisionRequest", "QuotesDecision", "quotes_decide"]
+__all__ = ["DecisionRequest", "QuotesDecision", "quotes_decide", "decision_workbook"]
 
 
 @dataclass(frozen=True)
@@ -157,9 +157,9 @@ def _own_option(p: Priced, demand: Demand, load: DemandLoad, model: str | None,
         "power_boundary": s.power.boundary, "power_basis": s.power.basis,
         "capex": (q(n * v["capex_per_accelerator"], "USD")
                   if s.accelerator.cost_basis == "own" else None)}
+    terms = calc.OwnTerms(thr, available, lambda o, u: hourly(u))
     return Option(result.name, "own", "own build", 0.0,
-                  None if why else lambda L: fleet_charge(L, thr, available, hourly),
-                  flags, why, details)
+                  None if why else lambda L: own_charge(terms, L), flags, why, details, terms)
 
 
 def _quote_flags(quote: Quote, demand: Demand, load: DemandLoad, model: str | None,
@@ -183,19 +183,15 @@ def _monthly_floor(quote: Quote) -> float | None:
 def _per_mtok_option(quote: Quote, demand: Demand, load: DemandLoad, model: str | None,
                      precision: str | None) -> Option:
     flags, why, _ = _quote_flags(quote, demand, load, model, precision)
-    tiers = ([(t.up_to, t.price_input, t.price_output) for t in quote.tiers] if quote.tiers
-             else [(None, quote.price_input, quote.price_output)])
+    tiers = ([calc.Tier(t.up_to, t.price_input, t.price_output) for t in quote.tiers]
+             if quote.tiers else [calc.Tier(None, quote.price_input, quote.price_output)])
     overage = (None if quote.overage_input is None
                else (quote.overage_input, quote.overage_output))
-    floor = _monthly_floor(quote)
-
-    def charge(L: DemandLoad):
-        return per_mtok_monthly(tiers, L, cached_fraction=quote.cached_input_fraction,
-                                batch_discount=quote.batch_discount,
-                                committed_volume=quote.committed_volume, overage=overage,
-                                commitment_monthly=floor)
-    return Option(quote.name, "per_mtok", quote.vendor, quote.term, None if why else charge,
-                  flags, why, {"date": quote.date})
+    terms = calc.PerMtokTerms(tiers, quote.cached_input_fraction, quote.batch_discount,
+                              quote.committed_volume, overage, _monthly_floor(quote))
+    return Option(quote.name, "per_mtok", quote.vendor, quote.term,
+                  None if why else lambda L: per_mtok_charge(terms, L), flags, why,
+                  {"date": quote.date}, terms)
 
 
 def _capacity_option(ctx: Context, quote: Quote, demand: Demand, load: DemandLoad,
@@ -238,17 +234,11 @@ def _capacity_option(ctx: Context, quote: Quote, demand: Demand, load: DemandLoa
         unit, block = quote.monthly_price / quote.accelerators, quote.monthly_price
         hourly = unit / HOURS_PER_MONTH
     details["reference_rate"] = _reference_beside(ctx, hardware, quote, hourly)
-    available = quote.available
-    floor = _monthly_floor(quote)
-
-    def charge(L: DemandLoad):
-        c = capacity_monthly(size(L.peak, thr, available), quote.accelerators, unit,
-                             block_monthly=block, commitment_monthly=floor)
-        return replace(c, utilisation=min(1.0, L.average / (c.accelerators * thr)),
-                       capacity=c.accelerators * thr * available,
-                       lines=availability_lines(available) + c.lines)
-    return Option(quote.name, "capacity", quote.vendor, quote.term, None if why else charge,
-                  flags, why, details)
+    terms = calc.CapacityTerms(thr, quote.available, quote.accelerators, unit, block,
+                               _monthly_floor(quote))
+    return Option(quote.name, "capacity", quote.vendor, quote.term,
+                  None if why else lambda L: capacity_charge(terms, L), flags, why, details,
+                  terms)
 
 
 def _reference_beside(ctx: Context, hardware: str, quote: Quote, hourly: float
@@ -341,3 +331,21 @@ def quotes_decide(ctx: Context, req: DecisionRequest) -> QuotesDecision:
             "bills the hours the demand uses")
     return QuotesDecision(decision, own)
 
+
+
+def decision_workbook(ctx: Context, req: DecisionRequest, title: str | None = None
+                      ) -> WorkbookFile:
+    """The decision as a workbook: the Decision and Scan sheets (live formulas over the
+    demand and every ranked offer's terms, :mod:`costmodel.render.workbook.decision_sheet`)
+    before the own builds' model sheets, each build read at the demand's service level."""
+    from ..render.workbook.decision_sheet import DecisionBook
+    from ..render.workbook.export import WorkbookSystem, build_workbook
+    answer = quotes_decide(ctx, req)
+    d = answer.decision
+    book = DecisionBook(d, answer.systems[0].result.scenario.financing.cost_of_capital,
+                        tuple(d.assumptions[:1]))
+    what = f"{d.load.volume:,.0f} Mtok a month"
+    wb = build_workbook([WorkbookSystem(p.result, p.curve) for p in answer.systems],
+                        title=title or f"Decision for {what}", decision=book)
+    return WorkbookFile(wb.content, "decision_" + _filename([p.result.name
+                                                             for p in answer.systems]))

@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from .decision_calculation import FLOATS, JUST_BELOW, edge
 from .demand import Charge, DemandLoad
 from .quotes import present_value, term_table
 
@@ -23,7 +24,6 @@ __all__ = ["Option", "Priced", "Decision", "decide", "SCALE_RANGE", "holds_words
 
 SCALE_RANGE = (0.01, 100.0)  # demand multiples scanned for break-evens and winner ranges
 _GRID = 121  # log-spaced scales over SCALE_RANGE (5 points a factor of 1.47)
-_BISECT = 40  # halvings of a scale interval: far below any volume a contract states
 
 
 @dataclass
@@ -39,6 +39,7 @@ class Option:
     flags: list[str] = field(default_factory=list)
     why: str | None = None
     details: dict[str, Any] = field(default_factory=dict)
+    terms: Any = None  # the declared terms its charge bills (decision_calculation), if any
 
 
 @dataclass
@@ -77,6 +78,7 @@ class Decision:
     holds: tuple[float | None, float | None]  # [Mtok/month]: the winner's range
     recommendation: dict[str, Any] | None
     assumptions: list[str]
+    given: list[Option] = field(default_factory=list)  # the ranked options, in the order given
 
     def to_json(self) -> dict[str, Any]:
         q = lambda v, u: None if v is None else {"value": v, "unit": u}  # noqa: E731
@@ -130,11 +132,9 @@ def _on_grid(options: Sequence[Option], load: DemandLoad) -> list[list[float]]:
 
 
 def _edge(f: Callable[[float], bool], inside: float, outside: float) -> float:
-    """The scale between ``inside`` (f true) and ``outside`` (f false) where f changes."""
-    for _ in range(_BISECT):
-        mid = math.sqrt(inside * outside)
-        inside, outside = (mid, outside) if f(mid) else (inside, mid)
-    return math.sqrt(inside * outside)
+    """The scale between ``inside`` (f true) and ``outside`` (f false) where f changes, as
+    declared (:func:`.decision_calculation.edge`)."""
+    return edge(FLOATS, f, inside, outside)
 
 
 def _holds(options: Sequence[Option], load: DemandLoad, best: int,
@@ -202,7 +202,7 @@ def decide(options: Sequence[Option], load: DemandLoad, annual_rate: float, *,
         "monthly payments at month end",
         f"own build priced over {own_term:g} months (the longest offer's term)"]
     if not priced:
-        return Decision(load, [], unranked, [], (None, None), None, assumptions)
+        return Decision(load, [], unranked, [], (None, None), None, assumptions, ranked_opts)
     order = [p.option for p in priced]
     best = 0  # sorted: the winner at the demand as stated
     costs = _on_grid(order, load)
@@ -216,12 +216,13 @@ def decide(options: Sequence[Option], load: DemandLoad, annual_rate: float, *,
                           "volume": None if s is None else {"value": s * load.volume,
                                                             "unit": "Mtok/month"},
                           "cheaper_below": None if s is None else (
-                              a.name if a.charge(load.scaled(s * 0.99)).monthly
-                              <= b.charge(load.scaled(s * 0.99)).monthly else b.name)})
+                              a.name if a.charge(load.scaled(s * JUST_BELOW)).monthly
+                              <= b.charge(load.scaled(s * JUST_BELOW)).monthly else b.name)})
     holds = (None if low is None else low * load.volume,
              None if high is None else high * load.volume)
     return Decision(load, priced, unranked, pairs, holds,
-                    _recommend(priced, load, holds, annual_rate, improvement), assumptions)
+                    _recommend(priced, load, holds, annual_rate, improvement), assumptions,
+                    ranked_opts)
 
 
 def _recommend(priced: list[Priced], load: DemandLoad, holds: tuple[float | None, float | None],

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from pydantic import Field, ValidationError, model_validator
@@ -35,12 +35,14 @@ from ..model.inputs import (
 )
 from ..model.steps import TOKEN_KINDS
 from ..model.units import HOURS_PER_MONTH
+from . import decision_calculation as calc
 from .plan import whole_up
 from .task import Task
 
 __all__ = ["Demand", "DemandShape", "Supply", "validate_demand", "Shape", "DemandLoad", "load_of",
            "share", "per_mtok_monthly", "capacity_monthly", "size", "HOURS_PER_MONTH",
-           "SECONDS_PER_MONTH", "Charge", "typed_over", "fleet_charge", "availability_lines"]
+           "SECONDS_PER_MONTH", "Charge", "typed_over", "fleet_charge", "availability_lines",
+           "bill_demand", "per_mtok_charge", "capacity_charge", "own_charge"]
 
 SECONDS_PER_MONTH = HOURS_PER_MONTH * 3600.0
 DAYS_PER_MONTH = HOURS_PER_MONTH / 24.0  # 30.4167
@@ -380,6 +382,12 @@ class Charge:
     capacity: float | None = None  # [token/s mixed] the fleet serves, availability counted
 
 
+def bill_demand(load: DemandLoad) -> calc.Demand:
+    """What the declared bills (:mod:`.decision_calculation`) read of a demand."""
+    return calc.Demand(load.volume, load.average, load.peak, load.shape.input_share,
+                       load.cached_input_share, load.batch_share)
+
+
 def per_mtok_monthly(tiers: list[tuple[float | None, float, float]], load: DemandLoad, *,
                      cached_fraction: float | None, batch_discount: float | None,
                      committed_volume: float | None,
@@ -394,52 +402,45 @@ def per_mtok_monthly(tiers: list[tuple[float | None, float, float]], load: Deman
     [Mtok/month] is paid for even when unused (take-or-pay); above it the ``overage`` prices
     apply when given (else the tiers continue). ``commitment_monthly`` [USD/month] is a floor
     on the bill (a minimum spend spread over the term)."""
-    fin = load.shape.input_share
+    return per_mtok_charge(calc.PerMtokTerms(
+        [calc.Tier(*t) for t in tiers], cached_fraction, batch_discount, committed_volume,
+        overage, commitment_monthly), load)
+
+
+def per_mtok_charge(terms: calc.PerMtokTerms, load: DemandLoad) -> Charge:
+    """:func:`per_mtok_monthly` of an offer's terms: the bill as declared
+    (:func:`.decision_calculation.per_mtok_bill`), with how it was charged in words."""
+    o, d = calc.FLOATS, bill_demand(load)
+    cached_fraction, batch_discount = terms.cached_fraction, terms.batch_discount
+    committed_volume, overage = terms.committed_volume, terms.overage
     cached = load.cached_input_share if cached_fraction is not None else 0.0
-    input_factor = 1.0 - cached + cached * (cached_fraction or 0.0)
     batch = load.batch_share * (batch_discount or 0.0)
     lines = []
-
-    def blended(p_in: float, p_out: float) -> float:  # [USD/Mtok mixed]
-        return (fin * p_in * input_factor + (1.0 - fin) * p_out) * (1.0 - batch)
-
-    def usage(v: float) -> float:  # [USD/month] for v Mtok/month of mixed tokens, tiered
-        cost, low = 0.0, 0.0
-        for up_to, p_in, p_out in tiers:
-            high = math.inf if up_to is None else up_to
-            cost += max(0.0, min(v, high) - low) * blended(p_in, p_out)
-            if v <= high:
-                break
-            low = high
-        return cost
-
     v = load.volume
+    bill = calc.per_mtok_bill(o, d, replace(terms, floor=None))
     if committed_volume is not None:
-        if overage is not None:
-            bill = usage(committed_volume) + max(0.0, v - committed_volume) * blended(*overage)
-        else:
-            bill = usage(max(v, committed_volume))
         unused = max(0.0, committed_volume - v)
-        unused_usd = bill - usage(v) if unused > 0 else 0.0
+        unused_usd = bill - calc.usage(o, d, terms, v) if unused > 0 else 0.0
         lines.append(f"committed {committed_volume:,.0f} Mtok a month (take-or-pay)"
                      + (f": {unused:,.0f} Mtok unused, {unused_usd:,.0f} USD a month"
                         if unused > 0 else "")
                      + ("" if overage is None else
                         f"; overage {overage[0]:.4g} / {overage[1]:.4g} USD/Mtok in/out"))
     else:
-        bill, unused_usd = usage(v), 0.0
+        unused_usd = 0.0
+    tiers = terms.tiers
     if len(tiers) > 1:
         lines.append("tiers " + "; ".join(
             f"{'above' if i else 'up to'} "
-            f"{(tiers[i - 1][0] if i else t[0]) or 0:,.0f} Mtok: {t[1]:.4g} / {t[2]:.4g} "
-            f"USD/Mtok in/out" for i, t in enumerate(tiers)))
+            f"{(tiers[i - 1].up_to if i else t.up_to) or 0:,.0f} Mtok: {t.price_input:.4g} / "
+            f"{t.price_output:.4g} USD/Mtok in/out" for i, t in enumerate(tiers)))
     if cached:
         lines.append(f"{cached:.0%} of input tokens from cache at {cached_fraction:.0%} of "
                      f"the input price")
     if batch:
         lines.append(f"{load.batch_share:.0%} of the volume as batch at "
                      f"{batch_discount:.0%} off")
-    return _floored(Charge(bill, lines, unused_usd), commitment_monthly)
+    return _floored(Charge(bill, lines, unused_usd), terms.floor)
 
 
 def capacity_monthly(needed: int, offered: int | None, unit_monthly: float, *,
@@ -465,6 +466,21 @@ def capacity_monthly(needed: int, offered: int | None, unit_monthly: float, *,
     return _floored(Charge(bill, lines, unused, accelerators=paid), commitment_monthly)
 
 
+def capacity_charge(terms: calc.CapacityTerms, load: DemandLoad) -> Charge:
+    """A capacity offer's month of ``load``, its bill as declared
+    (:func:`.decision_calculation.capacity_bill`), sized for the peak; the fleet's
+    utilisation (the average over what it serves) and capacity beside it."""
+    paid, bill = calc.capacity_bill(calc.FLOATS, bill_demand(load), terms)
+    needed = size(load.peak, terms.throughput, terms.available)
+    c = capacity_monthly(needed, terms.offered, terms.unit, block_monthly=terms.block,
+                         commitment_monthly=terms.floor)
+    assert c.monthly == bill and c.accelerators == paid  # one declaration, words beside it
+    thr = terms.throughput
+    return replace(c, utilisation=min(1.0, load.average / (c.accelerators * thr)),
+                   capacity=c.accelerators * thr * terms.available,
+                   lines=availability_lines(terms.available) + c.lines)
+
+
 def _floored(charge: Charge, commitment_monthly: float | None) -> Charge:
     """``charge`` with a minimum spend [USD/month] applied: a bill below it is raised to it,
     the difference paid unused."""
@@ -483,10 +499,14 @@ def fleet_charge(load: DemandLoad, throughput: float, available: float,
     month of ``load``: accelerators = ceil(peak / (throughput x availability)), the
     utilisation the demand leaves = average / (accelerators x throughput), and
     ``price_hour(u)`` [USD/h an accelerator at utilisation u]."""
-    n = size(load.peak, throughput, available)
-    u = min(1.0, load.average / (n * throughput))
-    return Charge(n * price_hour(u) * HOURS_PER_MONTH, availability_lines(available), 0.0,
-                  accelerators=n, utilisation=u, capacity=n * throughput * available)
+    return own_charge(calc.OwnTerms(throughput, available, lambda o, u: price_hour(u)), load)
+
+
+def own_charge(terms: calc.OwnTerms, load: DemandLoad) -> Charge:
+    """Our own build's month of ``load``, as declared (:func:`.decision_calculation.own_bill`)."""
+    n, u, bill = calc.own_bill(calc.FLOATS, bill_demand(load), terms)
+    return Charge(bill, availability_lines(terms.available), 0.0, accelerators=n,
+                  utilisation=u, capacity=n * terms.throughput * terms.available)
 
 
 def availability_lines(available: float) -> list[str]:

@@ -5,6 +5,9 @@ openpyxl ``data_only``), and Excel or LibreOffice recompute it when an input cha
 Written with XlsxWriter (openpyxl cannot store a formula's cached result; it stays the
 reader's library). Sheets, in order:
 
+- **Decision** (for a decision): a demand, each offer's bill and rank, the recommendation,
+  where it holds and the break-evens, live (:mod:`.decision_sheet`); **Scan**, after the
+  analyses, the search it rests on.
 - **Summary**: the answer per system (in a comparison, with the ratios to the first system),
   the cost stack chart, the key assumptions (live) and the disclosure in a few lines; one
   printed page.
@@ -51,6 +54,7 @@ from typing import IO, Any
 
 from .cover import write_cover, write_sources
 from .curves_sheet import write_curves
+from .decision_sheet import DECISION_SHEET, SCAN_SHEET, write_decision
 from .layout import (
     COUNT_INPUTS,
     FIRST_COL,
@@ -93,13 +97,15 @@ def build_workbook(systems: Sequence[WorkbookSystem], *, title: str | None = Non
                    quotes: Sequence[tuple[Any, Sequence[Any]]] = (),
                    sensitivity: Sequence[Any] = (),
                    task: TaskBook | None = None,
-                   profit: ProfitBook | None = None) -> ExportedWorkbook:
+                   profit: ProfitBook | None = None,
+                   decision: Any = None) -> ExportedWorkbook:
     """The workbook for one or more priced systems (see the module docstring).
 
     ``quotes``: (quote, its comparison with each system) pairs for a Quotes sheet;
     ``sensitivity``: tornado, grid and Monte Carlo results for a Sensitivity sheet;
     ``task``: a task and each system's point for a Task sheet; ``profit``: each system's
-    market for a Profit sheet.
+    market for a Profit sheet; ``decision``: a :class:`.decision_sheet.DecisionBook` for the
+    Decision and Scan sheets (the systems are the decision's own builds).
     """
     if not systems:
         raise ValueError("nothing to export")
@@ -108,12 +114,14 @@ def build_workbook(systems: Sequence[WorkbookSystem], *, title: str | None = Non
     book = Book()
     names = Names(book, n)
     profiles = ProfileLayout([s.result.scenario for s in systems])
-    order = ["Summary", *([TASK_SHEET] if task is not None else []),
+    order = [*([DECISION_SHEET] if decision is not None else []),
+             "Summary", *([TASK_SHEET] if task is not None else []),
              *([PROFIT_SHEET] if profit is not None else []), "Cover", "Inputs",
              "Calculations",
              *([TARIFF_SHEET] if profiles else []), "Results",
              *(["Curves"] if any(s.curve is not None for s in systems) else []),
              *(["Quotes"] if quotes else []), *(["Sensitivity"] if sensitivity else []),
+             *([SCAN_SHEET] if decision is not None else []),
              "Sources", "Lists", "Meta"]
     sheets = {title_: book.add_sheet(title_) for title_ in order}
     last_system = FIRST_COL + n - 1
@@ -148,6 +156,10 @@ def build_workbook(systems: Sequence[WorkbookSystem], *, title: str | None = Non
     if profit is not None:
         write_profit(sheets[PROFIT_SHEET], systems, profit, names)
         print_setup(sheets[PROFIT_SHEET], last_col=last_system, title_cols=3)
+    if decision is not None:
+        header = write_decision(sheets[DECISION_SHEET], sheets[SCAN_SHEET], decision, names)
+        print_setup(sheets[DECISION_SHEET], title_rows=header, title_cols=3)
+        print_setup(sheets[SCAN_SHEET], title_rows=(4, 4), title_cols=2)
     write_sources(sheets["Sources"], systems)
     print_setup(sheets["Sources"], title_rows=(3, 3))
     header = write_cover(sheets["Cover"], systems, title, generated)

@@ -1,0 +1,142 @@
+"""The decision's declared arithmetic (:mod:`costmodel.decisions.decision_calculation`) as
+spreadsheet formulas, each carrying the value the engine computes.
+
+A :class:`Formula` is a formula's text and its value together: arithmetic on formulas (and on
+the literals 0 and 1 the declaration uses) builds both, so running a declared function over
+formulas writes its spreadsheet rendering and computes the engine's figure in one pass, with
+the engine's operations in the engine's order. :class:`Formulas` is the algebra
+(MAX, MIN, ROUNDUP(ROUND(x,9),0), IF, SQRT, a defined name for a constant); its ``place``
+says where a value worth its own cell goes (None: written inline where it is read).
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ...decisions.decision_calculation import CONSTANTS, FLOATS
+
+__all__ = ["Formula", "Formulas", "literal", "value_of"]
+
+_ATOM, _COMPARE = 4, 0
+_PRECEDENCE = {"+": 1, "-": 1, "*": 2, "/": 2}
+
+
+@dataclass(frozen=True)
+class Formula:
+    """Formula text (no ``=``), the precedence of its outermost operator, and its value."""
+    text: str
+    value: Any
+    precedence: int = _ATOM
+
+    def _op(self, op: str, other: Any, swapped: bool = False) -> Any:
+        a, b = (literal(other), self) if swapped else (self, literal(other))
+        if op == "*" and (_is(a, 1.0) or _is(b, 1.0)):  # x * 1 is x, exactly
+            return b if _is(a, 1.0) else a
+        if op in "+-" and _is(b, 0.0):  # x + 0 and x - 0 are x, exactly
+            return a
+        if op == "*" and (_is(a, 0.0) or _is(b, 0.0)):  # a share times no discount
+            return literal(0.0)
+        p = _PRECEDENCE[op]
+        left = _operand(a, p)
+        right = _operand(b, p + 1 if op in "-/" else p)
+        value = {"+": lambda x, y: x + y, "-": lambda x, y: x - y,
+                 "*": lambda x, y: x * y, "/": lambda x, y: x / y}[op](a.value, b.value)
+        return Formula(f"{left}{op}{right}", value, p)
+
+    def __add__(self, other: Any) -> Any:
+        return self._op("+", other)
+
+    def __radd__(self, other: Any) -> Any:
+        return self._op("+", other, True)
+
+    def __sub__(self, other: Any) -> Any:
+        return self._op("-", other)
+
+    def __rsub__(self, other: Any) -> Any:
+        return self._op("-", other, True)
+
+    def __mul__(self, other: Any) -> Any:
+        return self._op("*", other)
+
+    def __rmul__(self, other: Any) -> Any:
+        return self._op("*", other, True)
+
+    def __truediv__(self, other: Any) -> Any:
+        return self._op("/", other)
+
+    def __rtruediv__(self, other: Any) -> Any:
+        return self._op("/", other, True)
+
+    def __bool__(self) -> bool:  # a formula's truth is the sheet's, never Python's
+        raise TypeError("a formula has no truth value in Python: use the algebra's where()")
+
+
+def _is(f: Formula, x: float) -> bool:
+    return f.precedence == _ATOM and f.text == _LITERALS.get(x)
+
+
+_LITERALS = {0.0: "0", 1.0: "1"}
+
+
+def literal(x: Any) -> Formula:
+    """A formula, or one of the literals the declaration may use (0, 1) as one."""
+    if isinstance(x, Formula):
+        return x
+    if isinstance(x, bool) or float(x) not in _LITERALS:
+        raise ValueError(f"the literal {x!r} in a declared formula: name the constant")
+    return Formula(_LITERALS[float(x)], float(x))
+
+
+def value_of(x: Any) -> Any:
+    return x.value if isinstance(x, Formula) else x
+
+
+def _operand(f: Formula, needed: int) -> str:
+    return f"({f.text})" if f.precedence < needed else f.text
+
+
+def _call(name: str, *args: Formula, value: Any) -> Formula:
+    return Formula(f"{name}({','.join(a.text for a in args)})", value)
+
+
+class Formulas:
+    """The algebra of :mod:`costmodel.decisions.decision_calculation` over :class:`Formula`;
+    ``place(label, formula)`` writes a cell and returns the formula reading it, or None to
+    leave the value inline."""
+
+    def __init__(self, place: Callable[[str, Formula], Formula | None] | None = None):
+        self.place = place
+
+    def max(self, a: Any, b: Any) -> Formula:
+        a, b = literal(a), literal(b)
+        return _call("MAX", a, b, value=FLOATS.max(a.value, b.value))
+
+    def min(self, a: Any, b: Any) -> Formula:
+        a, b = literal(a), literal(b)
+        return _call("MIN", a, b, value=FLOATS.min(a.value, b.value))
+
+    def whole_up(self, x: Formula, what: str = "the count") -> Formula:
+        # the engine's: noise below 1e-9 dropped, then the ceiling
+        return Formula(f"ROUNDUP(ROUND({x.text},9),0)", FLOATS.whole_up(x.value, what))
+
+    def le(self, a: Any, b: Any) -> Formula:
+        a, b = literal(a), literal(b)
+        return Formula(f"{_operand(a, 1)}<={_operand(b, 1)}", a.value <= b.value, _COMPARE)
+
+    def where(self, condition: Formula, a: Any, b: Any) -> Formula:
+        a, b = literal(a), literal(b)
+        return _call("IF", condition, a, b, value=a.value if condition.value else b.value)
+
+    def sqrt(self, x: Formula) -> Formula:
+        return _call("SQRT", x, value=math.sqrt(x.value))
+
+    def const(self, name: str) -> Formula:
+        return Formula(name, CONSTANTS[name])
+
+    def cell(self, label: str, x: Any) -> Any:
+        if self.place is None or not isinstance(x, Formula):
+            return x
+        placed = self.place(label, x)
+        return x if placed is None else placed
