@@ -468,7 +468,7 @@ class _Scan:
                        "bill with the recommended one's nearest the demand, each refined by "
                        "40 halvings of the interval (geometric means). Scales are multiples "
                        "of the demand on the Decision sheet.", self.col_side + n - 1)
-        header = ["k", "scale", "", "", *(p.option.name for p in self.w.ranked),
+        header = ["k", "scale", "below (1)", "above (1)", *(p.option.name for p in self.w.ranked),
                   "recommended cheapest (1)",
                   *(f"recommended <= {p.option.name} (1)" for p in self.w.ranked)]
         top = 4
@@ -480,6 +480,10 @@ class _Scan:
             row = first + k
             s.number(row, 1, k, "constant", "0")
             s.number(row, 2, scale, "constant", "0.0000")
+            # which side of the demand, as the engine's floats say (a spreadsheet compares
+            # 1.0000000000000002 and 1 as equal)
+            s.number(row, 3, int(scale < 1.0), "constant", "0")
+            s.number(row, 4, int(scale > 1.0), "constant", "0")
             costs = self._costs(row, Formula(_scan_ref(row, 2, True), scale))
             rng = self._row_range(row)
             ours = f"INDEX({rng},decision_best)"
@@ -495,6 +499,7 @@ class _Scan:
                           "calc", "0")
         last = first + len(_SCALES) - 1
         self.grid = {"k": (first, last, 1), "scale": (first, last, 2),
+                     "below": (first, last, 3), "above": (first, last, 4),
                      "wins": (first, last, self.col_flag)}
         self.sides = sides
         self.wins = wins_vals
@@ -569,19 +574,20 @@ class _Scan:
 
     def _holds(self, row: int, below: bool) -> tuple[int, tuple[Any, str]]:
         ks, scales, wins = self._col("k"), self._col("scale"), self._col("wins")
+        below_, above_ = self._col("below"), self._col("above")
         k_of = [k for k, sc in enumerate(_SCALES) if (sc < 1.0 if below else sc > 1.0)]
         lost = [k for k in k_of if not self.wins[k]]
         if below:
             kb = max(k_of)
             k = max(lost) if lost else -1
-            kf = f"(SUMPRODUCT(MAX(({scales}<1)*({wins}=0)*({ks}+1)))-1)"
+            kf = f"(SUMPRODUCT(MAX(({below_}=1)*({wins}=0)*({ks}+1)))-1)"
             none = f"{kf}<0"
             inside = Formula(f"IF({none},1,IF({kf}={kb},1,INDEX({scales},{kf}+2)))",
                              1.0 if k < 0 or k == kb else _SCALES[k + 1])
         else:
             ka = min(k_of)
             k = min(lost) if lost else -1
-            kf = f"(1000-SUMPRODUCT(MAX(({scales}>1)*({wins}=0)*(1000-{ks}))))"
+            kf = f"(1000-SUMPRODUCT(MAX(({above_}=1)*({wins}=0)*(1000-{ks}))))"
             none = f"{kf}=1000"
             inside = Formula(f"IF({none},1,IF({kf}={ka},1,INDEX({scales},{kf})))",
                              1.0 if k < 0 or k == ka else _SCALES[k - 1])
@@ -605,18 +611,18 @@ class _Scan:
         lower = [k for k in change if _SCALES[k] < 1.0]
         upper = [k for k in change if _SCALES[k + 1] > 1.0]
         a, b = self._side_col(j, 0), self._side_col(j, 1)
-        ks0, s0, s1 = self._grid_part("k", 0), self._grid_part("scale", 0), \
-            self._grid_part("scale", 1)
+        ks0, s0, s1 = self._grid_part("k", 0), self._grid_part("below", 0), \
+            self._grid_part("above", 1)
         found = []
         last = row
         for below in (True, False):
             if below:
                 k = max(lower) if lower else -1
-                kf = f"(SUMPRODUCT(MAX(({a}<>{b})*({s0}<1)*({ks0}+1)))-1)"
+                kf = f"(SUMPRODUCT(MAX(({a}<>{b})*({s0}=1)*({ks0}+1)))-1)"
                 none = f"{kf}<0"
             else:
                 k = min(upper) if upper else -1
-                kf = f"(1000-SUMPRODUCT(MAX(({a}<>{b})*({s1}>1)*(1000-{ks0}))))"
+                kf = f"(1000-SUMPRODUCT(MAX(({a}<>{b})*({s1}=1)*(1000-{ks0}))))"
                 none = f"{kf}=1000"
             scales_all = self._col("scale")
             start = (Formula(f"IF({none},1,INDEX({scales_all},{kf}+1))",
