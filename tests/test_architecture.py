@@ -28,8 +28,9 @@ PACKAGE = Path(costmodel.__file__).resolve().parent
 CORE = ["model.units", "model.declaration", "model.steps", "model.evaluate", "model.inputs",
         "model.curves", "model.power", "model.results", "model.rates", "model.chain",
         "model.errors", "model.profile", "decisions.quotes", "decisions.demand",
-        "decisions.decision", "decisions.plan", "decisions.sensitivity", "decisions.task",
-        "decisions.task_calculation", "decisions.market", "decisions.profit",
+        "decisions.decision", "decisions.decision_calculation", "decisions.plan",
+        "decisions.sensitivity", "decisions.task", "decisions.task_calculation",
+        "decisions.market", "decisions.profit",
         "render.display",
         "render.report"]
 EDGE = ["sources", "store", "app", "http", "cli", "api", "web", "server", "resources",

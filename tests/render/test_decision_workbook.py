@@ -121,11 +121,11 @@ def test_cached_values_are_the_engines(tmp_path):
 
 
 def test_more_options_than_a_workbook_lays_out_are_refused():
+    terms = [calc.PerMtokTerms([calc.Tier(None, 1.0, 3.0 + i)])
+             for i in range(MAX_OPTIONS + 1)]
     many = [Option(f"api{i}", "per_mtok", "Y", 12.0,
-                   lambda L, t=calc.PerMtokTerms([calc.Tier(None, 1.0, 3.0 + i)]):
-                   per_mtok_charge(t, L),
-                   terms=calc.PerMtokTerms([calc.Tier(None, 1.0, 3.0 + i)]))
-            for i in range(MAX_OPTIONS + 1)]
+                   lambda L, t=t: per_mtok_charge(t, L), terms=t)
+            for i, t in enumerate(terms)]
     with pytest.raises(InputError, match=f"at most {MAX_OPTIONS} ranked options"):
         _book(decide(many, _load(), 0.1))
 
