@@ -202,14 +202,18 @@ def quotes_compare(body: QuotesCompareRequest, principal) -> dict:
 @route(pricing, "/quotes/decide", "POST",
        summary="Price every quote and our own builds for the buyer's demand; recommend one",
        access="read", body=QuotesDecideRequest, response=QuotesDecisionOut, errors=(404,),
-       also_content=(PDF,))
+       also_content=(PDF, XLSX))
 def quotes_decide(body: QuotesDecideRequest, principal) -> Response | dict:
-    """JSON, or the one-page summary by ``Accept: application/pdf``."""
-    request = app.DecisionRequest([quote_of(q, f"quotes[{i}]") for i, q in
-                                   enumerate(body.quotes)], specs_of(body.scenarios),
-                                  demand_of(body.demand), body.improvement)
+    """JSON; the one-page summary by ``Accept: application/pdf``; the decision as a workbook
+    (live bills, ranking, range and break-evens) by ``Accept`` naming a spreadsheet."""
+    request_ = app.DecisionRequest([quote_of(q, f"quotes[{i}]") for i, q in
+                                    enumerate(body.quotes)], specs_of(body.scenarios),
+                                   demand_of(body.demand), body.improvement)
     with services().sessions(write=False) as session:
-        answer = app.quotes_decide(services().context(session), request)
+        answer = app.quotes_decide(services().context(session), request_)
+    accept = request.accept_mimetypes
+    if accept[XLSX] > max(accept["application/json"], accept[PDF]):
+        return _xlsx(app.render_decision_workbook(answer))
     return _json_or_pdf(answer.to_json, lambda: app.decision_pdf(answer), "decision.pdf")
 
 

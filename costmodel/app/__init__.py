@@ -8,7 +8,13 @@ Errors are :class:`~costmodel.model.errors.InputError` and its kinds (``UnknownR
 from .analyses import Analysis, analysis_workbook, grid, monte_carlo, tornado
 from .context import Context, LocalContext
 from .curves import CurveView, show_curve
-from .decide import DecisionRequest, QuotesDecision, decision_workbook, quotes_decide
+from .decide import (
+    DecisionRequest,
+    QuotesDecision,
+    decision_workbook,
+    quotes_decide,
+    render_decision_workbook,
+)
 from .load import NOT_FROM_CURVE, load, load_all, prepare
 from .planning import Plan, PlanRequest, plan, plan_workbook
 from .pricing import (
@@ -73,6 +79,7 @@ __all__ = [
     "render_workbook", "reprice", "FlexibleShift", "shift_flexible", "FLEXIBLE_SHARE",
     "QuotesRanking", "quotes_compare", "quotes_workbook", "TermRequest", "TermAnalysis",
     "quotes_term", "DecisionRequest", "QuotesDecision", "quotes_decide", "decision_workbook",
+    "render_decision_workbook",
     "decision_pdf", "plan_pdf",
     "Analysis", "tornado", "grid", "monte_carlo", "analysis_workbook",
     "CurveView", "show_curve",

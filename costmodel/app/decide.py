@@ -43,7 +43,8 @@ from .pricing import Priced, WorkbookFile, _filename, price_loaded
 from .quotes import reference_rate, with_rates
 from .specs import ScenarioSpec
 
-__all__ = ["DecisionRequest", "QuotesDecision", "quotes_decide", "decision_workbook"]
+__all__ = ["DecisionRequest", "QuotesDecision", "quotes_decide", "decision_workbook",
+           "render_decision_workbook"]
 
 
 @dataclass(frozen=True)
@@ -338,9 +339,13 @@ def decision_workbook(ctx: Context, req: DecisionRequest, title: str | None = No
     """The decision as a workbook: the Decision and Scan sheets (live formulas over the
     demand and every ranked offer's terms, :mod:`costmodel.render.workbook.decision_sheet`)
     before the own builds' model sheets, each build read at the demand's service level."""
+    return render_decision_workbook(quotes_decide(ctx, req), title)
+
+
+def render_decision_workbook(answer: QuotesDecision, title: str | None = None) -> WorkbookFile:
+    """:func:`decision_workbook` of a decision already made."""
     from ..render.workbook.decision_sheet import DecisionBook
     from ..render.workbook.export import WorkbookSystem, build_workbook
-    answer = quotes_decide(ctx, req)
     d = answer.decision
     book = DecisionBook(d, answer.systems[0].result.scenario.financing.cost_of_capital,
                         tuple(d.assumptions[:1]))

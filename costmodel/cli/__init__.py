@@ -352,8 +352,9 @@ def _demand_options(f):
 @quotes.command("compare")
 @click.argument("quotes_file")
 @_scenario_options
-@click.option("--workbook", metavar="OUT.xlsx", help="Also write a workbook with a Quotes "
-                                                     "sheet (live margins).")
+@click.option("--workbook", metavar="OUT.xlsx", help="Also write a workbook: a Quotes sheet "
+              "(live margins), or with a demand the Decision sheet (live bills, ranking, "
+              "break-evens).")
 @_demand_options
 @click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
 def quotes_compare(quotes_file: str, scenarios: tuple[str, ...], overrides: tuple[str, ...],
@@ -394,15 +395,18 @@ def quotes_compare(quotes_file: str, scenarios: tuple[str, ...], overrides: tupl
 @click.argument("quotes_file")
 @_scenario_options
 @_demand_options
+@click.option("--workbook", metavar="OUT.xlsx", help="Also write the decision as a workbook "
+              "(live bills, ranking, recommendation, range and break-evens).")
 @click.option("--json", "as_json", is_flag=True, help="Print the decision as JSON.")
 def quotes_decide(quotes_file: str, scenarios: tuple[str, ...], overrides: tuple[str, ...],
                   demand: str | None, peak: str | None, at_interactivity: str | None,
                   percentile: str | None, improvement: str | None, pdf: str | None,
-                  as_json: bool) -> None:
+                  workbook: str | None, as_json: bool) -> None:
     """The decision at a demand (--demand, or a [demand] table in QUOTES_FILE): every offer
     in QUOTES_FILE and each scenario (our own build) priced and sized for the same volume,
     ranked by what the month costs, with break-evens and a recommendation."""
     from ..sources.quote_file import demand_table
+    check_xlsx(workbook, "--workbook")
     try:
         table = demand_table(quotes_file)
     except InputError as exc:
@@ -413,7 +417,7 @@ def quotes_decide(quotes_file: str, scenarios: tuple[str, ...], overrides: tuple
     _decide(quotes_file, table or {}, {"volume": demand, "peak": peak,
                                        "interactivity": at_interactivity,
                                        "percentile": percentile},
-            scenarios, overrides, improvement, None, pdf, as_json)
+            scenarios, overrides, improvement, workbook, pdf, as_json)
 
 
 def _decide(quotes_file: str, table: dict, flags: dict, scenarios: tuple[str, ...],
@@ -423,9 +427,6 @@ def _decide(quotes_file: str, table: dict, flags: dict, scenarios: tuple[str, ..
     flags over it."""
     from ..decisions.demand import typed_over, validate_demand
     from ..sources.quote_file import read_quotes
-    if workbook:
-        fail("--workbook: a comparison for a demand has no workbook yet (leave out the "
-             "demand for the Quotes sheet; --pdf writes its one-page summary)")
     if pdf is not None and not pdf.lower().endswith(".pdf"):
         fail(f"--pdf: expected a file name ending in .pdf, got {pdf!r}")
     data = typed_over(table, **flags)
@@ -437,12 +438,18 @@ def _decide(quotes_file: str, table: dict, flags: dict, scenarios: tuple[str, ..
         request = app.DecisionRequest(read_quotes(quotes_file), specs_for(scenarios, overrides),
                                       validate_demand(data), g)
         answer = app.quotes_decide(CONTEXT, request)
+        book = app.render_decision_workbook(answer) if workbook else None
     except InputError as exc:
         fail_input(exc)
     if as_json:
         emit_json(answer.to_json())
     else:
         click.echo(decision_table(answer.decision))
+    if book is not None:
+        write_workbook(workbook, book)
+        if not as_json:
+            click.echo(f"workbook written to {workbook} (the Decision sheet: live formulas "
+                       f"over the demand and every offer's terms)")
     if pdf is not None:
         write_file(pdf, app.decision_pdf(answer))
         if not as_json:

@@ -613,20 +613,23 @@ def quotes_summary():
 @blueprint.route("/quotes/workbook", methods=["GET", "POST"])
 @computes("POST", "/api/v1/workbook")
 def quotes_workbook():
-    """The quotes workbook of the view's ranking by unit price: the scenarios' sheets and a
-    Quotes sheet with live margins."""
+    """The view's workbook: for a demand, the decision (the Decision and Scan sheets, live,
+    before the own builds' sheets); else the ranking by unit price (the scenarios' sheets and
+    a Quotes sheet with live margins)."""
     need("read")
     form = _received()
     saved = _saved_choices()
     answer = None if form.errors else _answer(form)
-    if isinstance(answer, app.QuotesRanking):
-        book = app.quotes_workbook(answer)
-        return Response(book.content, mimetype=XLSX, headers={
-            "Content-Disposition": f'attachment; filename="{book.filename}"'})
-    if answer is not None:
-        form.error("demand", "a decision for a demand has no workbook yet: download its "
-                             "one-page summary, or choose no demand for the Quotes sheet")
-    return _page(form, 422, decision=answer, saved=saved)
+    if answer is None:
+        return _page(form, 422, saved=saved)
+    try:
+        book = (app.render_decision_workbook(answer) if isinstance(answer, app.QuotesDecision)
+                else app.quotes_workbook(answer))
+    except InputError as exc:  # more ranked offers than a workbook lays out, say
+        form.error("demand", "; ".join(m for _, m in exc.errors))
+        return _page(form, 422, decision=answer, saved=saved)
+    return Response(book.content, mimetype=XLSX, headers={
+        "Content-Disposition": f'attachment; filename="{book.filename}"'})
 
 
 @dataclass(frozen=True)

@@ -93,3 +93,21 @@ def test_the_api_says_the_basis_beside_the_same_ranking(client, tokens):
     assert r.json["ranked_by"] == RANKED_BY
     assert [c["quote"] for c in r.json["scenarios"][0]["ranked"]] == [
         "vendor-a-tokens", "vendor-b-reserved", "vendor-c-no-point"]
+
+
+def test_the_decision_writes_its_workbook(tmp_path):
+    """``quotes decide --workbook``: the Decision sheet's bills are the JSON answer's."""
+    import openpyxl
+    out = tmp_path / "decision.xlsx"
+    answer = json.loads(run("quotes", "decide", NEGOTIATION, "--scenario", B200,
+                            "--json").stdout)
+    text = run("quotes", "decide", NEGOTIATION, "--scenario", B200, "--workbook",
+               str(out)).stdout
+    assert f"workbook written to {out}" in text
+    wb = openpyxl.load_workbook(out, data_only=True)
+    (sheet, ref), = wb.defined_names["option_bill"].destinations
+    bills = [c.value for row in wb[sheet][ref.replace("$", "")] for c in row]
+    assert bills == [p["monthly_cost"]["value"] for p in answer["ranked"]]
+    assert run("quotes", "decide", NEGOTIATION, "--scenario", B200, "--workbook",
+               str(tmp_path / "d.csv"), code=2).stderr.strip() == \
+        "costmodel: error: --workbook must end in .xlsx"

@@ -317,6 +317,55 @@ def test_a_load_shape_typed_prices_as_the_api_prices_it(client, signed, viewer):
     assert re.search(r'class="field invalid">\s*<label for="f-d_load"', r.text)
 
 
+
+XLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
+
+
+def _bills(content: bytes) -> tuple[list[str], list[float], str]:
+    """A decision workbook's options (ranked as exported), their bills a month as cached,
+    and the recommended one."""
+    wb = openpyxl.load_workbook(io.BytesIO(content), data_only=True)
+    assert wb.sheetnames[0] == "Decision" and "Scan" in wb.sheetnames
+
+    def named(name):
+        (sheet, ref), = wb.defined_names[name].destinations
+        cells = wb[sheet][ref.replace("$", "")]
+        return [c.value for row in cells for c in row] if isinstance(cells, tuple) \
+            else cells.value
+    ws = wb["Decision"]
+    header = next(r for r in range(1, 40) if ws.cell(r, 2).value == "name")
+    names = [c.value for c in ws[header][3:] if c.value]
+    return names, named("option_bill"), named("decision_offer")
+
+
+def test_a_shaped_demands_decision_downloads_as_a_workbook_as_the_api_decides(
+        client, signed, viewer):
+    """The Quotes page's workbook link for a decision (a load shape of mean 0.7), and the API's
+    decide by Accept: the same bills a month as the API's JSON, cheapest first."""
+    r = _decide_upload(client, signed, d_volume="50000", d_interactivity="100",
+                       d_load=", ".join(f"{x:g}" for x in SHAPE_70))
+    assert r.status_code == 200, _errors(r.text)
+    book = client.get(_link(r.text, "download-decision-xlsx"))
+    assert book.status_code == 200 and book.mimetype == XLSX
+    body = {"quotes": DECIDE_FILE["quote"],
+            "scenarios": [{"scenario": _curve_scenario("curve-gpt-oss-120b-b200")}],
+            "demand": {"volume": "50000 Mtok/month", "interactivity": "100 token/s/user",
+                       "load": {"hourly": SHAPE_70}}}
+    api = client.post(f"{API}/quotes/decide", headers=auth(viewer), json=body)
+    by_accept = client.post(f"{API}/quotes/decide", json=body,
+                            headers={**auth(viewer), "Accept": XLSX})
+    assert by_accept.status_code == 200 and by_accept.mimetype == XLSX
+    ranked = api.json["ranked"]
+    for content in (book.data, by_accept.data):
+        names, bills, offer = _bills(content)
+        assert names == [p["offer"] for p in ranked]
+        assert bills == pytest.approx([p["monthly_cost"]["value"] for p in ranked], rel=1e-12)
+        assert offer == api.json["recommendation"]["offer"]
+    # the average over the peak is the shape's mean, 0.7
+    wb = openpyxl.load_workbook(io.BytesIO(book.data), data_only=True)
+    (sheet, ref), = wb.defined_names["decision_load_factor"].destinations
+    assert wb[sheet][ref.replace("$", "")].value == pytest.approx(0.7, rel=1e-12)
+
 def test_the_one_page_summary_downloads(client, signed):
     from io import BytesIO
 
