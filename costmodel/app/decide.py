@@ -346,9 +346,11 @@ def render_decision_workbook(answer: QuotesDecision, title: str | None = None) -
     """:func:`decision_workbook` of a decision already made."""
     from ..render.workbook.decision_sheet import DecisionBook
     from ..render.workbook.export import WorkbookSystem, build_workbook
+    from ..render.workbook.layout import system_ref
     d = answer.decision
     book = DecisionBook(d, answer.systems[0].result.scenario.financing.cost_of_capital,
-                        tuple(d.assumptions[:1]))
+                        tuple(d.assumptions[:1]),
+                        system_ref("financing_cost_of_capital", 0, len(answer.systems)))
     what = f"{d.load.volume:,.0f} Mtok a month"
     wb = build_workbook([WorkbookSystem(p.result, p.curve) for p in answer.systems],
                         title=title or f"Decision for {what}", decision=book)

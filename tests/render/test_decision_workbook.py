@@ -64,12 +64,12 @@ def _options(p_out: float = 3.0, hour=lambda o, u: 1.5 + 1.0 * u) -> list[Option
 
 
 def _book(decision, rate: float = 0.1) -> bytes:
-    """The Decision and Scan sheets alone, with the model's two constants they read."""
+    """The Decision and Scan sheets alone, with the model's names they read."""
     book = Book()
     names = Names(book, 1)
     sheets = [book.add_sheet(t) for t in (DECISION_SHEET, SCAN_SHEET, "Constants")]
-    for row, (name, value) in enumerate((("tokens_per_mtok", 1e6), ("months_per_year", 12.0)),
-                                        1):
+    for row, (name, value) in enumerate((("tokens_per_mtok", 1e6), ("months_per_year", 12.0),
+                                         ("financing_cost_of_capital", rate)), 1):
         sheets[2].number(row, 1, value)
         names.add(name, "Constants", f"$A${row}")
     write_decision(sheets[0], sheets[1], DecisionBook(decision, rate), names)

@@ -51,8 +51,6 @@ DEMAND_INPUTS = {
     "decision_cached_share": ("Share of input tokens served from a prefix cache",
                               "dimensionless"),
     "decision_batch_share": ("Share of the volume sent as batch", "dimensionless"),
-    "decision_cost_of_capital": ("Cost of capital (discounts the term totals)",
-                                 "dimensionless"),
 }
 # each option's terms: row name -> (words, unit); a row is written when an option uses it
 OPTION_INPUTS = {
@@ -89,6 +87,7 @@ class DecisionBook:
     decision: Decision
     annual_rate: float
     notes: tuple[str, ...] = ()
+    rate_name: str = "financing_cost_of_capital"  # the model's cell the rate follows
 
 
 def _own_line(p: Priced, where: str) -> tuple[float, float]:
@@ -137,6 +136,8 @@ class _Writer:
         s.paragraph(2, "Blue cells are inputs: change the demand or an offer's price and the "
                        "bills, the ranking, the recommendation, the range where it holds "
                        "and the break-evens recompute (the Scan sheet holds the search). "
+                       "Grey figures of our own builds come from their model (the Inputs "
+                       "and Calculations sheets) as exported. "
                        "A month is 730 hours; tokens are counted mixed (input + output). "
                        + " ".join(self.book.notes), FIRST + max(self.n, 2) - 1)
         row = 4
@@ -146,8 +147,7 @@ class _Writer:
                   "decision_load_factor": load.average / load.peak,
                   "decision_input_share": load.shape.input_share,
                   "decision_cached_share": load.cached_input_share,
-                  "decision_batch_share": load.batch_share,
-                  "decision_cost_of_capital": self.book.annual_rate}
+                  "decision_batch_share": load.batch_share}
         for name, (words, unit) in DEMAND_INPUTS.items():
             row += 1
             self._label(row, words, name, unit)
@@ -174,6 +174,9 @@ class _Writer:
         row = self._derived(row + 1, "decision_peak", "Peak rate (the busiest hour)",
                             "token/s", peak)
         r = self.book.annual_rate  # the engine's: (1 + r) ** (1 / 12) - 1
+        row = self._derived(row + 1, "decision_cost_of_capital", "Cost of capital, a year "
+                            "(the first own build's, on the Inputs sheet)", "dimensionless",
+                            Formula(self.book.rate_name, r))
         row = self._derived(row + 1, "decision_monthly_rate",
                             "Monthly discount rate: (1 + cost of capital)^(1/12) - 1",
                             "dimensionless", Formula(
@@ -226,10 +229,11 @@ class _Writer:
             self.rows[name] = row
             self._label(row, words, name, unit)
             for j, v in enumerate(vals):
+                own = isinstance(self.ranked[j].option.terms, calc.OwnTerms)
                 if v is None:
                     s.text(row, FIRST + j, "", "calc")
-                else:
-                    s.figure(row, FIRST + j, v, name, unit, "input")
+                else:  # an own build's figures are the model's (its sheets), not inputs here
+                    s.figure(row, FIRST + j, v, name, unit, "constant" if own else "input")
             self.names.add(name, s.title, self._range(name))
         self.terms = [self._terms(j, p) for j, p in enumerate(self.ranked)]
         for name, words, unit in (("option_accelerators", "Accelerators", "dimensionless"),
