@@ -76,11 +76,18 @@ FRACTIONS = frozenset({
     "financing_salvage", "pricing_gross_margin", "load_factor", "implied_margin",
     "break_even_utilisation", "premium_share", "monthly_discount_rate",
     # profit at market prices (costmodel.decisions.profit)
-    "market_revenue_share", "market_cached_share", "profit_margin", "break_even_factor"})
+    "market_revenue_share", "market_cached_share", "profit_margin", "break_even_factor",
+    # a decision for a demand (costmodel.render.workbook.decision_sheet)
+    "decision_load_factor", "decision_input_share", "decision_cached_share",
+    "decision_batch_share", "decision_monthly_rate", "decision_margin_share",
+    "option_availability", "option_cached_fraction", "option_batch_discount",
+    "option_utilisation"})
 PER_YEAR_FRACTIONS = frozenset({"financing_cost_of_capital", "financing_maintenance",
-                                "capital_recovery_factor"})
+                                "capital_recovery_factor", "decision_cost_of_capital"})
 COUNTS = frozenset({"node_accelerators", "rack_nodes", "accelerators_per_rack",
-                    "concurrency", "electricity_tariff_demand_period_hours"})
+                    "concurrency", "electricity_tariff_demand_period_hours",
+                    "option_order", "option_flags", "option_offered", "option_accelerators",
+                    "option_rank", "decision_best"})
 RATIOS = frozenset({"facility_pue", "pricing_output_weight", "growth_factor"})
 YEAR_COUNTS = frozenset({"life_years"})
 # a request's and an agent's task's money (a task: a few cents to a few dollars)

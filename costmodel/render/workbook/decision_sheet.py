@@ -424,9 +424,9 @@ class _Writer:
                 if unit:
                     s.figure(row, FIRST + j, math.nan if value is None else value, name, unit,
                              "calc", formula, empty=True)
-                else:
-                    s.formula(row, FIRST + j, formula, value or "", "calc")
-        return self.header_row, row
+                else:  # a name wraps in its column
+                    s.formula(row, FIRST + j, formula, value or "", "wrap")
+        return self.header_row, self.header_row
 
 
 def _scan_ref(row: int, col: int, absolute: bool = False) -> str:
