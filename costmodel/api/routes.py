@@ -286,9 +286,9 @@ def reprice(principal) -> dict:
     if request.mimetype not in (XLSX, OCTET):
         raise Problem(415, "Unsupported media type", f"send the workbook as {XLSX} or {OCTET}")
     # a workbook may be larger than a JSON body: the reader's limit, and a 413 that says it
-    imported = app.reprice(read_body(MAX_BYTES), name="upload")
-    return {"results": [r.to_json() for r in imported.results],
-            "changes": [vars(c) for c in imported.changes], "warnings": imported.warnings}
+    body = read_body(MAX_BYTES)
+    with services().sessions(write=False) as session:  # a decision's offers: the catalog
+        return app.reprice(body, name="upload", ctx=services().context(session)).to_json()
 
 
 def _positive(raw, field: str, unit: str) -> float | None:

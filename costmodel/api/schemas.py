@@ -1317,6 +1317,9 @@ class RepriceOut(BaseModel):
     results: list[ResultOut]
     changes: list[dict[str, Any]]
     warnings: list[str]
+    decision: QuotesDecisionOut | None = Field(
+        None, description="a decision's workbook: the decision made again at the demand and "
+                          "offers as edited on its Decision sheet")
 
 
 class QuoteComparisonOut(Out):

@@ -27,7 +27,6 @@ from .pricing import (
     price,
     price_loaded,
     render_workbook,
-    reprice,
     shift_flexible,
     workbook,
 )
@@ -51,6 +50,7 @@ from .quotes import (
     quotes_term,
     quotes_workbook,
 )
+from .reprice import WorkbookImport, reprice
 from .specs import (
     MATCHED,
     OWN_POINT,
@@ -76,7 +76,8 @@ __all__ = [
     "Reading", "OwnPoint", "Matched", "AtInteractivity", "OWN_POINT", "MATCHED",
     "NOT_FROM_CURVE", "prepare", "load", "load_all",
     "Priced", "Compared", "WorkbookFile", "price", "price_loaded", "compare", "workbook",
-    "render_workbook", "reprice", "FlexibleShift", "shift_flexible", "FLEXIBLE_SHARE",
+    "render_workbook", "reprice", "WorkbookImport", "FlexibleShift", "shift_flexible",
+    "FLEXIBLE_SHARE",
     "QuotesRanking", "quotes_compare", "quotes_workbook", "TermRequest", "TermAnalysis",
     "quotes_term", "DecisionRequest", "QuotesDecision", "quotes_decide", "decision_workbook",
     "render_decision_workbook",

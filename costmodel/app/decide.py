@@ -61,6 +61,7 @@ class DecisionRequest:
 class QuotesDecision:
     decision: Decision
     systems: list[Priced]  # the own builds as read at the service level
+    request: DecisionRequest | None = None  # what was asked (its workbook records it)
 
     def to_json(self) -> dict[str, Any]:
         return {**self.decision.to_json(),
@@ -259,7 +260,7 @@ def _reference_beside(ctx: Context, hardware: str, quote: Quote, hourly: float
             "origin": rate.source}
 
 
-def _check_shape(p: Priced, spec: ScenarioSpec, demand: Demand) -> None:
+def _check_shape(p: Priced, subject: str | None, demand: Demand) -> None:
     """A scenario whose own ``[load]`` or utilisation disagrees with the demand's load shape
     is refused, naming both: the own build is priced at the demand's shape."""
     shape, s = demand.load, p.result.scenario
@@ -271,13 +272,13 @@ def _check_shape(p: Priced, spec: ScenarioSpec, demand: Demand) -> None:
                 f"the scenario's load shape (mean {s.utilisation:.6g}) differs from the "
                 f"demand's (demand.load, mean {shape.mean:.6g} of the peak): the own build "
                 f"is priced at the demand's shape; give one, or both the same shape"))]
-            ).about(spec.subject)
+            ).about(subject)
     elif "utilisation" in s.model_fields_set and not math.isclose(
             s.utilisation, shape.mean, rel_tol=1e-6):
         raise InputError([("utilisation", (
             f"{s.utilisation:g} differs from the utilisation the demand's load shape implies "
             f"(demand.load: mean / peak = {shape.mean:.6g}): the own build is priced at the "
-            f"demand's shape; leave the utilisation out, or give that"))]).about(spec.subject)
+            f"demand's shape; leave the utilisation out, or give that"))]).about(subject)
 
 
 def _with_ttft_ceiling(prepared: PreparedScenario, demand: Demand) -> PreparedScenario:
@@ -289,23 +290,29 @@ def _with_ttft_ceiling(prepared: PreparedScenario, demand: Demand) -> PreparedSc
     return replace(prepared, curve=replace(prepared.curve, ttft_max=ceiling))
 
 
-def quotes_decide(ctx: Context, req: DecisionRequest) -> QuotesDecision:
-    """Every quote and own build priced for the demand, ranked, and a recommendation."""
-    if not req.scenarios:
+def quotes_decide(ctx: Context, req: DecisionRequest,
+                  priced: Sequence[Priced] | None = None) -> QuotesDecision:
+    """Every quote and own build priced for the demand, ranked, and a recommendation.
+    ``priced``: the own builds already priced, in place of ``req.scenarios`` (an edited
+    decision workbook's, read back)."""
+    if not req.scenarios and not priced:
         raise InputError([("scenarios", "give at least one scenario (our own build)")])
     check_count(ctx, len(req.quotes), MAX_QUOTES, "quotes", "quotes")
     check_count(ctx, len(req.scenarios), MAX_SCENARIOS, "scenarios", "scenarios")
+    asked = req
     quotes = with_rates(ctx, req.quotes)
     demand, counted = req.demand.as_requests()  # a demand in tasks: the requests they make
     req = replace(req, demand=demand)
     target = _service_target(req.demand)
-    own: list[Priced] = []
-    for spec in req.scenarios:
+    own: list[Priced] = list(priced or ())
+    for spec in () if priced else req.scenarios:
         prepared = _with_ttft_ceiling(prepare(ctx, spec), req.demand)
         own.append(price_loaded(finish(
             ctx, spec, prepared, target if prepared.curve else None,
             elsewhere=("operating_point.ttft_max",) if req.demand.ttft_max is not None else ())))
-        _check_shape(own[-1], spec, req.demand)
+        _check_shape(own[-1], spec.subject, req.demand)
+    for p in own if priced else ():
+        _check_shape(p, p.result.name, req.demand)
     first = own[0].result.scenario
     load = load_of(req.demand, _shape(own[0].result))
     model = req.demand.model or first.workload.model
@@ -314,11 +321,12 @@ def quotes_decide(ctx: Context, req: DecisionRequest) -> QuotesDecision:
         options = [_own_option(p, req.demand, load, model, precision) for p in own]
     except PlanOverflow as exc:
         raise InputError([("demand", str(exc))]) from None
-    for q in quotes:
+    for i, q in enumerate(quotes):
         if q.form == "per_mtok":
             options.append(_per_mtok_option(q, req.demand, load, model, precision))
         else:
             options.append(_capacity_option(ctx, q, req.demand, load, own, model, precision))
+        options[-1].quote = i
     try:
         decision = decide(options, load, first.financing.cost_of_capital,
                           improvement=req.improvement)
@@ -330,7 +338,7 @@ def quotes_decide(ctx: Context, req: DecisionRequest) -> QuotesDecision:
             "own builds priced hour by hour at the demand's load shape (each hour's load "
             "is the shape x the peak over the fleet's throughput), so a time-of-use tariff "
             "bills the hours the demand uses")
-    return QuotesDecision(decision, own)
+    return QuotesDecision(decision, own, asked)
 
 
 
@@ -348,9 +356,16 @@ def render_decision_workbook(answer: QuotesDecision, title: str | None = None) -
     from ..render.workbook.export import WorkbookSystem, build_workbook
     from ..render.workbook.layout import system_ref
     d = answer.decision
+    req = answer.request
+    record = None if req is None else {
+        "quotes": [q.to_data() for q in req.quotes], "demand": req.demand.to_data(),
+        "improvement": req.improvement,
+        "options": [{"name": p.option.name, "kind": p.option.kind, "quote": p.option.quote}
+                    for p in d.ranked]}
     book = DecisionBook(d, answer.systems[0].result.scenario.financing.cost_of_capital,
                         tuple(d.assumptions[:1]),
-                        system_ref("financing_cost_of_capital", 0, len(answer.systems)))
+                        system_ref("financing_cost_of_capital", 0, len(answer.systems)),
+                        record)
     what = f"{d.load.volume:,.0f} Mtok a month"
     wb = build_workbook([WorkbookSystem(p.result, p.curve) for p in answer.systems],
                         title=title or f"Decision for {what}", decision=book)

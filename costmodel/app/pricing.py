@@ -3,9 +3,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from io import BytesIO
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -21,10 +20,10 @@ from .load import load, load_all
 from .specs import OWN_POINT, Reading, ScenarioSpec
 
 if TYPE_CHECKING:  # the reader loads openpyxl: only when a workbook is read
-    from ..render.workbook.reader import InputChange
+    pass
 
 __all__ = ["Priced", "Compared", "WorkbookFile", "price", "price_loaded", "compare",
-           "workbook", "render_workbook", "reprice", "WorkbookImport", "FlexibleShift",
+           "workbook", "render_workbook", "FlexibleShift",
            "shift_flexible", "FLEXIBLE_SHARE"]
 
 # the what-if's share of the load moved [fraction]: its bounds, on every face
@@ -185,27 +184,3 @@ def workbook(ctx: Context, specs: Sequence[ScenarioSpec], reading: Reading = OWN
     return render_workbook(priced, title=title)
 
 
-@dataclass
-class WorkbookImport:
-    """An edited workbook read back: each system priced [every step in its declared unit],
-    the inputs that differ from the export, and what the reader noticed."""
-    results: list[Result]
-    changes: list[InputChange] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
-
-
-def reprice(source: bytes | str | Path, name: str = "workbook") -> WorkbookImport:
-    """An edited workbook read back: its inputs validated (by the reader) and priced."""
-    from ..render.workbook.reader import read_workbook
-    read = read_workbook(source, name=name)
-    results = []
-    for system in read.systems:
-        result = price_result(system.scenario, system.provenance)
-        result.defaults_used = list(system.defaults_used)  # as exported, less what was edited
-        try:
-            check_finite(result)
-        except InputError as exc:  # the same kind, each input named by its cell
-            InputError.__init__(exc, [system.locate(p, m) for p, m in exc.errors])
-            raise
-        results.append(result)
-    return WorkbookImport(results, read.changes, read.warnings)

@@ -132,18 +132,19 @@ def workbook(files: tuple[str, ...], output: str, overrides: tuple[str, ...],
 def reprice(file: str, as_json: bool) -> None:
     """Read an edited workbook back: validate its inputs, price them, list what changed."""
     try:
-        imported = app.reprice(Path(file), name=Path(file).name)
+        imported = app.reprice(Path(file), name=Path(file).name, ctx=CONTEXT)
     except OSError as exc:
         fail(f"cannot read {file}: {exc.strerror or exc}")
     except InputError as exc:
         fail_input(exc)
     if as_json:
-        emit_json({"results": [r.to_json() for r in imported.results],
-                   "changes": [vars(c) for c in imported.changes],
-                   "warnings": imported.warnings})
+        emit_json(imported.to_json())
         return
     for r in imported.results:
         click.echo(result_table(r))
+        click.echo()
+    if imported.decision is not None:
+        click.echo(decision_table(imported.decision.decision))
         click.echo()
     click.echo("inputs changed from the export:" if imported.changes else
                "no input changed from the export")

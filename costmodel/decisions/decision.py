@@ -40,6 +40,7 @@ class Option:
     why: str | None = None
     details: dict[str, Any] = field(default_factory=dict)
     terms: Any = None  # the declared terms its charge bills (decision_calculation), if any
+    quote: int | None = None  # the quote it prices (its index in the request), if one
 
 
 @dataclass

@@ -192,6 +192,37 @@ class Section(BaseModel):
     def _text(cls, value: Any) -> Any:
         return check_text(value) if isinstance(value, str) else value
 
+    def to_data(self) -> dict[str, Any]:
+        """This section as a plain mapping its validation accepts again: quantities as
+        ``{"value", "unit"}`` in canonical units, absent optionals left out (null where the
+        default is not: a cleared citation)."""
+        def dump(model: BaseModel) -> dict[str, Any]:
+            out: dict[str, Any] = {}
+            for name, info in type(model).model_fields.items():
+                value = getattr(model, name)
+                if value is None:
+                    # a cleared field whose default is not None (a citation that did not
+                    # apply) stays null: read back, it must not become the default again
+                    if not info.is_required() and info.default_factory is None \
+                            and info.default is not None:
+                        out[name] = None
+                    continue
+                if isinstance(value, BaseModel):
+                    out[name] = dump(value)
+                    continue
+                if isinstance(value, list) and value and isinstance(value[0], BaseModel):
+                    out[name] = [dump(v) for v in value]  # a tariff's seasons
+                    continue
+                if isinstance(value, dict):  # exchange rates by currency
+                    out[name] = {k: dump(v) for k, v in value.items()}
+                    continue
+                meta = _quantity_meta(info)
+                if meta is None and isinstance(value, list):  # hourly quantities
+                    meta = _item_meta(info)
+                out[name] = {"value": value, "unit": meta.unit} if meta else value
+            return out
+        return dump(self)
+
 
 class Accelerator(Section):
     """One accelerator package (a GPU, or one GPU of a superchip)."""
@@ -652,35 +683,9 @@ class Scenario(Section):
         return out
 
     def to_data(self) -> dict[str, Any]:
-        """This scenario as a plain mapping that :func:`validate_scenario` accepts again:
-        quantities as ``{"value", "unit"}`` in canonical units, absent optionals left out
-        (null where the default is not: a cleared citation)."""
-        def dump(model: BaseModel) -> dict[str, Any]:
-            out: dict[str, Any] = {}
-            for name, info in type(model).model_fields.items():
-                value = getattr(model, name)
-                if value is None:
-                    # a cleared field whose default is not None (a citation that did not
-                    # apply) stays null: read back, it must not become the default again
-                    if not info.is_required() and info.default_factory is None \
-                            and info.default is not None:
-                        out[name] = None
-                    continue
-                if isinstance(value, BaseModel):
-                    out[name] = dump(value)
-                    continue
-                if isinstance(value, list) and value and isinstance(value[0], BaseModel):
-                    out[name] = [dump(v) for v in value]  # a tariff's seasons
-                    continue
-                if isinstance(value, dict):  # exchange rates by currency
-                    out[name] = {k: dump(v) for k, v in value.items()}
-                    continue
-                meta = _quantity_meta(info)
-                if meta is None and isinstance(value, list):  # hourly quantities
-                    meta = _item_meta(info)
-                out[name] = {"value": value, "unit": meta.unit} if meta else value
-            return out
-        return dump(self)
+        """This scenario as a plain mapping that :func:`validate_scenario` accepts again
+        (:meth:`Section.to_data`)."""
+        return super().to_data()
 
     def defaults_used(self) -> list[str]:
         """Dotted keys whose value came from a default rather than from the input."""

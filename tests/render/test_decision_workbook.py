@@ -72,7 +72,7 @@ def _book(decision, rate: float = 0.1) -> bytes:
                                          ("financing_cost_of_capital", rate)), 1):
         sheets[2].number(row, 1, value)
         names.add(name, "Constants", f"$A${row}")
-    write_decision(sheets[0], sheets[1], DecisionBook(decision, rate), names)
+    write_decision(sheets[0], sheets[1], DecisionBook(decision, rate), names)[1]
     return book.close()
 
 
@@ -229,3 +229,67 @@ def test_the_negotiation_example_recalculates_to_the_engine(tmp_path, libreoffic
     assert _named(cached, "decision_holds_from") == pytest.approx(d.holds[0], rel=1e-12)
     assert _every_cell_alike(cached, load_workbook(libreoffice(path, tmp_path / "out"),
                                                    data_only=True)) > 4000
+
+
+def _negotiation_request():
+    from costmodel import app
+    from costmodel.cli import specs_for
+    from costmodel.decisions.demand import validate_demand
+    from costmodel.sources.quote_file import read_quotes
+    quotes = ROOT / "fixtures" / "quotes" / "negotiation.toml"
+    table = tomllib.loads(quotes.read_text())["demand"]
+    return app.DecisionRequest(read_quotes(str(quotes)), specs_for(
+        tuple(str(ROOT / "fixtures" / "scenarios" / f"curve-gpt-oss-120b-{hw}.toml")
+              for hw in ("b200", "h100")), ()), validate_demand(table), None)
+
+
+def test_reprice_reads_an_edited_decision_back_and_decides_again(tmp_path):
+    """Unedited, the decision read back is the one exported; the volume to 20,000 Mtok and
+    the API's tier-1 output price to 1.20 USD/Mtok, it is the engine's decision at those."""
+    import dataclasses
+
+    from costmodel import app
+    from costmodel.cli import CONTEXT
+    from costmodel.decisions.demand import validate_demand
+    from costmodel.decisions.quotes import validate_quote
+    req = _negotiation_request()
+    path = tmp_path / "n.xlsx"
+    path.write_bytes(app.decision_workbook(CONTEXT, req).content)
+    exported = app.quotes_decide(CONTEXT, req).decision
+    same = app.reprice(path, ctx=CONTEXT)
+    assert same.changes == []
+    assert [p.option.name for p in same.decision.decision.ranked] == \
+        [p.option.name for p in exported.ranked]
+    assert [p.charge.monthly for p in same.decision.decision.ranked] == pytest.approx(
+        [p.charge.monthly for p in exported.ranked], rel=1e-12)
+    assert same.decision.decision.holds[0] == pytest.approx(exported.holds[0], rel=1e-9)
+    assert same.decision.decision.holds[1] is exported.holds[1] is None
+    ranked = [p.option.name for p in exported.ranked]
+    api = ranked.index("api-tokens")
+    edited = _edit(path, tmp_path / "edited.xlsx", {"decision_volume": 20000.0,
+                                                    f"option_tier1_output[{api}]": 1.2})
+    again = app.reprice(edited, ctx=CONTEXT)
+    assert {(c.system, c.name, c.before, c.after) for c in again.changes} == {
+        ("demand", "decision_volume", 50000.0, 20000.0),
+        ("api-tokens", "option_tier1_output", 2.4, 1.2)}
+    # the engine at the same figures: the demand's volume (its peak follows the exported
+    # average over peak) and the quote's price
+    quotes = [q.to_data() for q in req.quotes]
+    quotes[1]["tiers"][0]["price_output"] = {"value": 1.2, "unit": "USD/Mtok"}
+    factor = 50000e6 / (730 * 3600) / 30000
+    demand = {**req.demand.to_data(), "volume": {"value": 20000.0, "unit": "Mtok/month"},
+              "peak": {"value": 20000e6 / (730 * 3600) / factor, "unit": "token/s"},
+              "isl": {"value": 8192.0, "unit": "token"}, "osl": {"value": 1024.0, "unit": "token"}}
+    want = app.quotes_decide(CONTEXT, dataclasses.replace(
+        req, quotes=[validate_quote(q) for q in quotes], demand=validate_demand(demand)))
+    got = again.decision.decision
+    assert [p.option.name for p in got.ranked] == [p.option.name for p in want.decision.ranked]
+    assert [p.charge.monthly for p in got.ranked] == pytest.approx(
+        [p.charge.monthly for p in want.decision.ranked], rel=1e-9)
+    assert got.load.volume == 20000.0 and got.load.peak == pytest.approx(20000 / 50000 * 30000)
+    # an own build's figure is its model's: refused at its cell
+    own = ranked.index("gpt-oss-120b b200 (illustrative curve)")
+    refused = _edit(path, tmp_path / "own.xlsx", {f"option_throughput[{own}]": 9000.0})
+    with pytest.raises(InputError, match=r"Decision!D\d+ \(option_throughput, gpt-oss-120b "
+                                         r"b200.*change them on the Inputs sheet"):
+        app.reprice(refused, ctx=CONTEXT)

@@ -23,6 +23,7 @@ utilisation; the export checks the line through them against the model at a thir
 """
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -36,9 +37,11 @@ from .layout import Names
 from .sheet import Sheet, cell_ref
 
 __all__ = ["DECISION_SHEET", "SCAN_SHEET", "MAX_OPTIONS", "DecisionBook", "write_decision",
-           "DEMAND_INPUTS", "OPTION_INPUTS"]
+           "DEMAND_INPUTS", "OPTION_INPUTS", "DECISION_RECORD", "write_record", "tier_rows"]
 
 DECISION_SHEET, SCAN_SHEET = "Decision", "Scan"
+DECISION_RECORD = "decision"  # the Meta row's label of the request a decision answered
+_CHUNK = 30_000  # characters a Meta cell holds of the record (a cell holds 32,767)
 MAX_OPTIONS = 12  # ranked options a decision workbook lays out (each a column, and a Scan)
 FIRST = 4  # column D: the first option
 _AFFINE_TOLERANCE = 1e-9  # the model's hourly cost against the line through two of its points
@@ -72,7 +75,7 @@ OPTION_INPUTS = {
 }
 
 
-def _tier_rows(k: int) -> dict[str, tuple[str, str]]:
+def tier_rows(k: int) -> dict[str, tuple[str, str]]:
     return {f"option_tier{k}_input": (f"Tier {k}: price per million input tokens",
                                       "USD/Mtok"),
             f"option_tier{k}_output": (f"Tier {k}: price per million output tokens",
@@ -88,6 +91,7 @@ class DecisionBook:
     annual_rate: float
     notes: tuple[str, ...] = ()
     rate_name: str = "financing_cost_of_capital"  # the model's cell the rate follows
+    record: dict[str, Any] | None = None  # the request, for reading an edited book back
 
 
 def _own_line(p: Priced, where: str) -> tuple[float, float]:
@@ -148,11 +152,13 @@ class _Writer:
                   "decision_input_share": load.shape.input_share,
                   "decision_cached_share": load.cached_input_share,
                   "decision_batch_share": load.batch_share}
+        self.exported: dict[str, Any] = {"isl": load.shape.isl, "osl": load.shape.osl}
         for name, (words, unit) in DEMAND_INPUTS.items():
             row += 1
             self._label(row, words, name, unit)
             s.figure(row, FIRST, values[name], name, unit, "input")
             self.names.add(name, s.title, cell_ref(row, FIRST, True))
+            self.exported[name] = values[name]
         o = Formulas()
         consts = {"hours_per_month": ("Hours in a month (8,760 / 12)", "h",
                                       calc.CONSTANTS["hours_per_month"]),
@@ -223,6 +229,9 @@ class _Writer:
                 else:
                     s.figure(row, FIRST + j, v, name, unit,
                              "input" if name == "option_term" else "constant")
+            if name == "option_term":
+                self.names.add(name, s.title, self._range(name))
+                self.exported[name] = vals
         inputs = self._option_inputs()
         for name, (words, unit, vals) in inputs.items():
             row += 1
@@ -235,6 +244,7 @@ class _Writer:
                 else:  # an own build's figures are the model's (its sheets), not inputs here
                     s.figure(row, FIRST + j, v, name, unit, "constant" if own else "input")
             self.names.add(name, s.title, self._range(name))
+            self.exported[name] = vals
         self.terms = [self._terms(j, p) for j, p in enumerate(self.ranked)]
         for name, words, unit in (("option_accelerators", "Accelerators", "dimensionless"),
                                   ("option_utilisation", "Utilisation of the own build",
@@ -259,7 +269,7 @@ class _Writer:
                      if isinstance(p.option.terms, calc.PerMtokTerms)), default=0)
         table: dict[str, tuple[str, str]] = dict(OPTION_INPUTS)
         for k in range(1, tiers + 1):
-            table |= _tier_rows(k)
+            table |= tier_rows(k)
         values: dict[str, list[Any]] = {name: [None] * self.n for name in table}
         for j, p in enumerate(self.ranked):
             t = p.option.terms
@@ -691,8 +701,10 @@ class _Scan:
 
 
 def write_decision(sheet: Sheet, scan: Sheet, book: DecisionBook, names: Names
-                   ) -> tuple[int, int]:
-    """Write the Decision and Scan sheets; the Decision sheet's header rows (first, last)."""
+                   ) -> tuple[tuple[int, int], dict[str, Any]]:
+    """Write the Decision and Scan sheets: the Decision sheet's header rows (first, last),
+    and each input's value as written (by name: a demand's, or a list by option), which the
+    reader compares an edited workbook's with."""
     n = len(book.decision.ranked)
     if not n:
         raise InputError([("decision", "no option can be ranked for this demand: there is "
@@ -704,5 +716,14 @@ def write_decision(sheet: Sheet, scan: Sheet, book: DecisionBook, names: Names
     w = _Writer(sheet, scan, book, names)
     header = w.write()
     sheet.set_widths({1: 46, 2: 20, 3: 11, **{FIRST + j: 16 for j in range(n)}})
-    return header
+    return header, w.exported
 
+
+
+def write_record(meta: Sheet, row: int, record: dict[str, Any]) -> None:
+    """The decision's request on the Meta sheet at ``row`` (after a blank row below the
+    systems'), labelled :data:`DECISION_RECORD`, in chunks a cell holds."""
+    payload = json.dumps(record, ensure_ascii=False, allow_nan=False)
+    meta.text(row, 1, DECISION_RECORD)
+    for j, k in enumerate(range(0, len(payload), _CHUNK)):
+        meta.text(row, 2 + j, payload[k:k + _CHUNK])

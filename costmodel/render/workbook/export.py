@@ -54,7 +54,7 @@ from typing import IO, Any
 
 from .cover import write_cover, write_sources
 from .curves_sheet import write_curves
-from .decision_sheet import DECISION_SHEET, SCAN_SHEET, write_decision
+from .decision_sheet import DECISION_SHEET, SCAN_SHEET, write_decision, write_record
 from .layout import (
     COUNT_INPUTS,
     FIRST_COL,
@@ -157,7 +157,8 @@ def build_workbook(systems: Sequence[WorkbookSystem], *, title: str | None = Non
         write_profit(sheets[PROFIT_SHEET], systems, profit, names)
         print_setup(sheets[PROFIT_SHEET], last_col=last_system, title_cols=3)
     if decision is not None:
-        header = write_decision(sheets[DECISION_SHEET], sheets[SCAN_SHEET], decision, names)
+        header, exported = write_decision(sheets[DECISION_SHEET], sheets[SCAN_SHEET], decision,
+                                          names)
         print_setup(sheets[DECISION_SHEET], title_rows=header, title_cols=3)
         print_setup(sheets[SCAN_SHEET], title_rows=(4, 4), title_cols=2)
     write_sources(sheets["Sources"], systems)
@@ -166,6 +167,8 @@ def build_workbook(systems: Sequence[WorkbookSystem], *, title: str | None = Non
     print_setup(sheets["Cover"], last_col=last_system, title_rows=(header, header))
     write_summary(sheets["Summary"], systems, title, generated)
     write_meta(sheets["Meta"], systems, generated)
+    if decision is not None and decision.record is not None:
+        write_record(sheets["Meta"], 2 + n + 1, {**decision.record, "inputs": exported})
     return ExportedWorkbook(book.close())
 
 

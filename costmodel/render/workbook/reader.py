@@ -96,7 +96,8 @@ MAX_FORMULA_WORK = 1_000_000  # characters of shared formulas openpyxl translate
 MAX_META_CHARS = 2**20  # one system's Meta record (JSON)
 
 _REQUIRED_SHEETS = ("Inputs", "Calculations", "Meta")
-_READ_SHEETS = (*_REQUIRED_SHEETS, TARIFF_SHEET)  # the Tariff sheet when a system has one
+# the Tariff sheet when a system has one; the Decision sheet of a decision's workbook
+_READ_SHEETS = (*_REQUIRED_SHEETS, TARIFF_SHEET, "Decision")
 # the inputs read from the Inputs sheet (a profile is read from its block on the Tariff sheet)
 _SCALAR_INPUTS = [n for n, i in MODEL.inputs.items() if not i.axes]
 _FORBIDDEN_MEMBERS = re.compile(r"vbaProject\.bin$|^xl/macrosheets/|^xl/externalLinks/|"
@@ -162,10 +163,13 @@ class ReadSystem:
 
 @dataclass
 class WorkbookRead:
-    """What an edited workbook holds, validated but not priced."""
+    """What an edited workbook holds, validated but not priced; for a decision's workbook,
+    the request it answers with the Decision sheet's edits in it
+    (:class:`costmodel.render.workbook.decision_reader.DecisionRead`)."""
     systems: list[ReadSystem]
     changes: list[InputChange] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    decision: Any = None
 
 
 def _fail(message: str, where: str = "workbook") -> InputError:
@@ -475,7 +479,8 @@ def _load(parts: dict[str, bytes]) -> _Book:
                         f"exported by costmodel has {', '.join(_REQUIRED_SHEETS)}")
         wanted = {*MODEL.inputs, *MODEL.enums, *MODEL.steps}
         names = {n: dn for n, dn in wb.defined_names.items()
-                 if n in wanted or n.rpartition("_s")[0] in _PROFILE_BLOCKS}
+                 if n in wanted or n.rpartition("_s")[0] in _PROFILE_BLOCKS
+                 or n.startswith(("decision_", "option_"))}
         return _Book({title: _grid(wb[title]) for title in _READ_SHEETS
                       if title in wb.sheetnames}, names)
     except InputError:
@@ -602,7 +607,35 @@ def read_workbook(source: bytes | str | Path, name: str = "workbook") -> Workboo
                     if not any(d == k or d.startswith(k + ".") for k in replaced)]
         systems.append(ReadSystem(label, scenario, provenance, defaults, cells))
         changes.extend(mine)
-    return WorkbookRead(systems, changes, _formula_warnings(book, n, ProfileLayout(exported)))
+    decision = None
+    record = _record(book.sheets["Meta"], n)
+    if record is not None:
+        from .decision_reader import read_decision
+        decision = read_decision(book, record)
+        changes.extend(decision.changes)
+    return WorkbookRead(systems, changes, _formula_warnings(book, n, ProfileLayout(exported)),
+                        decision)
+
+
+def _record(ws: _Sheet, n: int) -> dict | None:
+    """The request a decision's workbook answers (its Meta row below the systems', after a
+    blank one), or None."""
+    row = ws.rows.get(2 + n + 1, {})
+    if row.get(1) != "decision":
+        return None
+    text = "".join(str(row[c]) for c in sorted(row) if c > 1)
+    if len(text) > MAX_META_CHARS:
+        raise _fail(f"Meta's decision row holds more than {MAX_META_CHARS:,} characters")
+    try:
+        record = json.loads(text)
+    except (json.JSONDecodeError, RecursionError):
+        raise _fail("Meta's decision row is damaged") from None
+    if not (isinstance(record, dict) and isinstance(record.get("quotes"), list)
+            and isinstance(record.get("demand"), dict)
+            and isinstance(record.get("options"), list)
+            and isinstance(record.get("inputs"), dict)):
+        raise _fail("Meta's decision row is damaged")
+    return record
 
 
 def _where(cell: tuple[str, str, Any], name: str, i: int, n: int) -> str:
@@ -774,13 +807,14 @@ def _as_exported(value: float, exported: float) -> float:
     return value
 
 
-def _number(raw: Any, name: str, where: str) -> float | int | None:
+def _number(raw: Any, name: str, where: str, *, optional: bool | None = None,
+            count: bool = False) -> float | int | None:
     """A numeric input's cell value [the input's unit], None for an absent optional input
     (empty, or the #N/A placeholder). Refused: a formula, text (also a number typed as text:
     spreadsheets disagree on whether such a cell counts in a formula, so the figures shown
     may not be the ones priced), a boolean, a fraction where a count is expected."""
     if raw is None or (isinstance(raw, str) and _NOT_AVAILABLE.fullmatch(raw)):
-        if MODEL.inputs[name].optional:
+        if MODEL.inputs[name].optional if optional is None else optional:
             return None
         raise _fail("required, but the cell is empty or #N/A", where)
     if isinstance(raw, bool) or not isinstance(raw, (int, float)):
@@ -797,7 +831,7 @@ def _number(raw: Any, name: str, where: str) -> float | int | None:
         number = math.inf
     if not math.isfinite(number):
         raise _fail(f"expected a finite number, got {raw!r:.40}", where)
-    if name in COUNT_INPUTS:
+    if name in COUNT_INPUTS or count:
         if number != int(raw):
             raise _fail(f"expected a whole number, got {raw!r}", where)
         return int(raw)
