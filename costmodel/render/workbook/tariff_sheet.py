@@ -155,7 +155,11 @@ def write_tariff(ws: Sheet, systems: Sequence[WorkbookSystem], layout: ProfileLa
     ws.text(1, 1, "Tariff and load by hour: change the blue cells and every figure "
                   "recomputes", "title")
     widest = max(hours for _, hours in layout.shapes.values())
-    ws.set_widths({1: 12, **{_FIRST + h: 6.5 for h in range(widest)}})
+    # the row labels print whole: a demand period's ("period 1 (Jun-Sep)") is the longest
+    labels = [label for s in systems if s.result.scenario.electricity.tariff is not None
+              for label in period_labels(s.result.scenario.electricity.tariff)]
+    ws.set_widths({1: max([12.0, *(len(x) + 1.0 for x in labels)]),
+                   **{_FIRST + h: 6.5 for h in range(widest)}})
     ws.paragraph(2, "Hours are local time (00 = 00:00-01:00); 'we' columns are weekend "
                     "days. Weekdays weigh 5/7 of the year and weekend days 2/7; a month "
                     "weighs its days in a 365-day year.", 1 + 24)
