@@ -20,7 +20,7 @@ from .decision_calculation import FLOATS, JUST_BELOW, edge
 from .demand import Charge, DemandLoad
 from .quotes import present_value, term_table
 
-__all__ = ["Option", "Priced", "Decision", "decide", "SCALE_RANGE", "holds_words"]
+__all__ = ["Option", "Priced", "Decision", "decide", "SCALE_RANGE", "SCALES", "holds_words"]
 
 SCALE_RANGE = (0.01, 100.0)  # demand multiples scanned for break-evens and winner ranges
 _GRID = 121  # log-spaced scales over SCALE_RANGE (5 points a factor of 1.47)
@@ -121,7 +121,8 @@ def _scales() -> list[float]:
     return [math.exp(lo + (hi - lo) * k / (_GRID - 1)) for k in range(_GRID)]
 
 
-_SCALES = tuple(_scales())  # the grid, made once: every pair and the winner's range walk it
+SCALES = tuple(_scales())  # the grid, made once: every pair and the winner's range walk it
+_SCALES = SCALES
 
 
 def _on_grid(options: Sequence[Option], load: DemandLoad) -> list[list[float]]:

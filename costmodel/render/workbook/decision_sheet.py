@@ -30,7 +30,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...decisions import decision_calculation as calc
-from ...decisions.decision import _SCALES, Decision, Priced
+from ...decisions.decision import SCALES as _SCALES
+from ...decisions.decision import Decision, Priced
 from ...model.errors import InputError
 from .decision_formulas import Formula, Formulas
 from .layout import Names
@@ -122,11 +123,6 @@ class _Writer:
         self.sheet.text(row, 1, words, "wrap")
         self.sheet.text(row, 2, name, "name")
         self.sheet.text(row, 3, unit, "name")
-
-    def _opt(self, name: str, j: int) -> Formula | None:
-        """Option j's (0-based) cell of row ``name``, as a formula reading it."""
-        row = self.rows.get(name)
-        return None if row is None else Formula(cell_ref(row, FIRST + j, True), None)
 
     def _range(self, name: str, sheet: str | None = None) -> str:
         row = self.rows[name]
@@ -382,7 +378,7 @@ class _Writer:
         s, d = self.sheet, self.book.decision
         rec = d.recommendation or {}
         scan = _Scan(self)
-        found = self.found = scan.write()
+        found = scan.write()
         s.text(row, 1, "Recommendation", "section")
         names, ranks, bills = (self._range(k) for k in ("option_name", "option_rank",
                                                         "option_bill"))
@@ -514,7 +510,8 @@ class _Scan:
         last = first + len(_SCALES) - 1
         self.grid = {"k": (first, last, 1), "scale": (first, last, 2),
                      "below": (first, last, 3), "above": (first, last, 4),
-                     "wins": (first, last, self.col_flag)}
+                     "wins": (first, last, self.col_flag),
+                     **{f"side {j}": (first, last, self.col_side + j) for j in range(n)}}
         self.sides = sides
         self.wins = wins_vals
         s.set_widths({1: 6, 2: 9, 3: 9, 4: 9, **{self.col_cost + j: 14 for j in range(n)},
@@ -534,14 +531,8 @@ class _Scan:
         first, last, col = self.grid[key]
         return f"{_scan_ref(first, col, True)}:{cell_ref(last, col, True)}"
 
-    def _side_col(self, j: int, offset: int) -> str:
-        """The grid's side column of option j, rows k = offset .. 119 + offset."""
-        first, last, _ = self.grid["k"]
-        col = self.col_side + j
-        return (f"{_scan_ref(first + offset, col, True)}:"
-                f"{cell_ref(last - 1 + offset, col, True)}")
-
     def _grid_part(self, key: str, offset: int) -> str:
+        """A grid column's rows k = offset .. 119 + offset (a row and the next compared)."""
         first, last, col = self.grid[key]
         return (f"{_scan_ref(first + offset, col, True)}:"
                 f"{cell_ref(last - 1 + offset, col, True)}")
@@ -624,7 +615,7 @@ class _Scan:
         change = [k for k in range(len(_SCALES) - 1) if side[k] != side[k + 1]]
         lower = [k for k in change if _SCALES[k] < 1.0]
         upper = [k for k in change if _SCALES[k + 1] > 1.0]
-        a, b = self._side_col(j, 0), self._side_col(j, 1)
+        a, b = self._grid_part(f"side {j}", 0), self._grid_part(f"side {j}", 1)
         ks0, s0, s1 = self._grid_part("k", 0), self._grid_part("below", 0), \
             self._grid_part("above", 1)
         found = []
@@ -643,7 +634,7 @@ class _Scan:
                              1.0 if k < 0 else _SCALES[k]),
                      Formula(f"IF({none},1,INDEX({scales_all},{kf}+2))",
                              1.0 if k < 0 else _SCALES[k + 1]))
-            side_col = self._col_of_side(j)
+            side_col = self._col(f"side {j}")
             at_start = side[k] if k >= 0 else True
 
             def holds(costs: list[Formula], r: int, kf: str = kf, none: str = none,
@@ -693,11 +684,6 @@ class _Scan:
             (cheaper_value, f'IF({crossing}="","",IF(INDEX({rng},decision_best)<='
                             f'{costs[j].text},INDEX({names},decision_best),'
                             f'INDEX({names},{j + 1})))')
-
-    def _col_of_side(self, j: int) -> str:
-        first, last, _ = self.grid["k"]
-        col = self.col_side + j
-        return f"{_scan_ref(first, col, True)}:{cell_ref(last, col, True)}"
 
 
 def write_decision(sheet: Sheet, scan: Sheet, book: DecisionBook, names: Names
