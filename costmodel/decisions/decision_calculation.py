@@ -14,7 +14,8 @@ rest goes through the algebra:
 - ``o.where(condition, a, b)``: IF; a condition is ``o.le(a, b)`` (a <= b);
 - ``o.const(name)``: a named conversion constant (:data:`CONSTANTS`), never a bare number;
 - ``o.cell(label, x)``: a value worth its own cell (a float is itself; a sheet writes a cell
-  and reads it from there), so a long calculation is a column of short formulas.
+  and reads it from there), so a long calculation is a column of short formulas; ``x`` may
+  be a function of nothing, computed only where no cell holds it yet.
 
 Structure that an edit of a figure cannot change (how many tiers an offer has, whether it
 states a commitment) is plain Python; everything an edit of the demand or a price can move
@@ -80,7 +81,7 @@ class Floats:
 
     @staticmethod
     def cell(label: str, x: Any) -> Any:
-        return x
+        return x() if callable(x) else x
 
 
 FLOATS = Floats()
@@ -171,8 +172,9 @@ def usage(o: Any, d: Demand, terms: PerMtokTerms, v: T) -> T:
     low: Any = None
     for k, tier in enumerate(terms.tiers):
         top = v if tier.up_to is None else o.min(v, tier.up_to)
-        part = o.max(0.0, top if low is None else top - low) * blended(
-            o, d, terms, tier.price_input, tier.price_output)
+        part = o.max(0.0, top if low is None else top - low) * o.cell(
+            f"blended {k + 1}",
+            lambda tier=tier: blended(o, d, terms, tier.price_input, tier.price_output))
         cost = part if k == 0 else cost + part
         low = tier.up_to
     return cost
@@ -185,8 +187,8 @@ def per_mtok_bill(o: Any, d: Demand, terms: PerMtokTerms) -> Any:
     if committed is None:
         amount = usage(o, d, terms, v)
     elif terms.overage is not None:
-        amount = usage(o, d, terms, committed) + o.max(0.0, v - committed) * blended(
-            o, d, terms, *terms.overage)
+        amount = usage(o, d, terms, committed) + o.max(0.0, v - committed) * o.cell(
+            "blended overage", lambda: blended(o, d, terms, *terms.overage))
     else:
         amount = usage(o, d, terms, o.max(v, committed))
     return amount if terms.floor is None else o.max(amount, terms.floor)

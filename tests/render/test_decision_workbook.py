@@ -293,3 +293,22 @@ def test_reprice_reads_an_edited_decision_back_and_decides_again(tmp_path):
     with pytest.raises(InputError, match=r"Decision!D\d+ \(option_throughput, gpt-oss-120b "
                                          r"b200.*change them on the Inputs sheet"):
         app.reprice(refused, ctx=CONTEXT)
+
+
+def test_formulas_are_written_as_xlsxwriter_would_write_them(tmp_path):
+    """The short way past XlsxWriter's newer-function patterns changes no formula: every
+    formula of a decision's workbook as XlsxWriter's own preparation gives it."""
+    from xlsxwriter.worksheet import Worksheet
+
+    from costmodel import app
+    from costmodel.cli import CONTEXT
+    from costmodel.render.workbook.sheet import _Worksheet
+    path = tmp_path / "n.xlsx"
+    path.write_bytes(app.decision_workbook(CONTEXT, _negotiation_request()).content)
+    wb = load_workbook(path)
+    ours, theirs = _Worksheet(), Worksheet()
+    formulas = [c.value for ws in wb for row in ws.iter_rows() for c in row
+                if isinstance(c.value, str) and c.value.startswith("=")]
+    assert len(formulas) > 4000
+    for f in [*formulas, "=SEQUENCE(3)", "=STDEV.S(A1:A3)", "=IF(A1>0,XLOOKUP(1,B:B,C:C),0)"]:
+        assert ours._prepare_formula(f) == theirs._prepare_formula(f), f

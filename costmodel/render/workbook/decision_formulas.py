@@ -6,7 +6,8 @@ the literals 0 and 1 the declaration uses) builds both, so running a declared fu
 formulas writes its spreadsheet rendering and computes the engine's figure in one pass, with
 the engine's operations in the engine's order. :class:`Formulas` is the algebra
 (MAX, MIN, ROUNDUP(ROUND(x,9),0), IF, SQRT, a defined name for a constant); its ``place``
-says where a value worth its own cell goes (None: written inline where it is read).
+says where a value worth its own cell goes (None: written inline where it is read), its
+``known`` the cells already written (read, not computed again).
 """
 from __future__ import annotations
 
@@ -106,8 +107,9 @@ class Formulas:
     ``place(label, formula)`` writes a cell and returns the formula reading it, or None to
     leave the value inline."""
 
-    def __init__(self, place: Callable[[str, Formula], Formula | None] | None = None):
-        self.place = place
+    def __init__(self, place: Callable[[str, Formula], Formula | None] | None = None,
+                 known: dict[str, Formula] | None = None):
+        self.place, self.known = place, known or {}
 
     def max(self, a: Any, b: Any) -> Formula:
         a, b = literal(a), literal(b)
@@ -136,6 +138,9 @@ class Formulas:
         return Formula(name, CONSTANTS[name])
 
     def cell(self, label: str, x: Any) -> Any:
+        if label in self.known:  # written already: read from its cell
+            return self.known[label]
+        x = x() if callable(x) else x
         if self.place is None or not isinstance(x, Formula):
             return x
         placed = self.place(label, x)

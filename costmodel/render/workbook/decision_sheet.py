@@ -242,7 +242,17 @@ class _Writer:
             self.names.add(name, s.title, self._range(name))
             self.exported[name] = vals
         self.terms = [self._terms(j, p) for j, p in enumerate(self.ranked)]
-        for name, words, unit in (("option_accelerators", "Accelerators", "dimensionless"),
+        tiers = max((len(t.tiers) for t in self.terms if isinstance(t, calc.PerMtokTerms)),
+                    default=0)
+        blended = [(f"option_tier{k}_blended", f"Tier {k}: price per million mixed tokens "
+                    f"for this demand (cache and batch counted)", "USD/Mtok")
+                   for k in range(1, tiers + 1)]
+        if any(isinstance(t, calc.PerMtokTerms) and t.overage is not None
+               for t in self.terms):
+            blended.append(("option_overage_blended", "Overage: price per million mixed "
+                            "tokens for this demand", "USD/Mtok"))
+        for name, words, unit in (*blended,
+                                  ("option_accelerators", "Accelerators", "dimensionless"),
                                   ("option_utilisation", "Utilisation of the own build",
                                    "dimensionless"),
                                   ("option_bill", "Bill a month", "USD/month"),
@@ -253,6 +263,7 @@ class _Writer:
             row += 1
             self.rows[name] = row
             self._label(row, words, name, unit)
+        self.prices: dict[int, dict[str, Formula]] = {}
         for j, p in enumerate(self.ranked):
             self._bill_column(j, p)
         for name in ("option_bill", "option_rank"):
@@ -331,14 +342,22 @@ class _Writer:
 
     def _bill_column(self, j: int, p: Priced) -> None:
         s, col = self.sheet, FIRST + j
-        placed = {"accelerators": "option_accelerators", "utilisation": "option_utilisation"}
+        placed = {"accelerators": ("option_accelerators", "dimensionless"),
+                  "utilisation": ("option_utilisation", "dimensionless"),
+                  "blended overage": ("option_overage_blended", "USD/Mtok"),
+                  **{f"blended {k}": (f"option_tier{k}_blended", "USD/Mtok")
+                     for k in range(1, 100)}}
+        prices = self.prices[j] = {}  # a tier's price for the demand: read by the Scan too
 
         def place(label: str, f: Formula) -> Formula | None:
-            name = placed.get(label)
-            if name is None:
+            if label not in placed:
                 return None
+            name, unit = placed[label]
             row = self.rows[name]
-            s.figure(row, col, f.value, name, "dimensionless", "calc", f.text)
+            s.figure(row, col, f.value, name, unit, "calc", f.text)
+            if label.startswith("blended"):
+                prices[label] = Formula(_decision_ref(row, col), f.value)
+                return prices[label]
             return Formula(cell_ref(row, col, True), f.value)
         o = Formulas(place)
         t = self.terms[j]
@@ -352,6 +371,9 @@ class _Writer:
         for name in ("option_accelerators", "option_utilisation"):
             if not (isinstance(t, calc.OwnTerms) or (name == "option_accelerators"
                                                      and isinstance(t, calc.CapacityTerms))):
+                s.text(self.rows[name], col, "", "calc")
+        for label, (name, _) in placed.items():
+            if label.startswith("blended") and name in self.rows and label not in prices:
                 s.text(self.rows[name], col, "", "calc")
         r = self.rows
         bill_ref = cell_ref(r["option_bill"], col)
@@ -455,10 +477,11 @@ class _Scan:
         self.col_side = self.col_flag + 1  # the grid's sides against the winner
 
     def _costs(self, row: int, scale: Formula) -> list[Formula]:
-        """Every option's bill at ``scale`` written along ``row``."""
-        o = Formulas()
+        """Every option's bill at ``scale`` written along ``row`` (a tier's price for the
+        demand read from its Decision cell)."""
         out = []
         for j, t in enumerate(self.w.terms):
+            o = Formulas(known=self.w.prices[j])
             f = calc.bill(o, calc.scaled(o, self.w.demand, scale), t)
             self.sheet.figure(row, self.col_cost + j, f.value, "option_bill", "USD/month",
                               "calc", f.text)

@@ -12,6 +12,7 @@ widths and row heights set here print alike in Excel and LibreOffice.
 from __future__ import annotations
 
 import math
+import re
 from collections import namedtuple
 from collections.abc import Iterable
 from typing import Any
@@ -38,9 +39,25 @@ _LINE_HEIGHT = 11.6  # a line of wrapped 10 pt text [points] (Liberation Sans: 1
 _ROW_PADDING = 2.5  # [points] above and below a wrapped cell's lines
 
 
+# functions of Excel 2007 and before: XlsxWriter has nothing to add to a formula of these alone
+_PLAIN_FUNCTIONS = frozenset({
+    "ABS", "AND", "CHOOSE", "COUNT", "COUNTIF", "IF", "INDEX", "LN", "MATCH", "MAX", "MIN",
+    "NA", "NOT", "OR", "ROUND", "ROUNDUP", "SQRT", "SUM", "SUMPRODUCT"})
+_FUNCTION = re.compile(r"([A-Za-z_][A-Za-z0-9_.]*)\(")
+
+
 class _Worksheet(Worksheet):
     """XlsxWriter writes error results only for formulas; an absent input is a plain ``#N/A``
     error value (the reader and the engine treat it as "not given")."""
+
+    def _prepare_formula(self, formula: str, expand_future_functions: bool = False) -> str:
+        # XlsxWriter tries some 30 patterns of newer functions on every formula (most of the
+        # time of writing a decision's Scan sheet); a formula of older functions alone is
+        # only stripped of its "=", as those patterns would leave it
+        if formula.startswith("=") and not formula.endswith("}") and \
+                set(_FUNCTION.findall(formula)) <= _PLAIN_FUNCTIONS:
+            return formula[1:]
+        return super()._prepare_formula(formula, expand_future_functions)
 
     def _write_cell(self, row: int, col: int, cell: Any) -> None:
         if isinstance(cell, _EmptyText):  # empty text, typed as text (XlsxWriter leaves
