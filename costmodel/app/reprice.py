@@ -43,8 +43,11 @@ def reprice(source: bytes | str | Path, name: str = "workbook",
     """An edited workbook read back: its inputs validated (by the reader) and priced; a
     decision's, decided again with the own builds as repriced (``ctx``: where a capacity
     offer's hardware and reference rates are looked up; the fixtures by default)."""
+    from ..render.workbook.decision_reader import read_decision
     from ..render.workbook.reader import read_workbook
     read = read_workbook(source, name=name)
+    edits = read_decision(read)  # a decision's: the Decision sheet's edits in its request
+    changes = read.changes + ([] if edits is None else edits.changes)
     results = []
     for system in read.systems:
         result = price_result(system.scenario, system.provenance)
@@ -55,10 +58,8 @@ def reprice(source: bytes | str | Path, name: str = "workbook",
             InputError.__init__(exc, [system.locate(p, m) for p, m in exc.errors])
             raise
         results.append(result)
-    decision = None
-    if read.decision is not None:
-        decision = _decide_again(ctx or LocalContext(), read.decision, results)
-    return WorkbookImport(results, read.changes, read.warnings, decision)
+    decision = None if edits is None else _decide_again(ctx or LocalContext(), edits, results)
+    return WorkbookImport(results, changes, read.warnings, decision)
 
 
 def _decide_again(ctx: Context, read, results: list[Result]) -> QuotesDecision:

@@ -29,7 +29,16 @@ from typing import Any
 
 from ...decisions.decision_calculation import CONSTANTS
 from .decision_sheet import DECISION_SHEET, DEMAND_INPUTS, OPTION_INPUTS, tier_rows
-from .reader import InputChange, _as_exported, _Book, _cells, _coordinate, _fail, _number
+from .reader import (
+    InputChange,
+    WorkbookRead,
+    _as_exported,
+    _Book,
+    _cells,
+    _coordinate,
+    _fail,
+    _number,
+)
 
 __all__ = ["DecisionRead", "read_decision"]
 
@@ -52,8 +61,12 @@ def _q(value: float, unit: str) -> dict[str, Any]:
     return {"value": value, "unit": unit}
 
 
-def read_decision(book: _Book, record: dict[str, Any]) -> DecisionRead:
-    """The request ``record`` (the Meta row) with the Decision sheet's edits in it."""
+def read_decision(read: WorkbookRead) -> DecisionRead | None:
+    """The request a decision's workbook answers (Meta's record) with the Decision sheet's
+    edits in it; None for any other workbook."""
+    book, record = read.book, read.record
+    if record is None:
+        return None
     if DECISION_SHEET not in book.sheets:
         raise _fail("the Decision sheet is missing (renamed or deleted?): a decision's "
                     "workbook is read back from it")

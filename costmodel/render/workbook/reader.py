@@ -163,13 +163,15 @@ class ReadSystem:
 
 @dataclass
 class WorkbookRead:
-    """What an edited workbook holds, validated but not priced; for a decision's workbook,
-    the request it answers with the Decision sheet's edits in it
-    (:class:`costmodel.render.workbook.decision_reader.DecisionRead`)."""
+    """What an edited workbook holds, validated but not priced; for a decision's workbook, the
+    request it answers (``record``, Meta's) and the sheets read, from which
+    :func:`costmodel.render.workbook.decision_reader.read_decision` reads the Decision
+    sheet's edits."""
     systems: list[ReadSystem]
     changes: list[InputChange] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
-    decision: Any = None
+    record: dict[str, Any] | None = None
+    book: Any = None
 
 
 def _fail(message: str, where: str = "workbook") -> InputError:
@@ -607,14 +609,8 @@ def read_workbook(source: bytes | str | Path, name: str = "workbook") -> Workboo
                     if not any(d == k or d.startswith(k + ".") for k in replaced)]
         systems.append(ReadSystem(label, scenario, provenance, defaults, cells))
         changes.extend(mine)
-    decision = None
-    record = _record(book.sheets["Meta"], n)
-    if record is not None:
-        from .decision_reader import read_decision
-        decision = read_decision(book, record)
-        changes.extend(decision.changes)
     return WorkbookRead(systems, changes, _formula_warnings(book, n, ProfileLayout(exported)),
-                        decision)
+                        _record(book.sheets["Meta"], n), book)
 
 
 def _record(ws: _Sheet, n: int) -> dict | None:
