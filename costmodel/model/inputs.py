@@ -682,11 +682,6 @@ class Scenario(Section):
         out.update(profile_inputs(self))
         return out
 
-    def to_data(self) -> dict[str, Any]:
-        """This scenario as a plain mapping that :func:`validate_scenario` accepts again
-        (:meth:`Section.to_data`)."""
-        return super().to_data()
-
     def defaults_used(self) -> list[str]:
         """Dotted keys whose value came from a default rather than from the input."""
         used: list[str] = []

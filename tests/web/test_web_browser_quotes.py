@@ -217,6 +217,16 @@ def test_quotes_for_the_buyers_demand_and_the_one_page_summary(page, live_server
     got.value.save_as(path)
     reader = PdfReader(BytesIO(path.read_bytes()))
     assert len(reader.pages) == 1
+    # the decision as a workbook: its Decision sheet recommends what the page does
+    with page.expect_download() as got:
+        page.get_by_role("link", name="Download the decision as a workbook (.xlsx)").click()
+    book = tmp_path / got.value.suggested_filename
+    got.value.save_as(book)
+    assert book.name.startswith("decision_") and book.suffix == ".xlsx"
+    wb = openpyxl.load_workbook(book, data_only=True)
+    (sheet, ref), = wb.defined_names["decision_offer"].destinations
+    assert page.locator(".recommendation").inner_text().startswith(
+        f"Take {wb[sheet][ref.replace('$', '')].value} ")
     assert page.js_errors == []
 
 
