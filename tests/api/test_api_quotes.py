@@ -144,3 +144,33 @@ def test_a_negative_price_is_refused_with_its_path(client, tokens):
                     headers=auth(tokens["viewer"]))
     assert r.status_code == 422
     assert r.json["errors"][0]["path"] == "quotes[0].monthly_price"
+
+
+XLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
+
+
+def test_a_decision_by_accept_is_its_workbook_or_a_problem_past_its_columns(client, tokens):
+    """Accept naming a spreadsheet: the decision's workbook, its bills the JSON's; more ranked
+    offers than the workbook lays out (12): a 422 problem at ``quotes``, the JSON unchanged."""
+    import io
+
+    import openpyxl
+    flat = [{"name": f"api-{i}", "vendor": "V", "form": "per_mtok",
+             "price_input": f"{0.5 + i / 100} USD/Mtok", "price_output": "2 USD/Mtok"}
+            for i in range(12)]
+    body = {"quotes": flat[:3], "scenarios": [GB300],
+            "demand": {"volume": "20000 Mtok/month"}}
+    viewer = auth(tokens["viewer"])
+    answer = client.post(f"{API}/quotes/decide", json=body, headers=viewer).json
+    book = client.post(f"{API}/quotes/decide", json=body, headers={**viewer, "Accept": XLSX})
+    assert book.status_code == 200 and book.mimetype == XLSX
+    wb = openpyxl.load_workbook(io.BytesIO(book.data), data_only=True)
+    (sheet, ref), = wb.defined_names["option_bill"].destinations
+    assert [c.value for row in wb[sheet][ref.replace("$", "")] for c in row] == \
+        pytest.approx([p["monthly_cost"]["value"] for p in answer["ranked"]], rel=1e-12)
+    body["quotes"] = flat  # 12 quotes and the own build: 13 ranked
+    refused = client.post(f"{API}/quotes/decide", json=body, headers={**viewer, "Accept": XLSX})
+    assert refused.status_code == 422
+    assert refused.mimetype == "application/problem+json"
+    assert "at most 12 ranked options" in str(refused.json)
+    assert client.post(f"{API}/quotes/decide", json=body, headers=viewer).status_code == 200
