@@ -266,16 +266,20 @@ def test_reprice_reads_an_edited_decision_back_and_decides_again(tmp_path):
     assert same.decision.decision.holds[1] is exported.holds[1] is None
     ranked = [p.option.name for p in exported.ranked]
     api = ranked.index("api-tokens")
+    cap = ranked.index("h100-capacity")
     edited = _edit(path, tmp_path / "edited.xlsx", {"decision_volume": 20000.0,
-                                                    f"option_tier1_output[{api}]": 1.2})
+                                                    f"option_tier1_output[{api}]": 1.2,
+                                                    f"option_unit[{cap}]": 1460.0})
     again = app.reprice(edited, ctx=CONTEXT)
-    assert {(c.system, c.name, c.before, c.after) for c in again.changes} == {
+    assert sorted((c.system, c.name, round(c.before, 9), c.after) for c in again.changes) == [
+        ("api-tokens", "option_tier1_output", 2.4, 1.2),
         ("demand", "decision_volume", 50000.0, 20000.0),
-        ("api-tokens", "option_tier1_output", 2.4, 1.2)}
+        ("h100-capacity", "option_unit", 1533.0, 1460.0)]  # 2.10 USD/h x 730 h
     # the engine at the same figures: the demand's volume (its peak follows the exported
     # average over peak) and the quote's price
     quotes = [q.to_data() for q in req.quotes]
     quotes[1]["tiers"][0]["price_output"] = {"value": 1.2, "unit": "USD/Mtok"}
+    quotes[0]["hourly_price"] = {"value": 2.0, "unit": "USD/h"}  # 1,460 / 730 h
     factor = 50000e6 / (730 * 3600) / 30000
     demand = {**req.demand.to_data(), "volume": {"value": 20000.0, "unit": "Mtok/month"},
               "peak": {"value": 20000e6 / (730 * 3600) / factor, "unit": "token/s"},
