@@ -10,7 +10,7 @@ from .planning import Plan
 
 __all__ = ["decision_pdf", "plan_pdf"]
 
-_DISCLOSED = ("Power counted", "Power", "Operating point", "Electricity", "Financing")
+_DISCLOSED = ("Power counted", "Power", "Operating point", "Electricity", "Financing", "Money")
 
 
 def _disclosure(result) -> str:
@@ -84,11 +84,13 @@ def plan_pdf(planned: Plan) -> bytes:
             ["Power at the " + str(r.scenario.power.boundary) + " boundary",
              f"{j['power']['value'] / 1e3:,.1f}", "kW"],
             ["Throughput", f"{j['throughput']['value']:,.0f}", "token/s"],
-            ["Capital cost", money(j["capex"]["value"]), "USD"],
-            ["Cost per hour", f"{j['cost_per_hour']['value']:,.2f}", "USD/h"],
-            ["Cost per month", f"{j['cost_per_month']['value']:,.0f}", "USD/month (730 h)"],
+            ["Capital cost", money(j["capex"]["value"]), j["capex"]["unit"]],
+            ["Cost per hour", f"{j['cost_per_hour']['value']:,.2f}", j["cost_per_hour"]["unit"]],
+            ["Cost per month", f"{j['cost_per_month']['value']:,.0f}",
+             f"{j['cost_per_month']['unit']} (730 h)"],
             ["Cost per million tokens",
-             format_number(j["cost_per_mtok"]["total"]["value"], "USD/Mtok"), "USD/Mtok"],
+             format_number(j["cost_per_mtok"]["total"]["value"], "USD/Mtok"),
+             j["cost_per_mtok"]["total"]["unit"]],
             ["Utilisation", format_percent(a["resulting_utilisation"]),
              "the demand over the fleet's capacity" if a["sized_for"] == "demand"
              else "the scenario's"]]
