@@ -39,6 +39,7 @@ from ..sources.scenario_file import PreparedScenario
 from .caps import MAX_QUOTES, MAX_SCENARIOS, check_count
 from .context import Context
 from .load import finish, prepare
+from .money import USD_MONEY, ShownMoney, shown_money
 from .pricing import Priced, price_loaded
 from .quotes import reference_rate, with_rates
 from .specs import ScenarioSpec
@@ -60,12 +61,15 @@ class DecisionRequest:
 class QuotesDecision:
     decision: Decision
     systems: list[Priced]  # the own builds as read at the service level
+    money: ShownMoney = USD_MONEY  # the first own build's currency (:mod:`.money`)
 
     def to_json(self) -> dict[str, Any]:
-        return {**self.decision.to_json(),
-                "own_builds": [{"scenario": p.result.name,
-                                "disclosure": p.result.to_json("summary")["disclosure"]}
-                               for p in self.systems]}
+        out = {**self.decision.to_json(),
+               "own_builds": [{"scenario": p.result.name,
+                               "disclosure": p.result.to_json("summary")["disclosure"]}
+                              for p in self.systems]}
+        return out if self.money.usd else {**self.money.json(out),
+                                           "money": self.money.quotes_note()}
 
 
 def _service_target(demand: Demand) -> Target | None:
@@ -315,6 +319,7 @@ def quotes_decide(ctx: Context, req: DecisionRequest) -> QuotesDecision:
             ctx, spec, prepared, target if prepared.curve else None,
             elsewhere=("operating_point.ttft_max",) if req.demand.ttft_max is not None else ())))
         _check_shape(own[-1], spec, req.demand)
+    money = shown_money([p.result for p in own], [s.subject for s in req.scenarios])
     first = own[0].result.scenario
     load = load_of(req.demand, _shape(own[0].result))
     model = req.demand.model or first.workload.model
@@ -339,5 +344,5 @@ def quotes_decide(ctx: Context, req: DecisionRequest) -> QuotesDecision:
             "own builds priced hour by hour at the demand's load shape (each hour's load "
             "is the shape x the peak over the fleet's throughput), so a time-of-use tariff "
             "bills the hours the demand uses")
-    return QuotesDecision(decision, own)
+    return QuotesDecision(decision, own, money)
 

@@ -10,7 +10,6 @@ currency at one rate: another stated (or none, USD, beside a first in EUR) is re
 """
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -24,9 +23,10 @@ __all__ = ["ShownMoney", "USD_MONEY", "shown_money", "QUOTES_CONVERTED"]
 _USD = re.compile(r"\bUSD\b")
 
 # said beside quote figures shown in another currency
-QUOTES_CONVERTED = ("quote prices are stated in USD (a quote's amounts in another currency "
-                    "are read at the scenario's stated rate); shown in {code} at the first "
-                    "scenario's rate, {rate:g} {code}/USD")
+QUOTES_CONVERTED = ("quote prices are stated in USD, and shown in {code} at the first "
+                    "scenario's stated rate ({rate:g} {code}/USD), as every money figure is; "
+                    "sentences (reasons, risks, flags, charges) keep the USD they are "
+                    "worked in")
 
 
 @dataclass(frozen=True)
@@ -73,13 +73,14 @@ class ShownMoney:
             v = data["value"]
             if isinstance(v, int | float) and not isinstance(v, bool):
                 v = self.value(float(v), unit)
-                v = v if math.isfinite(v) else None
             return {**data, "value": v, "unit": self.unit(unit)}
         return {k: (x if k == "disclosure" else self.json(x)) for k, x in data.items()}
 
-    def note(self) -> dict[str, Any] | None:
-        """The money disclosure (None in USD)."""
-        return None if self.usd else dict(self.disclosure)
+    def quotes_note(self) -> dict[str, Any]:
+        """The money disclosure of an answer with quotes: the rate, and how quote prices
+        (stated in USD) are shown (``quotes``)."""
+        return {**self.disclosure, "quotes": QUOTES_CONVERTED.format(code=self.currency,
+                                                                      rate=self.rate)}
 
 
 USD_MONEY = ShownMoney()

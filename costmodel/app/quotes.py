@@ -35,6 +35,7 @@ from ..sources.curve_point import Target
 from .caps import MAX_QUOTES, MAX_SCENARIOS, check_count
 from .context import Context
 from .load import finish, prepare
+from .money import USD_MONEY, ShownMoney, shown_money
 from .pricing import Priced, WorkbookFile, price_loaded, render_workbook
 from .specs import ScenarioSpec
 
@@ -105,12 +106,15 @@ class QuotesRanking:
     rows: list[list[QuoteComparison]]
     ranked: list[list[QuoteComparison]]
     systems: list[Priced]
+    money: ShownMoney = USD_MONEY  # the first scenario's currency (:mod:`.money`)
 
     def to_json(self) -> dict[str, Any]:
-        return {"scenarios": [{"scenario": ranked[0].scenario,
-                               "ranked": [c.to_json() for c in ranked]}
-                              for ranked in self.ranked],
-                "ranked_by": RANKED_BY}
+        out = {"scenarios": [{"scenario": ranked[0].scenario,
+                              "ranked": [c.to_json() for c in ranked]}
+                             for ranked in self.ranked],
+               "ranked_by": RANKED_BY}
+        return out if self.money.usd else {**self.money.json(out),
+                                           "money": self.money.quotes_note()}
 
 
 def quotes_compare(ctx: Context, quotes: Sequence[Quote],
@@ -122,8 +126,9 @@ def quotes_compare(ctx: Context, quotes: Sequence[Quote],
     scenarios = [_AtQuotes(ctx, s) for s in specs]
     rows = [[compare_quote(q, s.for_quote(q).result) for s in scenarios] for q in quotes]
     ranked = [rank([row[i] for row in rows]) for i in range(len(scenarios))]
-    return QuotesRanking(list(quotes), rows, ranked,
-                         [s.for_quote(quotes[0]) for s in scenarios])
+    systems = [s.for_quote(quotes[0]) for s in scenarios]
+    money = shown_money([p.result for p in systems], [s.subject for s in specs])
+    return QuotesRanking(list(quotes), rows, ranked, systems, money)
 
 
 def quotes_workbook(ranking: QuotesRanking) -> WorkbookFile:
@@ -161,6 +166,7 @@ class TermAnalysis:
     successor_month: float | None  # [month from the quote's start]
     successor_source: str | None = None  # where that market price comes from
     successor_floor: float | None = None  # [USD/Mtok] the successor's own cost: a floor
+    money: ShownMoney = USD_MONEY  # the scenario's currency (:mod:`.money`)
 
     def to_json(self) -> dict[str, Any]:
         out = term_json(self.quote, self.comparison, self.rows, self.longest, self.tolerance)
@@ -170,7 +176,8 @@ class TermAnalysis:
                                 "market_source": self.successor_source,
                                 "own_cost_floor": q(self.successor_floor, "USD/Mtok"),
                                 "available": q(self.successor_month, "month")}
-        return out
+        return out if self.money.usd else {**self.money.json(out),
+                                           "money": self.money.quotes_note()}
 
 
 def _successor_market(ctx: Context, req: TermRequest, succ: Priced) -> tuple[float, str]:
@@ -208,6 +215,8 @@ def quotes_term(ctx: Context, req: TermRequest) -> TermAnalysis:
     own = _AtQuotes(ctx, req.scenario)
     comparison = compare_quote(req.quote, own.for_quote(req.quote).result)
     successor_price = successor_month = source = floor = None
+    shown = [own.for_quote(req.quote).result]
+    subjects = [req.scenario.subject]
     if req.successor is not None:
         try:
             successor_month = months_until(req.available, start)
@@ -216,11 +225,14 @@ def quotes_term(ctx: Context, req: TermRequest) -> TermAnalysis:
         succ = _AtQuotes(ctx, req.successor).for_quote(req.quote)
         successor_price, source = _successor_market(ctx, req, succ)
         floor = succ.result.values["cost_per_mtok_total"]
+        shown.append(succ.result)
+        subjects.append(req.successor.subject or "successor")
     rate = own.for_quote(req.quote).result.scenario.financing.cost_of_capital
     rows, longest = term_table(comparison.price_per_mtok, comparison.volume, rate,
                                list(req.terms), yearly_improvement=req.improvement,
                                successor_price=successor_price,
                                successor_month=successor_month, tolerance=req.tolerance)
     return TermAnalysis(req.quote, comparison, rows, longest, req.tolerance, req.improvement,
-                        successor_price, successor_month, source, floor)
+                        successor_price, successor_month, source, floor,
+                        shown_money(shown, subjects))
 
