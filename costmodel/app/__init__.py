@@ -10,6 +10,7 @@ from .context import Context, LocalContext
 from .curves import CurveView, show_curve
 from .decide import DecisionRequest, QuotesDecision, quotes_decide
 from .load import NOT_FROM_CURVE, load, load_all, prepare
+from .money import ShownMoney, shown_money
 from .planning import Plan, PlanRequest, plan, plan_workbook
 from .pricing import (
     FLEXIBLE_SHARE,
@@ -76,7 +77,7 @@ __all__ = [
     "decision_pdf", "plan_pdf",
     "Analysis", "tornado", "grid", "monte_carlo", "analysis_workbook",
     "CurveView", "show_curve",
-    "PlanRequest", "Plan", "plan", "plan_workbook",
+    "PlanRequest", "Plan", "plan", "plan_workbook", "ShownMoney", "shown_money",
     "TaskRequest", "TaskAnswer", "SystemTask", "price_task", "task_workbook",
     "MarketSpec", "ProfitRequest", "ProfitAnswer", "SystemProfit", "profit", "profit_workbook",
     "market_for", "sell", "render_profit_workbook", "profit_rules",
