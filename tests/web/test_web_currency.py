@@ -3,7 +3,8 @@ table the form sends (what the API takes), each bad field marked beside it in th
 words, amounts typed in the currency read at its rate, the downloads and the API call that
 carry the choice and the page's what-if, the Plan and Sensitivity pages carrying the
 currency in their own fields, a saved scenario's currency opened on the Price page, and a
-system's own rates kept on Compare. The rate is the sample TOU scenario's (0.92 EUR/USD, 2026-11-30, illustrative).
+system's own rates kept on Compare. The rate is the sample TOU scenario's (0.92 EUR/USD,
+2026-11-30, illustrative).
 """
 from __future__ import annotations
 
