@@ -70,10 +70,11 @@ def eur(usd: float) -> float:
     return pytest.approx(usd * RATE, rel=1e-12)
 
 
-def cli(*args) -> dict:
+def cli(*args) -> str:
+    """The command's output, its lines joined (a sentence may wrap)."""
     out = CliRunner().invoke(main, [*map(str, args)], catch_exceptions=False)
     assert out.exit_code == 0, out.output
-    return out.output
+    return " ".join(out.output.split())
 
 
 @pytest.fixture
@@ -207,7 +208,7 @@ def test_a_tornado_of_cost_per_mtok_is_in_the_scenarios_currency():
 
 
 def test_sensitivity_on_the_api_and_the_command_line(client, tokens, files):
-    r = client.post(f"{API}/sensitivity/tornado", json={"scenario": ROUND_EUR},
+    r = client.post(f"{API}/sensitivity/tornado", json={"scenario": {"scenario": ROUND_EUR}},
                     headers=auth(tokens["viewer"]))
     assert r.status_code == 200, r.get_data(as_text=True)
     assert r.json["base"] == {"value": pytest.approx(1.0625 / 18 * RATE, rel=1e-12),

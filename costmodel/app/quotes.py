@@ -226,7 +226,7 @@ def quotes_term(ctx: Context, req: TermRequest) -> TermAnalysis:
         successor_price, source = _successor_market(ctx, req, succ)
         floor = succ.result.values["cost_per_mtok_total"]
         shown.append(succ.result)
-        subjects.append(req.successor.subject or "successor")
+        subjects.append(req.successor.subject)
     rate = own.for_quote(req.quote).result.scenario.financing.cost_of_capital
     rows, longest = term_table(comparison.price_per_mtok, comparison.volume, rate,
                                list(req.terms), yearly_improvement=req.improvement,
