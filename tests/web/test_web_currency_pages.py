@@ -128,8 +128,9 @@ def test_the_quotes_page_answers_in_euros(web):
     ranking = get(web, "/quotes?quotes=example-quotes&demand=none&" + urlencode(EUR))
     price = re.search(r'data-quote="vendor-a-tokens".*?data-label="Their price per million '
                       r'tokens">([^<]*)</td>', ranking, re.S).group(1)
-    # (8,192 x 0.55 + 1,024 x 2.19) / 9,216 = 0.78... USD/Mtok x 0.92 = 0.7177 EUR/Mtok
-    assert price == "0.7177 EUR/Mtok"
+    # (8,192 x 0.55 + 1,024 x 2.19) / 9,216 = 6,748.16 / 9,216 = 0.73222 USD/Mtok; x 0.92 =
+    # 0.67364 EUR/Mtok
+    assert price == "0.6736 EUR/Mtok"
 
 
 def test_a_bad_currency_on_the_quotes_page_is_beside_its_field(web):
