@@ -35,7 +35,7 @@ def number(text: str) -> float:
 
 def submit(page, button: str) -> None:
     page.get_by_role("button", name=button, exact=True).click()
-    page.wait_for_url("**currency=EUR*")
+    page.wait_for_url("**currency=eur*")  # as typed; read as EUR
 
 
 def test_the_task_page_in_euros(page, live_server):
