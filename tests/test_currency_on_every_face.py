@@ -275,6 +275,12 @@ def test_a_decision_in_the_scenarios_currency():
         assert a["cost_per_mtok"]["value"] == eur(b["cost_per_mtok"]["value"])
     rec, was = out["recommendation"], usd["recommendation"]
     assert rec["monthly_cost"]["value"] == eur(was["monthly_cost"]["value"])
+    # the recommendation's words say the same figures in EUR
+    assert rec["text"].startswith(f"Take {rec['offer']}")
+    assert f"{rec['monthly_cost']['value']:,.0f} EUR a month for 20,000 Mtok a month" in \
+        rec["text"]
+    assert f"{rec['margin']['value']:,.0f} EUR a month" in rec["text"]
+    assert " USD a month" in was["text"] and " EUR" not in was["text"]
     assert out["own_builds"][0]["disclosure"]["money"]["rate"] == DISCLOSED
     assert out["money"]["rate"] == DISCLOSED
 

@@ -335,7 +335,8 @@ def quotes_decide(ctx: Context, req: DecisionRequest) -> QuotesDecision:
             options.append(_capacity_option(ctx, q, req.demand, load, own, model, precision))
     try:
         decision = decide(options, load, first.financing.cost_of_capital,
-                          improvement=req.improvement)
+                          improvement=req.improvement, currency=money.currency,
+                          rate=money.rate)
     except PlanOverflow as exc:  # a demand too large to count its accelerators
         raise InputError([("demand", str(exc))]) from None
     decision.assumptions[:0] = counted

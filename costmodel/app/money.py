@@ -24,9 +24,9 @@ _USD = re.compile(r"\bUSD\b")
 
 # said beside quote figures shown in another currency
 QUOTES_CONVERTED = ("quote prices are stated in USD, and shown in {code} at the first "
-                    "scenario's stated rate ({rate:g} {code}/USD), as every money figure is; "
-                    "sentences (reasons, risks, flags, charges) keep the USD they are "
-                    "worked in")
+                    "scenario's stated rate ({rate:g} {code}/USD), as every money figure and "
+                    "the recommendation are; flags and how each offer is charged keep the "
+                    "USD they are worked in")
 
 
 @dataclass(frozen=True)

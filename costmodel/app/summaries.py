@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..render.display import format_number, format_percent
 from ..render.onepage import Heading, Paragraph, Table, render_page
-from ..render.report import disclosure_items
+from ..render.report import disclosure_items, money_text
 from .decide import QuotesDecision
 from .planning import Plan
 
@@ -32,14 +32,15 @@ def decision_pdf(answer: QuotesDecision) -> bytes:
     blocks += [Heading("Recommendation"),
                Paragraph(d.recommendation["text"] if d.recommendation else
                          "No offer can be ranked for this demand.", bold=True, size=9.5)]
-    rows = [[str(i), p.option.name, p.option.vendor, f"{p.charge.monthly:,.0f}",
-             format_number(p.per_mtok, "USD/Mtok"),
+    m, cur = answer.money.value, answer.money.currency  # money in the answer's currency
+    rows = [[str(i), p.option.name, p.option.vendor, f"{m(p.charge.monthly):,.0f}",
+             format_number(m(p.per_mtok), "USD/Mtok"),
              "-" if p.charge.accelerators is None else f"{p.charge.accelerators:,}",
-             format_percent(p.charge.utilisation), f"{p.term:g}", f"{p.term_pv:,.0f}"]
+             format_percent(p.charge.utilisation), f"{p.term:g}", f"{m(p.term_pv):,.0f}"]
             for i, p in enumerate(d.ranked, 1)]
     blocks += [Heading("Offers ranked for this demand"),
-               Table(["#", "Offer", "Vendor", "USD/month", "USD/Mtok", "Accelerators",
-                      "Utilisation", "Term (months)", "Term PV (USD)"], rows,
+               Table(["#", "Offer", "Vendor", f"{cur}/month", f"{cur}/Mtok", "Accelerators",
+                      "Utilisation", "Term (months)", f"Term PV ({cur})"], rows,
                      right={0, 3, 4, 5, 6, 7, 8}, mark_first=True)]
     notes = [f"{p.option.name}: {n}" for p in d.ranked for n in (*p.charge.lines,
                                                                   *p.option.flags)]
@@ -53,6 +54,9 @@ def decision_pdf(answer: QuotesDecision) -> bytes:
             f"({b['cheaper_below']} cheaper below)" for b in crossings) + ".")]
     blocks += [Heading("Assumptions and disclosure"),
                Paragraph("; ".join(d.assumptions) + ".")]
+    if not answer.money.usd:
+        note = answer.money.quotes_note()
+        blocks.append(Paragraph(f"Money: {money_text(note)}; {note['quotes']}."))
     for p in answer.systems:
         blocks.append(Paragraph(f"Own build {p.result.name}: {_disclosure(p.result)}"))
     return render_page("Which offer for this demand", blocks,
