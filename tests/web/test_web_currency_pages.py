@@ -137,3 +137,17 @@ def test_a_bad_currency_on_the_quotes_page_is_beside_its_field(web):
     page = get(web, "/quotes?" + urlencode({**EUR, "currency": "EUX"}), 422)
     assert field_error(page, "currency").startswith("'EUX' is not an ISO 4217 currency code")
     assert "Nothing was ranked" in page
+
+
+def test_the_price_pages_currency_arrives_in_the_quotes_pages_fields(web):
+    # from the Price page (/quotes?<its query>): its scenario is the own build, and its
+    # currency fills the Currency fields, which show every figure in it
+    query = urlencode({"accelerator": "gb300", "point": "deepseek-r1/gb300/matched",
+                       "utilisation": "100", "boundary": "chip", **EUR})
+    page = get(web, "/quotes?quotes=example-quotes&demand=none&" + query)
+    assert '<option value="price" selected>' in page
+    assert re.search(r'<input type="text"[^>]*value="EUR"[^>]*id="f-currency"', page)
+    price = re.search(r'data-quote="vendor-a-tokens".*?data-label="Their price per million '
+                      r'tokens">([^<]*)</td>', page, re.S).group(1)
+    assert price == "0.6736 EUR/Mtok"  # 0.73222 USD/Mtok x 0.92, as above
+    assert SAID in note(page)
