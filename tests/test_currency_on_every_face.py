@@ -304,3 +304,63 @@ def test_quotes_on_the_api_and_the_command_line(client, tokens, tmp_path):
     decided = cli("quotes", "decide", quotes, "--scenario", scenario, "--demand",
                   "20000 Mtok/month")
     assert "EUR/month" in decided and "shown in EUR at 0.92 EUR/USD" in decided
+
+
+# ---- a quote's amounts in another currency -------------------------------------------------------
+
+# vendor-a-tokens priced in EUR at the same rate: 0.55 x 0.92 = 0.506 and 2.19 x 0.92 = 2.0148
+# EUR/Mtok, read at the scenario's 0.92 EUR/USD back to 0.55 and 2.19 USD/Mtok
+EUR_QUOTE = {**QUOTES[0], "price_input": "0.506 EUR/Mtok", "price_output": "2.0148 EUR/Mtok"}
+USD_WITH_EUR_RATE = {**GB300, "money": {"fx": MONEY["fx"]}}  # shown in USD, EUR rate stated
+
+
+def test_a_quote_in_euros_is_read_at_the_first_scenarios_rate():
+    q = validate_quote(EUR_QUOTE, "quote[0]")
+    assert not q.read and q.currencies == {"EUR"}  # read once a scenario states its rate
+    assert validate_quote({**QUOTES[0], "vendor": "EUR Cloud GmbH"}).read  # a name: no amount
+    for scenario, unit, value in ((GB300_EUR, "EUR/Mtok", VENDOR_A_USD * RATE),
+                                  (USD_WITH_EUR_RATE, "USD/Mtok", VENDOR_A_USD)):
+        out = app.quotes_compare(ctx(), [q], [spec(scenario)]).to_json()
+        c = out["scenarios"][0]["ranked"][0]
+        assert c["price_per_mtok"] == {"value": pytest.approx(value, rel=1e-12), "unit": unit}
+        assert out["money"]["quote_amounts_converted"] == {"EUR": DISCLOSED}
+    # a scenario stating no rate for it: refused at the quote's field
+    with pytest.raises(InputError) as caught:
+        app.quotes_compare(ctx(), [q], [spec(GB300)])
+    path, message = caught.value.errors[0]
+    assert path == "quote[0].price_input"
+    assert message.startswith("an amount in EUR, but the scenario states no exchange rate")
+
+
+def test_a_quote_in_euros_decided_and_termed():
+    q = validate_quote(EUR_QUOTE, "quote[0]")
+    usd = _decide(GB300_EUR)
+    out = app.quotes_decide(ctx(), app.DecisionRequest(
+        [q, *(validate_quote(x, f"quote[{i}]") for i, x in enumerate(QUOTES[1:], 1))],
+        [spec(GB300_EUR)], validate_demand({"volume": "20000 Mtok/month"}))).to_json()
+    a = next(p for p in out["ranked"] if p["offer"] == "vendor-a-tokens")
+    b = next(p for p in usd["ranked"] if p["offer"] == "vendor-a-tokens")
+    assert a["monthly_cost"]["value"] == pytest.approx(b["monthly_cost"]["value"], rel=1e-12)
+    term = app.quotes_term(ctx(), app.TermRequest(q, spec(GB300_EUR), terms=(6,),
+                                                  improvement=0.3)).to_json()
+    assert term["price_per_mtok"]["value"] == pytest.approx(VENDOR_A_USD * RATE, rel=1e-12)
+    assert term["money"]["quote_amounts_converted"] == {"EUR": DISCLOSED}
+
+
+def test_a_quote_in_euros_on_the_api_and_the_command_line(client, tokens, tmp_path):
+    body = {"quotes": [EUR_QUOTE], "scenarios": [{"scenario": GB300_EUR}]}
+    r = client.post(f"{API}/quotes/compare", json=body, headers=auth(tokens["viewer"]))
+    assert r.status_code == 200, r.get_data(as_text=True)
+    assert r.json["scenarios"][0]["ranked"][0]["price_per_mtok"]["value"] == eur(VENDOR_A_USD)
+    refused = client.post(f"{API}/quotes/compare", headers=auth(tokens["viewer"]), json={
+        **body, "scenarios": [{"scenario": GB300}]})
+    assert refused.status_code == 422
+    assert refused.json["errors"][0]["path"] == "quotes[0].price_input"
+    quotes = tmp_path / "quotes.json"
+    quotes.write_text(json.dumps({"quote": [EUR_QUOTE]}))
+    scenario = tmp_path / "gb300.json"
+    scenario.write_text(json.dumps(USD_WITH_EUR_RATE))
+    text = cli("quotes", "compare", quotes, "--scenario", scenario)
+    assert f"{VENDOR_A_USD:.4f}" in text  # 0.7322 USD/Mtok
+    assert "Money: quote amounts given in EUR read at the first scenario's stated rate: " \
+           "0.92 EUR/USD (2026-11-30; illustrative assumption for the test)" in text

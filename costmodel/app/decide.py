@@ -41,7 +41,7 @@ from .context import Context
 from .load import finish, prepare
 from .money import USD_MONEY, ShownMoney, shown_money
 from .pricing import Priced, price_loaded
-from .quotes import reference_rate, with_rates
+from .quotes import at_scenario_rates, quote_currencies, reference_rate, with_rates
 from .specs import ScenarioSpec
 
 __all__ = ["DecisionRequest", "QuotesDecision", "quotes_decide"]
@@ -68,8 +68,8 @@ class QuotesDecision:
                "own_builds": [{"scenario": p.result.name,
                                "disclosure": p.result.to_json("summary")["disclosure"]}
                               for p in self.systems]}
-        return out if self.money.usd else {**self.money.json(out),
-                                           "money": self.money.quotes_note()}
+        return out if not self.money.says else {**self.money.json(out),
+                                                "money": self.money.quotes_note()}
 
 
 def _service_target(demand: Demand) -> Target | None:
@@ -308,7 +308,6 @@ def quotes_decide(ctx: Context, req: DecisionRequest) -> QuotesDecision:
         raise InputError([("scenarios", "give at least one scenario (our own build)")])
     check_count(ctx, len(req.quotes), MAX_QUOTES, "quotes", "quotes")
     check_count(ctx, len(req.scenarios), MAX_SCENARIOS, "scenarios", "scenarios")
-    quotes = with_rates(ctx, req.quotes)
     demand, counted = req.demand.as_requests()  # a demand in tasks: the requests they make
     req = replace(req, demand=demand)
     target = _service_target(req.demand)
@@ -319,7 +318,9 @@ def quotes_decide(ctx: Context, req: DecisionRequest) -> QuotesDecision:
             ctx, spec, prepared, target if prepared.curve else None,
             elsewhere=("operating_point.ttft_max",) if req.demand.ttft_max is not None else ())))
         _check_shape(own[-1], spec, req.demand)
-    money = shown_money([p.result for p in own], [s.subject for s in req.scenarios])
+    quotes = with_rates(ctx, at_scenario_rates(req.quotes, own[0]))
+    money = shown_money([p.result for p in own], [s.subject for s in req.scenarios]
+                        ).with_quotes(quote_currencies(quotes), own[0].result)
     first = own[0].result.scenario
     load = load_of(req.demand, _shape(own[0].result))
     model = req.demand.model or first.workload.model

@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..model.errors import InputError
 from ..model.results import Result, quantity_json
+from ..render.report import money_text
 
-__all__ = ["ShownMoney", "USD_MONEY", "shown_money", "QUOTES_CONVERTED"]
+__all__ = ["ShownMoney", "USD_MONEY", "shown_money", "QUOTES_CONVERTED", "QUOTE_AMOUNTS"]
 
 _USD = re.compile(r"\bUSD\b")
 
@@ -27,6 +28,8 @@ QUOTES_CONVERTED = ("quote prices are stated in USD, and shown in {code} at the 
                     "scenario's stated rate ({rate:g} {code}/USD), as every money figure and "
                     "the recommendation are; flags and how each offer is charged keep the "
                     "USD they are worked in")
+# said of a quote's amounts given in another currency
+QUOTE_AMOUNTS = "quote amounts given in {codes} read at the first scenario's stated rate"
 
 
 @dataclass(frozen=True)
@@ -36,6 +39,23 @@ class ShownMoney:
     currency: str = "USD"
     rate: float = 1.0
     disclosure: Mapping[str, Any] = field(default_factory=dict)
+    # the first scenario's stated rates that read quote amounts given in other currencies:
+    # code -> {value, unit, date, source} (:meth:`with_quotes`)
+    quote_fx: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+
+    @property
+    def says(self) -> bool:
+        """Whether an answer with quotes says anything of money (another currency shown, or
+        quote amounts read at a rate)."""
+        return not self.usd or bool(self.quote_fx)
+
+    def with_quotes(self, codes: Sequence[str], first: Result) -> ShownMoney:
+        """This, with the first result's stated rates of ``codes`` (the currencies quote
+        amounts were given in) disclosed."""
+        fx = first.scenario.money.fx
+        return replace(self, quote_fx={c: {"value": fx[c].rate, "unit": f"{c}/USD",
+                                           "date": fx[c].date, "source": fx[c].source}
+                                       for c in codes}) if codes else self
 
     @property
     def usd(self) -> bool:
@@ -77,10 +97,29 @@ class ShownMoney:
         return {k: (x if k == "disclosure" else self.json(x)) for k, x in data.items()}
 
     def quotes_note(self) -> dict[str, Any]:
-        """The money disclosure of an answer with quotes: the rate, and how quote prices
-        (stated in USD) are shown (``quotes``)."""
-        return {**self.disclosure, "quotes": QUOTES_CONVERTED.format(code=self.currency,
-                                                                      rate=self.rate)}
+        """The money disclosure of an answer with quotes: the rate, how quote prices (stated
+        in USD) are shown (``quotes``), and the rates that read quote amounts given in other
+        currencies (``quote_amounts_converted``)."""
+        out: dict[str, Any] = dict(self.disclosure) if not self.usd else {
+            "currency": "USD", "calculated_in": "USD"}
+        if not self.usd:
+            out["quotes"] = QUOTES_CONVERTED.format(code=self.currency, rate=self.rate)
+        if self.quote_fx:
+            out["quote_amounts_converted"] = {c: dict(r) for c, r in self.quote_fx.items()}
+        return out
+
+    def quotes_words(self) -> str:
+        """:meth:`quotes_note` in words (the faces' money line), or "" when it says
+        nothing."""
+        def fx(r: Mapping[str, Any]) -> str:
+            return f"{r['value']:g} {r['unit']} ({r['date']}; {r['source']})"
+        parts = [] if self.usd else [money_text(self.disclosure),
+                                     QUOTES_CONVERTED.format(code=self.currency,
+                                                             rate=self.rate)]
+        if self.quote_fx:
+            parts.append(QUOTE_AMOUNTS.format(codes=", ".join(self.quote_fx)) + ": " + ", ".join(
+                f"{fx(r)}" for r in self.quote_fx.values()))
+        return "; ".join(parts)
 
 
 USD_MONEY = ShownMoney()

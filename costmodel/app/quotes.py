@@ -18,6 +18,7 @@ from ..decisions.quotes import (
     QuoteComparison,
     TermRow,
     compare_quote,
+    in_scenario_rates,
     months_until,
     quote_at_rate,
     quote_interactivity,
@@ -67,9 +68,24 @@ def reference_rate(ctx: Context, ref: str, path: str) -> ReferenceRate:
 
 
 def with_rates(ctx: Context, quotes: Sequence[Quote]) -> list[Quote]:
-    """The quotes, each one naming a reference rate priced at the version it names."""
+    """The quotes, each one naming a reference rate priced at the version it names (their
+    amounts in other currencies read already: :func:`at_scenario_rates`)."""
+    if not all(q.read for q in quotes):
+        raise AssertionError("a quote's amounts in another currency are read at the first "
+                             "scenario's rates first")
     return [q if q.rate is None or q.reference is not None else
             quote_at_rate(q, reference_rate(ctx, q.rate, f"{q.where}.rate")) for q in quotes]
+
+
+def at_scenario_rates(quotes: Sequence[Quote], first: Priced) -> list[Quote]:
+    """The quotes with any amount in another currency read at the first scenario's stated
+    rate for it (:func:`costmodel.decisions.quotes.in_scenario_rates`)."""
+    return in_scenario_rates(quotes, first.result.scenario.money.rates)
+
+
+def quote_currencies(quotes: Sequence[Quote]) -> list[str]:
+    """The currencies, other than USD, the quotes' amounts were given in (sorted)."""
+    return sorted(set().union(*(q.currencies for q in quotes)))
 
 
 class _AtQuotes:
@@ -113,8 +129,8 @@ class QuotesRanking:
                               "ranked": [c.to_json() for c in ranked]}
                              for ranked in self.ranked],
                "ranked_by": RANKED_BY}
-        return out if self.money.usd else {**self.money.json(out),
-                                           "money": self.money.quotes_note()}
+        return out if not self.money.says else {**self.money.json(out),
+                                                "money": self.money.quotes_note()}
 
 
 def quotes_compare(ctx: Context, quotes: Sequence[Quote],
@@ -122,12 +138,15 @@ def quotes_compare(ctx: Context, quotes: Sequence[Quote],
     """Every quote against every scenario, at the quote's operating point."""
     check_count(ctx, len(quotes), MAX_QUOTES, "quotes", "quotes")
     check_count(ctx, len(specs), MAX_SCENARIOS, "scenarios", "scenarios")
-    quotes = with_rates(ctx, quotes)
     scenarios = [_AtQuotes(ctx, s) for s in specs]
+    if scenarios and quotes:  # (the first read at the first quote's point: its money)
+        quotes = at_scenario_rates(quotes, scenarios[0].for_quote(quotes[0]))
+    quotes = with_rates(ctx, quotes)
     rows = [[compare_quote(q, s.for_quote(q).result) for s in scenarios] for q in quotes]
     ranked = [rank([row[i] for row in rows]) for i in range(len(scenarios))]
     systems = [s.for_quote(quotes[0]) for s in scenarios]
-    money = shown_money([p.result for p in systems], [s.subject for s in specs])
+    money = shown_money([p.result for p in systems], [s.subject for s in specs]).with_quotes(
+        quote_currencies(quotes), systems[0].result)
     return QuotesRanking(list(quotes), rows, ranked, systems, money)
 
 
@@ -176,8 +195,8 @@ class TermAnalysis:
                                 "market_source": self.successor_source,
                                 "own_cost_floor": q(self.successor_floor, "USD/Mtok"),
                                 "available": q(self.successor_month, "month")}
-        return out if self.money.usd else {**self.money.json(out),
-                                           "money": self.money.quotes_note()}
+        return out if not self.money.says else {**self.money.json(out),
+                                                "money": self.money.quotes_note()}
 
 
 def _successor_market(ctx: Context, req: TermRequest, succ: Priced) -> tuple[float, str]:
@@ -205,14 +224,17 @@ def _successor_market(ctx: Context, req: TermRequest, succ: Priced) -> tuple[flo
 def quotes_term(ctx: Context, req: TermRequest) -> TermAnalysis:
     """What each term length costs against waiting or switching; the longest term within
     the tolerance. Errors name the request's fields (``improvement``, ``available``...)."""
-    (quote,) = with_rates(ctx, [req.quote])
-    req = replace(req, quote=quote)
+    own = _AtQuotes(ctx, req.scenario)
+    first = own.for_quote(req.quote)
+    (quote,) = with_rates(ctx, at_scenario_rates([req.quote], first))
+    successor_quote = None if req.successor_quote is None else \
+        at_scenario_rates([req.successor_quote], first)[0]
+    req = replace(req, quote=quote, successor_quote=successor_quote)
     start = quote_start(req.quote)
     if req.improvement is None and req.successor is None:
         raise InputError([("improvement", "give improvement, or successor and available")])
     if req.successor is not None and req.available is None:
         raise InputError([("available", "a successor needs the time it is available")])
-    own = _AtQuotes(ctx, req.scenario)
     comparison = compare_quote(req.quote, own.for_quote(req.quote).result)
     successor_price = successor_month = source = floor = None
     shown = [own.for_quote(req.quote).result]
@@ -234,5 +256,8 @@ def quotes_term(ctx: Context, req: TermRequest) -> TermAnalysis:
                                successor_month=successor_month, tolerance=req.tolerance)
     return TermAnalysis(req.quote, comparison, rows, longest, req.tolerance, req.improvement,
                         successor_price, successor_month, source, floor,
-                        shown_money(shown, subjects))
+                        shown_money(shown, subjects).with_quotes(
+                            quote_currencies([req.quote, *([req.successor_quote]
+                                                           if req.successor_quote else [])]),
+                            first.result))
 

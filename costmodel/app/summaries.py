@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..render.display import format_number, format_percent
 from ..render.onepage import Heading, Paragraph, Table, render_page
-from ..render.report import disclosure_items, money_text
+from ..render.report import disclosure_items
 from .decide import QuotesDecision
 from .planning import Plan
 
@@ -54,9 +54,8 @@ def decision_pdf(answer: QuotesDecision) -> bytes:
             f"({b['cheaper_below']} cheaper below)" for b in crossings) + ".")]
     blocks += [Heading("Assumptions and disclosure"),
                Paragraph("; ".join(d.assumptions) + ".")]
-    if not answer.money.usd:
-        note = answer.money.quotes_note()
-        blocks.append(Paragraph(f"Money: {money_text(note)}; {note['quotes']}."))
+    if answer.money.says:
+        blocks.append(Paragraph(f"Money: {answer.money.quotes_words()}."))
     for p in answer.systems:
         blocks.append(Paragraph(f"Own build {p.result.name}: {_disclosure(p.result)}"))
     return render_page("Which offer for this demand", blocks,

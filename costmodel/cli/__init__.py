@@ -20,7 +20,6 @@ from ..render.report import (
     energy_table,
     flexible_line,
     in_sentence,
-    money_text,
     quotes_table,
     result_table,
     term_report,
@@ -525,11 +524,10 @@ def quotes_term(quotes_file: str, quote_name: str, scenario: str, improvement: s
 
 
 def _money_note(money: app.ShownMoney) -> None:
-    """In another currency: its rate, date and source, and how quote prices are shown."""
-    if not money.usd:
-        note = money.quotes_note()
-        click.echo("\n" + "\n".join(wrap(f"Money: {money_text(note)}; {note['quotes']}",
-                                           "", "  ")))
+    """In another currency: its rate, date and source, and how quote prices are shown; the
+    rates quote amounts in other currencies were read at."""
+    if money.says:
+        click.echo("\n" + "\n".join(wrap(f"Money: {money.quotes_words()}", "", "  ")))
 
 
 # the term request's fields by the options that give them

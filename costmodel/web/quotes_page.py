@@ -52,7 +52,6 @@ from ..model.curves import PERCENTILES
 from ..model.errors import InputError, parse_nested
 from ..model.units import UnitInputError, parse_quantity
 from ..render import display
-from ..render.report import money_text
 from ..resources import fixtures_dir
 from ..sources.quote_file import quotes_of, read_quotes_text
 from ..store import repo
@@ -557,8 +556,7 @@ def _page(form: QuotesForm, status: int = 200, *, decision=None, ranking=None,
           saved: list[tuple[str, str]] | None = None):
     saved = _saved_choices() if saved is None else saved
     money = (decision or ranking).money if (decision or ranking) is not None else USD_MONEY
-    money_note = None if money.usd else \
-        f"{money_text(money.disclosure)}; {money.quotes_note()['quotes']}"
+    money_note = money.quotes_words() or None
     slots = form.scenarios + [""] * max(SLOTS - len(form.scenarios),
                                         1 if len(form.scenarios) < MAX_SCENARIOS else 0)
     return render_template(
