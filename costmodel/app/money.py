@@ -6,7 +6,9 @@ figure times the stated rate [currency/USD] (a figure per USD, ``token/USD``, di
 its unit with the code in place of USD, and the rate, its date and source disclosed as the
 Price answer does (the result's ``disclosure.money``). Scenarios answered together share one
 currency at one rate: another stated (or none, USD, beside a first in EUR) is refused at its
-``money.currency``. With no ``[money]`` the figures and units are untouched (USD).
+``money.currency``. With no ``[money]`` the figures and units are untouched (USD). An answer
+with quotes also discloses the first scenario's rates that read quote amounts given in other
+currencies (:meth:`ShownMoney.with_quotes`).
 """
 from __future__ import annotations
 
