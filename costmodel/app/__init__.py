@@ -16,6 +16,7 @@ from .decide import (
     render_decision_workbook,
 )
 from .load import NOT_FROM_CURVE, load, load_all, prepare
+from .money import ShownMoney, shown_money
 from .planning import Plan, PlanRequest, plan, plan_workbook
 from .pricing import (
     FLEXIBLE_SHARE,
@@ -84,7 +85,7 @@ __all__ = [
     "decision_pdf", "plan_pdf",
     "Analysis", "tornado", "grid", "monte_carlo", "analysis_workbook",
     "CurveView", "show_curve",
-    "PlanRequest", "Plan", "plan", "plan_workbook",
+    "PlanRequest", "Plan", "plan", "plan_workbook", "ShownMoney", "shown_money",
     "TaskRequest", "TaskAnswer", "SystemTask", "price_task", "task_workbook",
     "MarketSpec", "ProfitRequest", "ProfitAnswer", "SystemProfit", "profit", "profit_workbook",
     "market_for", "sell", "render_profit_workbook", "profit_rules",

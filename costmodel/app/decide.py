@@ -39,8 +39,9 @@ from ..sources.scenario_file import PreparedScenario
 from .caps import MAX_QUOTES, MAX_SCENARIOS, check_count
 from .context import Context
 from .load import finish, prepare
+from .money import USD_MONEY, ShownMoney, shown_money
 from .pricing import Priced, WorkbookFile, _filename, price_loaded
-from .quotes import reference_rate, with_rates
+from .quotes import at_scenario_rates, quote_currencies, reference_rate, with_rates
 from .specs import ScenarioSpec
 
 __all__ = ["DecisionRequest", "QuotesDecision", "quotes_decide", "decision_workbook",
@@ -61,13 +62,16 @@ class DecisionRequest:
 class QuotesDecision:
     decision: Decision
     systems: list[Priced]  # the own builds as read at the service level
+    money: ShownMoney = USD_MONEY  # the first own build's currency (:mod:`.money`)
     request: DecisionRequest | None = None  # what was asked (its workbook records it)
 
     def to_json(self) -> dict[str, Any]:
-        return {**self.decision.to_json(),
-                "own_builds": [{"scenario": p.result.name,
-                                "disclosure": p.result.to_json("summary")["disclosure"]}
-                               for p in self.systems]}
+        out = {**self.decision.to_json(),
+               "own_builds": [{"scenario": p.result.name,
+                               "disclosure": p.result.to_json("summary")["disclosure"]}
+                              for p in self.systems]}
+        return out if not self.money.says else {**self.money.json(out),
+                                                "money": self.money.quotes_note()}
 
 
 def _service_target(demand: Demand) -> Target | None:
@@ -300,7 +304,6 @@ def quotes_decide(ctx: Context, req: DecisionRequest,
     check_count(ctx, len(req.quotes), MAX_QUOTES, "quotes", "quotes")
     check_count(ctx, len(req.scenarios), MAX_SCENARIOS, "scenarios", "scenarios")
     asked = req
-    quotes = with_rates(ctx, req.quotes)
     demand, counted = req.demand.as_requests()  # a demand in tasks: the requests they make
     req = replace(req, demand=demand)
     target = _service_target(req.demand)
@@ -313,6 +316,10 @@ def quotes_decide(ctx: Context, req: DecisionRequest,
         _check_shape(own[-1], spec.subject, req.demand)
     for p in own if priced else ():
         _check_shape(p, p.result.name, req.demand)
+    quotes = with_rates(ctx, at_scenario_rates(req.quotes, own[0]))
+    subjects = [p.result.name for p in own] if priced else [s.subject for s in req.scenarios]
+    money = shown_money([p.result for p in own], subjects
+                        ).with_quotes(quote_currencies(quotes), own[0].result)
     first = own[0].result.scenario
     load = load_of(req.demand, _shape(own[0].result))
     model = req.demand.model or first.workload.model
@@ -329,7 +336,8 @@ def quotes_decide(ctx: Context, req: DecisionRequest,
         options[-1].quote = i
     try:
         decision = decide(options, load, first.financing.cost_of_capital,
-                          improvement=req.improvement)
+                          improvement=req.improvement, currency=money.currency,
+                          rate=money.rate)
     except PlanOverflow as exc:  # a demand too large to count its accelerators
         raise InputError([("demand", str(exc))]) from None
     decision.assumptions[:0] = counted
@@ -338,7 +346,7 @@ def quotes_decide(ctx: Context, req: DecisionRequest,
             "own builds priced hour by hour at the demand's load shape (each hour's load "
             "is the shape x the peak over the fleet's throughput), so a time-of-use tariff "
             "bills the hours the demand uses")
-    return QuotesDecision(decision, own, asked)
+    return QuotesDecision(decision, own, money, asked)
 
 
 

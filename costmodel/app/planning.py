@@ -28,6 +28,7 @@ from ..render.display import format_percent, format_quantity
 from ..sources.scenario_file import LoadedScenario
 from .context import Context
 from .load import load_all
+from .money import ShownMoney, shown_money
 from .pricing import Priced, WorkbookFile, price_loaded, render_workbook
 from .specs import OWN_POINT, Reading, ScenarioSpec
 
@@ -236,6 +237,11 @@ class Plan:
         """[USD/month], 730 h a month."""
         return core.per_month(self.cost_per_hour)
 
+    @property
+    def money(self) -> ShownMoney:
+        """The currency the plan's money is shown in: the scenario's ``[money]``."""
+        return shown_money([self.priced.result])
+
     def assumptions(self) -> dict[str, Any]:
         """What the plan assumed, for the disclosure."""
         req, r, s = self.request, self.sized.result, self.sized.result.scenario
@@ -300,7 +306,7 @@ class Plan:
         cost per million tokens of the plan's utilisation, and the disclosure: the priced
         scenario's, with ``plan`` saying what the plan assumed."""
         r = self.priced.result
-        q = quantity_json
+        q, m = quantity_json, self.money.q
         return {
             "scenario": r.name,
             "engine": {"name": "costmodel", "version": __version__},
@@ -311,10 +317,11 @@ class Plan:
             "power_plan": None if self.power_plan is None else self.power_plan.to_json(),
             "power": q(self.power, "W"),
             "throughput": q(self.throughput, "token/s"),
-            "capex": q(self.capex, "USD"),
-            "cost_per_hour": q(self.cost_per_hour, "USD/h"),
-            "cost_per_month": q(self.cost_per_month, "USD/month"),
-            "cost_per_mtok": {m: r.quantity(f"cost_per_mtok_{m}") for m in _COST_MEMBERS},
+            "capex": m(self.capex, "USD"),
+            "cost_per_hour": m(self.cost_per_hour, "USD/h"),
+            "cost_per_month": m(self.cost_per_month, "USD/month"),
+            "cost_per_mtok": {k: m(r.values[f"cost_per_mtok_{k}"], "USD/Mtok")
+                              for k in _COST_MEMBERS},
             "disclosure": {**r.disclosure(), "plan": self.assumptions()},
         }
 

@@ -18,6 +18,7 @@ from ..decisions.quotes import (
     QuoteComparison,
     TermRow,
     compare_quote,
+    in_scenario_rates,
     months_until,
     quote_at_rate,
     quote_interactivity,
@@ -35,6 +36,7 @@ from ..sources.curve_point import Target
 from .caps import MAX_QUOTES, MAX_SCENARIOS, check_count
 from .context import Context
 from .load import finish, prepare
+from .money import USD_MONEY, ShownMoney, shown_money
 from .pricing import Priced, WorkbookFile, price_loaded, render_workbook
 from .specs import ScenarioSpec
 
@@ -66,9 +68,24 @@ def reference_rate(ctx: Context, ref: str, path: str) -> ReferenceRate:
 
 
 def with_rates(ctx: Context, quotes: Sequence[Quote]) -> list[Quote]:
-    """The quotes, each one naming a reference rate priced at the version it names."""
+    """The quotes, each one naming a reference rate priced at the version it names (their
+    amounts in other currencies read already: :func:`at_scenario_rates`)."""
+    if not all(q.read for q in quotes):
+        raise AssertionError("a quote's amounts in another currency are read at the first "
+                             "scenario's rates first")
     return [q if q.rate is None or q.reference is not None else
             quote_at_rate(q, reference_rate(ctx, q.rate, f"{q.where}.rate")) for q in quotes]
+
+
+def at_scenario_rates(quotes: Sequence[Quote], first: Priced) -> list[Quote]:
+    """The quotes with any amount in another currency read at the first scenario's stated
+    rate for it (:func:`costmodel.decisions.quotes.in_scenario_rates`)."""
+    return in_scenario_rates(quotes, first.result.scenario.money.rates)
+
+
+def quote_currencies(quotes: Sequence[Quote]) -> list[str]:
+    """The currencies, other than USD, the quotes' amounts were given in (sorted)."""
+    return sorted(set().union(*(q.currencies for q in quotes)))
 
 
 class _AtQuotes:
@@ -105,12 +122,15 @@ class QuotesRanking:
     rows: list[list[QuoteComparison]]
     ranked: list[list[QuoteComparison]]
     systems: list[Priced]
+    money: ShownMoney = USD_MONEY  # the first scenario's currency (:mod:`.money`)
 
     def to_json(self) -> dict[str, Any]:
-        return {"scenarios": [{"scenario": ranked[0].scenario,
-                               "ranked": [c.to_json() for c in ranked]}
-                              for ranked in self.ranked],
-                "ranked_by": RANKED_BY}
+        out = {"scenarios": [{"scenario": ranked[0].scenario,
+                              "ranked": [c.to_json() for c in ranked]}
+                             for ranked in self.ranked],
+               "ranked_by": RANKED_BY}
+        return out if not self.money.says else {**self.money.json(out),
+                                                "money": self.money.quotes_note()}
 
 
 def quotes_compare(ctx: Context, quotes: Sequence[Quote],
@@ -118,12 +138,16 @@ def quotes_compare(ctx: Context, quotes: Sequence[Quote],
     """Every quote against every scenario, at the quote's operating point."""
     check_count(ctx, len(quotes), MAX_QUOTES, "quotes", "quotes")
     check_count(ctx, len(specs), MAX_SCENARIOS, "scenarios", "scenarios")
-    quotes = with_rates(ctx, quotes)
     scenarios = [_AtQuotes(ctx, s) for s in specs]
+    if scenarios and quotes:  # (the first read at the first quote's point: its money)
+        quotes = at_scenario_rates(quotes, scenarios[0].for_quote(quotes[0]))
+    quotes = with_rates(ctx, quotes)
     rows = [[compare_quote(q, s.for_quote(q).result) for s in scenarios] for q in quotes]
     ranked = [rank([row[i] for row in rows]) for i in range(len(scenarios))]
-    return QuotesRanking(list(quotes), rows, ranked,
-                         [s.for_quote(quotes[0]) for s in scenarios])
+    systems = [s.for_quote(quotes[0]) for s in scenarios]
+    money = shown_money([p.result for p in systems], [s.subject for s in specs]).with_quotes(
+        quote_currencies(quotes), systems[0].result)
+    return QuotesRanking(list(quotes), rows, ranked, systems, money)
 
 
 def quotes_workbook(ranking: QuotesRanking) -> WorkbookFile:
@@ -161,6 +185,7 @@ class TermAnalysis:
     successor_month: float | None  # [month from the quote's start]
     successor_source: str | None = None  # where that market price comes from
     successor_floor: float | None = None  # [USD/Mtok] the successor's own cost: a floor
+    money: ShownMoney = USD_MONEY  # the scenario's currency (:mod:`.money`)
 
     def to_json(self) -> dict[str, Any]:
         out = term_json(self.quote, self.comparison, self.rows, self.longest, self.tolerance)
@@ -170,7 +195,8 @@ class TermAnalysis:
                                 "market_source": self.successor_source,
                                 "own_cost_floor": q(self.successor_floor, "USD/Mtok"),
                                 "available": q(self.successor_month, "month")}
-        return out
+        return out if not self.money.says else {**self.money.json(out),
+                                                "money": self.money.quotes_note()}
 
 
 def _successor_market(ctx: Context, req: TermRequest, succ: Priced) -> tuple[float, str]:
@@ -198,16 +224,21 @@ def _successor_market(ctx: Context, req: TermRequest, succ: Priced) -> tuple[flo
 def quotes_term(ctx: Context, req: TermRequest) -> TermAnalysis:
     """What each term length costs against waiting or switching; the longest term within
     the tolerance. Errors name the request's fields (``improvement``, ``available``...)."""
-    (quote,) = with_rates(ctx, [req.quote])
-    req = replace(req, quote=quote)
+    own = _AtQuotes(ctx, req.scenario)
+    first = own.for_quote(req.quote)
+    (quote,) = with_rates(ctx, at_scenario_rates([req.quote], first))
+    successor_quote = None if req.successor_quote is None else \
+        at_scenario_rates([req.successor_quote], first)[0]
+    req = replace(req, quote=quote, successor_quote=successor_quote)
     start = quote_start(req.quote)
     if req.improvement is None and req.successor is None:
         raise InputError([("improvement", "give improvement, or successor and available")])
     if req.successor is not None and req.available is None:
         raise InputError([("available", "a successor needs the time it is available")])
-    own = _AtQuotes(ctx, req.scenario)
     comparison = compare_quote(req.quote, own.for_quote(req.quote).result)
     successor_price = successor_month = source = floor = None
+    shown = [own.for_quote(req.quote).result]
+    subjects = [req.scenario.subject]
     if req.successor is not None:
         try:
             successor_month = months_until(req.available, start)
@@ -216,11 +247,17 @@ def quotes_term(ctx: Context, req: TermRequest) -> TermAnalysis:
         succ = _AtQuotes(ctx, req.successor).for_quote(req.quote)
         successor_price, source = _successor_market(ctx, req, succ)
         floor = succ.result.values["cost_per_mtok_total"]
+        shown.append(succ.result)
+        subjects.append(req.successor.subject)
     rate = own.for_quote(req.quote).result.scenario.financing.cost_of_capital
     rows, longest = term_table(comparison.price_per_mtok, comparison.volume, rate,
                                list(req.terms), yearly_improvement=req.improvement,
                                successor_price=successor_price,
                                successor_month=successor_month, tolerance=req.tolerance)
     return TermAnalysis(req.quote, comparison, rows, longest, req.tolerance, req.improvement,
-                        successor_price, successor_month, source, floor)
+                        successor_price, successor_month, source, floor,
+                        shown_money(shown, subjects).with_quotes(
+                            quote_currencies([req.quote, *([req.successor_quote]
+                                                           if req.successor_quote else [])]),
+                            first.result))
 

@@ -10,7 +10,7 @@ from .planning import Plan
 
 __all__ = ["decision_pdf", "plan_pdf"]
 
-_DISCLOSED = ("Power counted", "Power", "Operating point", "Electricity", "Financing")
+_DISCLOSED = ("Power counted", "Power", "Operating point", "Electricity", "Financing", "Money")
 
 
 def _disclosure(result) -> str:
@@ -32,14 +32,15 @@ def decision_pdf(answer: QuotesDecision) -> bytes:
     blocks += [Heading("Recommendation"),
                Paragraph(d.recommendation["text"] if d.recommendation else
                          "No offer can be ranked for this demand.", bold=True, size=9.5)]
-    rows = [[str(i), p.option.name, p.option.vendor, f"{p.charge.monthly:,.0f}",
-             format_number(p.per_mtok, "USD/Mtok"),
+    m, cur = answer.money.value, answer.money.currency  # money in the answer's currency
+    rows = [[str(i), p.option.name, p.option.vendor, f"{m(p.charge.monthly):,.0f}",
+             format_number(m(p.per_mtok), "USD/Mtok"),
              "-" if p.charge.accelerators is None else f"{p.charge.accelerators:,}",
-             format_percent(p.charge.utilisation), f"{p.term:g}", f"{p.term_pv:,.0f}"]
+             format_percent(p.charge.utilisation), f"{p.term:g}", f"{m(p.term_pv):,.0f}"]
             for i, p in enumerate(d.ranked, 1)]
     blocks += [Heading("Offers ranked for this demand"),
-               Table(["#", "Offer", "Vendor", "USD/month", "USD/Mtok", "Accelerators",
-                      "Utilisation", "Term (months)", "Term PV (USD)"], rows,
+               Table(["#", "Offer", "Vendor", f"{cur}/month", f"{cur}/Mtok", "Accelerators",
+                      "Utilisation", "Term (months)", f"Term PV ({cur})"], rows,
                      right={0, 3, 4, 5, 6, 7, 8}, mark_first=True)]
     notes = [f"{p.option.name}: {n}" for p in d.ranked for n in (*p.charge.lines,
                                                                   *p.option.flags)]
@@ -53,6 +54,8 @@ def decision_pdf(answer: QuotesDecision) -> bytes:
             f"({b['cheaper_below']} cheaper below)" for b in crossings) + ".")]
     blocks += [Heading("Assumptions and disclosure"),
                Paragraph("; ".join(d.assumptions) + ".")]
+    if answer.money.says:
+        blocks.append(Paragraph(f"Money: {answer.money.quotes_words()}."))
     for p in answer.systems:
         blocks.append(Paragraph(f"Own build {p.result.name}: {_disclosure(p.result)}"))
     return render_page("Which offer for this demand", blocks,
@@ -84,11 +87,13 @@ def plan_pdf(planned: Plan) -> bytes:
             ["Power at the " + str(r.scenario.power.boundary) + " boundary",
              f"{j['power']['value'] / 1e3:,.1f}", "kW"],
             ["Throughput", f"{j['throughput']['value']:,.0f}", "token/s"],
-            ["Capital cost", money(j["capex"]["value"]), "USD"],
-            ["Cost per hour", f"{j['cost_per_hour']['value']:,.2f}", "USD/h"],
-            ["Cost per month", f"{j['cost_per_month']['value']:,.0f}", "USD/month (730 h)"],
+            ["Capital cost", money(j["capex"]["value"]), j["capex"]["unit"]],
+            ["Cost per hour", f"{j['cost_per_hour']['value']:,.2f}", j["cost_per_hour"]["unit"]],
+            ["Cost per month", f"{j['cost_per_month']['value']:,.0f}",
+             f"{j['cost_per_month']['unit']} (730 h)"],
             ["Cost per million tokens",
-             format_number(j["cost_per_mtok"]["total"]["value"], "USD/Mtok"), "USD/Mtok"],
+             format_number(j["cost_per_mtok"]["total"]["value"], "USD/Mtok"),
+             j["cost_per_mtok"]["total"]["unit"]],
             ["Utilisation", format_percent(a["resulting_utilisation"]),
              "the demand over the fleet's capacity" if a["sized_for"] == "demand"
              else "the scenario's"]]

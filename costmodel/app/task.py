@@ -8,6 +8,9 @@ that interactivity, at the task's percentile. A system that cannot meet the targ
 at its fastest point and says by how much it misses. The task's figures come from the priced
 result's own steps (cost per request by part, tokens per hour, J/token) and the task's shape
 (:mod:`costmodel.decisions.task`).
+
+Money is shown in the first scenario's currency (its ``[money]``), at its stated rate
+(:mod:`costmodel.app.money`); scenarios stating another are refused.
 """
 from __future__ import annotations
 
@@ -24,6 +27,7 @@ from ..sources.curve_point import Target
 from .caps import MAX_SCENARIOS, check_count
 from .context import Context
 from .load import finish, prepare
+from .money import USD_MONEY, ShownMoney, shown_money
 from .pricing import Priced, WorkbookFile, _filename, price_loaded
 from .specs import ScenarioSpec
 
@@ -67,10 +71,13 @@ class SystemTask:
         best = self.needed.best if self.needed is not None else self.latency.total
         return max(0.0, best - target)
 
-    def to_json(self, target: float | None) -> dict[str, Any]:
+    def to_json(self, target: float | None, money: ShownMoney = USD_MONEY) -> dict[str, Any]:
+        """The system's answer, money shown in ``money``'s currency."""
         r, c = self.priced.result, self.cost
-        money = "USD"
         took = self.latency
+
+        def m(value: float | None, unit: str = "USD") -> dict[str, Any] | None:
+            return None if value is None else money.q(float(value), unit)
         return {
             "scenario": self.name,
             "operating_point": {
@@ -82,24 +89,28 @@ class SystemTask:
                 "per_step": {"unit": "s", "values": [float(v) for v in took.per_step]}},
             "meets_target": self.meets,
             "misses_by": _q(self.misses_by(target), "s"),
-            "cost_per_task": {p: _q(getattr(c, f"{p}_cost" if p != "total" else "cost"),
-                                    money) for p in _PARTS},
-            "price_per_task": _q(c.price, money),
-            "cost_per_thousand_tasks": _q(1000 * c.cost, money),
-            "price_per_thousand_tasks": _q(1000 * c.price, money),
+            "cost_per_task": {p: m(getattr(c, f"{p}_cost" if p != "total" else "cost"))
+                              for p in _PARTS},
+            "price_per_task": m(c.price),
+            "cost_per_thousand_tasks": m(1000 * c.cost),
+            "price_per_thousand_tasks": m(1000 * c.price),
             "energy_per_task": _q(c.energy / 3.6e6, "kWh"),
             "tasks_per_hour": _q(c.tasks_per_hour, "task/h"),
             "weighted_tokens": _q(c.weighted_tokens, "token"),
-            "cost_per_mtok": r.quantity("cost_per_mtok_total"),
+            "cost_per_mtok": money.q(r.values["cost_per_mtok_total"],
+                                     r.quantity("cost_per_mtok_total")["unit"]),
             "notes": self.notes,
         }
 
 
 @dataclass(frozen=True)
 class TaskAnswer:
+    """The task on each system; money shown in ``money``'s currency (the first scenario's
+    ``[money]``: :func:`costmodel.app.money.shown_money`)."""
     task: core.Task
     steps: core.Steps
     systems: list[SystemTask]
+    money: ShownMoney = USD_MONEY
 
     @property
     def cheapest(self) -> str | None:
@@ -119,7 +130,7 @@ class TaskAnswer:
                      "tool_time": _q(float(s.tool_time.sum()), "s"),
                      "target": _q(t.target, "s"), "percentile": t.percentile,
                      "cached_weight": t.cached_weight},
-            "systems": [x.to_json(t.target) for x in self.systems],
+            "systems": [x.to_json(t.target, self.money) for x in self.systems],
             "cheapest": self.cheapest,
             "rules": RULES,
             "disclosure": [x.priced.result.disclosure(sources=False) for x in self.systems],
@@ -154,7 +165,8 @@ def price_task(ctx: Context, request: TaskRequest, *, sources: bool = False) -> 
             + (f"its fastest point ({s.interactivity:.4g} token/s/user)" if s.needed
                else f"its operating point ({s.interactivity:.4g} token/s/user)")
             for s in systems))])
-    return TaskAnswer(task, steps, systems)
+    money = shown_money([s.priced.result for s in systems], [s.subject for s in request.specs])
+    return TaskAnswer(task, steps, systems, money)
 
 
 def task_workbook(ctx: Context, request: TaskRequest, title: str | None = None) -> WorkbookFile:

@@ -24,6 +24,7 @@ from ..render.report import (
     result_table,
     term_report,
     words,
+    wrap,
 )
 from ..sources.catalog import KINDS, default_catalog
 from ..sources.curve_files import curves_csv_text, read_curves, write_curves_csv
@@ -386,7 +387,9 @@ def quotes_compare(quotes_file: str, scenarios: tuple[str, ...], overrides: tupl
     if as_json:
         emit_json(ranking.to_json())
     else:
-        click.echo(quotes_table(ranking.ranked))
+        money = ranking.money
+        click.echo(quotes_table(ranking.ranked, currency=money.currency, rate=money.rate))
+        _money_note(money)
     if workbook:
         write_workbook(workbook, app.quotes_workbook(ranking))
         click.echo(f"workbook written to {workbook}")
@@ -445,7 +448,8 @@ def _decide(quotes_file: str, table: dict, flags: dict, scenarios: tuple[str, ..
     if as_json:
         emit_json(answer.to_json())
     else:
-        click.echo(decision_table(answer.decision))
+        click.echo(decision_table(answer.decision, answer.money.currency, answer.money.rate))
+        _money_note(answer.money)
     if book is not None:
         write_workbook(workbook, book)
         if not as_json:
@@ -523,7 +527,15 @@ def quotes_term(quotes_file: str, quote_name: str, scenario: str, improvement: s
     if as_json:
         emit_json(analysis.to_json())
         return
-    click.echo(term_report(analysis))
+    click.echo(term_report(analysis, analysis.money.currency, analysis.money.rate))
+    _money_note(analysis.money)
+
+
+def _money_note(money: app.ShownMoney) -> None:
+    """In another currency: its rate, date and source, and how quote prices are shown; the
+    rates quote amounts in other currencies were read at."""
+    if money.says:
+        click.echo("\n" + "\n".join(wrap(f"Money: {money.quotes_words()}", "", "  ")))
 
 
 # the term request's fields by the options that give them

@@ -119,6 +119,10 @@ def plan_text(p: app.Plan) -> str:
              f"at {words(p.interactivity, 'token/s/user')}"
              if p.users is not None else "")
     pp = p.power_plan
+    money = p.money
+
+    def m(value: float | None, unit: str, name: str | None = None) -> tuple[str, str]:
+        return _figure(money.value(value, unit), money.unit(unit), name)
     fleet = [
         [MARK + "Accelerators", f"{p.accelerators:,}", "",
          "" if pp is None else f"in {_many(pp.deployments, 'whole ' + pp.deployment)} of "
@@ -132,13 +136,13 @@ def plan_text(p: app.Plan) -> str:
                                                  f"operating point"],
         [PAD + "Throughput", *_figure(p.throughput, "token/s"),
          f"the fleet's capacity, {kind} tokens"],
-        [PAD + "Capital cost", *_figure(p.capex, "USD"),
+        [PAD + "Capital cost", *m(p.capex, "USD"),
          "to buy them; rented, the cost per hour carries the rent"
          if s.accelerator.cost_basis == "rent" else ""],
-        [PAD + "Cost per hour", *_figure(p.cost_per_hour, "USD/h"), ""],
-        [PAD + "Cost per month", *_figure(p.cost_per_month, "USD/month"), "730 hours"],
-        [PAD + "Cost per million tokens", *_figure(r.value("cost_per_mtok_total"), "USD/Mtok",
-                                                   "cost_per_mtok_total"),
+        [PAD + "Cost per hour", *m(p.cost_per_hour, "USD/h"), ""],
+        [PAD + "Cost per month", *m(p.cost_per_month, "USD/month"), "730 hours"],
+        [PAD + "Cost per million tokens", *m(r.value("cost_per_mtok_total"), "USD/Mtok",
+                                             "cost_per_mtok_total"),
          f"at {format_percent(p.resulting_utilisation)} utilisation"],
     ]
     planning = [] if pp is None else _planning_rows(pp)

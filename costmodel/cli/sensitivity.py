@@ -23,7 +23,7 @@ from ..decisions.sensitivity import (
 from ..model.errors import InputError
 from ..model.units import UnitInputError, parse_quantity
 from ..render.display import display_unit, format_number, format_percent, label, unit_words
-from ..render.report import WIDTH, columns, words, wrap
+from ..render.report import WIDTH, columns, money_text, words, wrap
 from .common import CONTEXT, check_xlsx, emit_json, fail, fail_input, specs_for, write_workbook
 
 __all__ = ["sensitivity"]
@@ -47,6 +47,10 @@ def _run(file: str, overrides: tuple[str, ...], workbook: str | None, as_json: b
         emit_json(analysis.to_json())
     else:
         click.echo(text(analysis.result, analysis.scenario_name))
+        result = analysis.priced.result
+        if result.currency != "USD":  # another currency: the rate it is shown at
+            click.echo("\n" + "\n".join(wrap(
+                f"Money: {money_text(result.money_disclosure())}", "", "  ")))
     if workbook is not None:
         write_workbook(workbook, app.analysis_workbook(analysis))
         click.echo(f"workbook written to {workbook}", err=True)

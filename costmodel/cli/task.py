@@ -8,7 +8,7 @@ from .. import app
 from ..app.task import RULES
 from ..decisions.task import validate_task
 from ..model.errors import InputError
-from ..render.report import MARK, PAD, columns, wrap
+from ..render.report import MARK, PAD, columns, money_text, wrap
 from ..sources.task_file import task_table
 from .common import (
     CONTEXT,
@@ -112,19 +112,23 @@ def task_text(answer: app.TaskAnswer) -> str:
                               for x in systems], "s")
     row("  decoding", [_n(x.latency.decode if x.latency else None) for x in systems], "s")
     row("  tool time", [_n(x.latency.tool if x.latency else None) for x in systems], "s")
-    row("Cost per task", [_money(x.cost.cost) for x in systems], "USD", True)
-    row("  energy", [_money(x.cost.energy_cost) for x in systems], "USD")
-    row("  capital", [_money(x.cost.capex_cost) for x in systems], "USD")
-    row("  operating", [_money(x.cost.opex_cost) for x in systems], "USD")
-    row("Price per task", [_money(x.cost.price) for x in systems], "USD")
-    row("Cost per 1,000 tasks", [f"{1000 * x.cost.cost:,.2f}" for x in systems], "USD")
+    money, cur = answer.money, answer.money.currency
+
+    def m(value: float) -> float:
+        return money.value(value)
+    row("Cost per task", [_money(m(x.cost.cost)) for x in systems], cur, True)
+    row("  energy", [_money(m(x.cost.energy_cost)) for x in systems], cur)
+    row("  capital", [_money(m(x.cost.capex_cost)) for x in systems], cur)
+    row("  operating", [_money(m(x.cost.opex_cost)) for x in systems], cur)
+    row("Price per task", [_money(m(x.cost.price)) for x in systems], cur)
+    row("Cost per 1,000 tasks", [f"{m(1000 * x.cost.cost):,.2f}" for x in systems], cur)
     row("Energy per task", [_n(x.cost.energy / 3.6e6) for x in systems], "kWh")
     row("Tasks per hour", [_n(x.cost.tasks_per_hour) for x in systems],
         "per accelerator")
     row("Interactivity", [_n(x.interactivity) for x in systems], "token/s/user")
     row("TTFT a step", [_n(x.ttft) for x in systems], "s")
-    row("Cost per Mtok", [_money(x.priced.result.value("cost_per_mtok_total"))
-                          for x in systems], "USD per million tokens")
+    row("Cost per Mtok", [_money(m(x.priced.result.value("cost_per_mtok_total")))
+                          for x in systems], f"{cur} per million tokens")
     out = [*wrap(head, "", "  "), *goal, "", *columns(rows, set(range(1, len(systems) + 1)))]
     out += ["", f"{MARK}Cheapest per task" + (" that meets the target" if t.target else "")
             + f": {answer.cheapest}"]
@@ -138,6 +142,8 @@ def task_text(answer: app.TaskAnswer) -> str:
                         f"{x.needed.miss(t.target):.4g} s too slow", "  ", "    ")
         for note in x.notes:
             out += wrap(f"note: {note}", "  ", "    ")
+    if not money.usd:
+        out += ["", *wrap(f"Money: {money_text(money.disclosure)}", "", "  ")]
     out += ["", "Rules"]
     for rule in RULES:
         out += wrap(rule, "  - ", "    ")

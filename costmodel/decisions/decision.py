@@ -185,10 +185,13 @@ def holds_words(holds: tuple[float | None, float | None], volume: float) -> str:
 
 
 def decide(options: Sequence[Option], load: DemandLoad, annual_rate: float, *,
-           improvement: float | None = None) -> Decision:
+           improvement: float | None = None, currency: str = "USD",
+           rate: float = 1.0) -> Decision:
     """Rank ``options`` for ``load``; break-evens, the winner's range and a recommendation.
     ``annual_rate`` discounts term totals; ``improvement`` (the yearly fall of the market
-    price per token [fraction]) prices the premium of locking in the winner's term."""
+    price per token [fraction]) prices the premium of locking in the winner's term. The
+    recommendation's words say money in ``currency`` at ``rate`` [currency/USD] (its
+    quantities, like every figure here, stay in USD)."""
     ranked_opts = [o for o in options if o.charge is not None]
     unranked = [o for o in options if o.charge is None]
     own_term = max((o.term for o in ranked_opts), default=12.0) or 12.0
@@ -223,31 +226,35 @@ def decide(options: Sequence[Option], load: DemandLoad, annual_rate: float, *,
     holds = (None if low is None else low * load.volume,
              None if high is None else high * load.volume)
     return Decision(load, priced, unranked, pairs, holds,
-                    _recommend(priced, load, holds, annual_rate, improvement), assumptions,
-                    ranked_opts)
+                    _recommend(priced, load, holds, annual_rate, improvement, currency, rate),
+                    assumptions, ranked_opts)
 
 
 def _recommend(priced: list[Priced], load: DemandLoad, holds: tuple[float | None, float | None],
-               rate: float, improvement: float | None) -> dict[str, Any]:
+               rate: float, improvement: float | None, cur: str = "USD",
+               fx: float = 1.0) -> dict[str, Any]:
+    """The winner and why; money in the words in ``cur`` at ``fx`` [cur/USD]."""
+    def m(usd: float) -> float:
+        return usd if cur == "USD" else usd * fx
     win = priced[0]
     nxt = priced[1] if len(priced) > 1 else None
-    reasons = [f"{win.charge.monthly:,.0f} USD a month for {load.volume:,.0f} Mtok a month "
-               f"({win.per_mtok:.4g} USD/Mtok)"]
+    reasons = [f"{m(win.charge.monthly):,.0f} {cur} a month for {load.volume:,.0f} Mtok a "
+               f"month ({m(win.per_mtok):.4g} {cur}/Mtok)"]
     margin = share = None
     if nxt is not None:
         margin = nxt.charge.monthly - win.charge.monthly
         share = margin / nxt.charge.monthly if nxt.charge.monthly else None
         of_next = "" if share is None else f" ({share:.1%})"  # the next one free: no share
-        reasons.append(f"{margin:,.0f} USD a month{of_next} below {nxt.option.name}, "
+        reasons.append(f"{m(margin):,.0f} {cur} a month{of_next} below {nxt.option.name}, "
                        f"the next")
     risks = []
     if win.charge.committed_unused > 0:
-        risks.append(f"{win.charge.committed_unused:,.0f} USD a month pays for commitment "
-                     f"or capacity this demand leaves unused")
+        risks.append(f"{m(win.charge.committed_unused):,.0f} {cur} a month pays for "
+                     f"commitment or capacity this demand leaves unused")
     half = win.option.charge(load.scaled(0.5))
     if half.committed_unused > win.charge.committed_unused + 0.5:
-        risks.append(f"at half the demand, {half.committed_unused:,.0f} USD a month pays "
-                     f"for unused commitment or capacity")
+        risks.append(f"at half the demand, {m(half.committed_unused):,.0f} {cur} a month "
+                     f"pays for unused commitment or capacity")
     if win.option.kind != "own" and win.option.term > 1:
         if improvement is not None:
             (row,), _ = term_table(win.per_mtok, load.volume, rate, [win.option.term],
@@ -255,7 +262,7 @@ def _recommend(priced: list[Priced], load: DemandLoad, holds: tuple[float | None
             of_flexible = ("" if row.premium_share is None
                            else f" ({row.premium_share:.1%})")
             risks.append(f"locking in {win.option.term:g} months at today's price costs "
-                         f"{row.premium:,.0f} USD{of_flexible} more in present "
+                         f"{m(row.premium):,.0f} {cur}{of_flexible} more in present "
                          f"value than a market price falling {improvement:.0%} a year")
         else:
             risks.append(f"a {win.option.term:g}-month term: the price stays while the "

@@ -4,7 +4,8 @@ A quote is only comparable at a stated operating point: a price per million toke
 throughput and the same system at a latency target can differ 100x in cost behind it. A quote
 that states no interactivity is accepted, and flagged.
 
-Forms of quote (all prices in USD):
+Forms of quote (prices in USD; an amount in another currency, ``"0.50 EUR/Mtok"``, is read
+at the first scenario's stated rate for it, ``[money.fx.EUR]``: :func:`in_scenario_rates`):
 
 - ``per_mtok``: a price per million input tokens and per million output tokens;
 - ``per_accelerator_hour``: capacity by the accelerator-hour (assumed all-in);
@@ -29,7 +30,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from typing import Literal
@@ -48,13 +49,20 @@ from ..model.inputs import (
 from ..model.rates import ALL_IN, NOT_A_QUOTE, RateError, parse_rate_ref
 from ..model.results import Result
 from ..model.steps import TOKEN_KINDS
-from ..model.units import HOURS_PER_MONTH, MONTHS_PER_YEAR, UnitInputError, parse_quantity
+from ..model.units import (
+    CURRENCIES,
+    HOURS_PER_MONTH,
+    MONTHS_PER_YEAR,
+    UnitInputError,
+    exchange_rates,
+    parse_quantity,
+)
 from .demand import Supply
 
 __all__ = ["Quote", "QuoteComparison", "compare_quote", "rank", "present_value",
            "term_table", "TermRow", "validate_quote", "HOURS_PER_MONTH", "months_until",
            "term_json", "quote_interactivity", "quote_start", "quote_at_rate",
-           "REFERENCE_VENDOR", "FREE_OFFER", "implied_margin"]
+           "REFERENCE_VENDOR", "FREE_OFFER", "implied_margin", "in_scenario_rates"]
 
 FORMS = ("per_mtok", "per_accelerator_hour", "reserved_monthly")
 # why a quote priced at 0 (a trial, a credit) has no implied margin: 1 - cost / 0 is undefined
@@ -132,6 +140,20 @@ class Quote(Supply):
     note: str | None = None
     _where: str = PrivateAttr("quote")  # the face's path of this quote, for later errors
     _reference: ReferenceRate | None = PrivateAttr(None)  # the rate version, once resolved
+    # amounts in other currencies: the codes, and the data to read again at the scenario's
+    # rates (None once read at them; until then its amounts are placeholders)
+    _currencies: frozenset[str] = PrivateAttr(frozenset())
+    _unread: dict | None = PrivateAttr(None)
+
+    @property
+    def currencies(self) -> frozenset[str]:
+        """The codes of the quote's amounts in currencies other than USD."""
+        return self._currencies
+
+    @property
+    def read(self) -> bool:
+        """Whether its amounts are read (in USD, or at a scenario's rates): not pending."""
+        return self._unread is None
 
     @property
     def base_prices(self) -> tuple[float, float]:
@@ -152,20 +174,48 @@ class Quote(Supply):
         return self._reference
 
 
-def validate_quote(data: object, where: str = "quote") -> Quote:
+_CODE = re.compile(r"\b[A-Z]{3}\b")
+
+
+def _codes(data: object) -> set[str]:
+    """Currency codes other than USD named anywhere in ``data``'s text."""
+    if isinstance(data, str):
+        return {c for c in _CODE.findall(data) if c in CURRENCIES and c != "USD"}
+    if isinstance(data, dict):
+        return set().union(*map(_codes, data.values()))
+    if isinstance(data, list):
+        return set().union(*map(_codes, data))
+    return set()
+
+
+def validate_quote(data: object, where: str = "quote",
+                   rates: Mapping[str, float] | None = None) -> Quote:
     """A quote from plain data; :class:`InputError` with field paths otherwise. A quote that
     names a ``rate`` is per_accelerator_hour (its form may be left out, its vendor defaults to
-    :data:`REFERENCE_VENDOR`) and gives no hourly price of its own."""
+    :data:`REFERENCE_VENDOR`) and gives no hourly price of its own. An amount in another
+    currency is read at ``rates`` (code -> units per USD: a scenario's); without them the
+    quote is checked and left to be read at the first scenario's (:func:`in_scenario_rates`:
+    until then it is not :attr:`Quote.read`)."""
     if not isinstance(data, dict):
         raise InputError([(where, "a quote must be a table/object")])
+    raw = data
     if data.get("rate") is not None:
         data = {"form": "per_accelerator_hour", "vendor": REFERENCE_VENDOR, **data}
+    codes = _codes(data) if rates is None else set()
+    given = rates if rates is not None else dict.fromkeys(codes, 1.0)  # placeholders
     try:
-        quote = Quote.model_validate(data)
+        if given or rates is not None:
+            with exchange_rates(given) as used:
+                quote = Quote.model_validate(data)
+        else:
+            quote, used = Quote.model_validate(data), set()
     except ValidationError as exc:
         raise InputError([(f"{where}.{error_path(e['loc'])}", error_message(e))
                           for e in exc.errors()]) from None
     quote._where = where
+    quote._currencies = frozenset(used)
+    if used and rates is None:
+        quote._unread = raw
     if quote.rate is not None:
         errors = []
         try:
@@ -192,6 +242,13 @@ def validate_quote(data: object, where: str = "quote") -> Quote:
         raise InputError([(f"{where}.{k}", f"required for form {quote.form}") for k in missing])
     _check_form_fields(quote, where)
     return quote
+
+
+def in_scenario_rates(quotes: Sequence[Quote], rates: Mapping[str, float]) -> list[Quote]:
+    """The quotes with their amounts in other currencies read at ``rates`` (the first
+    scenario's stated rates, code -> units per USD); an amount in a currency the scenario
+    states no rate for is an InputError at its field."""
+    return [q if q.read else validate_quote(q._unread, q.where, rates) for q in quotes]
 
 
 def _check_form_fields(quote: Quote, where: str) -> None:

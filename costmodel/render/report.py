@@ -545,17 +545,25 @@ def _months(m: float | None) -> str:
 DECIDE = "costmodel quotes decide QUOTES_FILE --scenario FILE --demand VOLUME"
 
 
-def quotes_table(by_scenario: list, decide: str = DECIDE) -> str:
+def _shown(currency: str, rate: float):
+    """A money figure [USD] in ``currency`` at ``rate`` [currency/USD] (untouched in USD)."""
+    return (lambda x: x) if currency == "USD" else (lambda x: x * rate)
+
+
+def quotes_table(by_scenario: list, decide: str = DECIDE, currency: str = "USD",
+                 rate: float = 1.0) -> str:
     """Quotes ranked per scenario: price per million tokens at the operating point beside our
     own cost, the margin it implies, and the term in money. Each offer is at its own volume
     and term: the heading says so and that none is recommended, pointing to ``decide`` (the
-    decision at a demand, where a recommendation is marked); no line is marked."""
+    decision at a demand, where a recommendation is marked); no line is marked. Money in
+    ``currency`` at ``rate`` [currency/USD]."""
+    m, cur = _shown(currency, rate), currency
     out: list[str] = []
     for ranked in by_scenario:
         first = ranked[0]
         out += wrap(f"Against {first.scenario}: ranked by unit price at each offer's own volume "
-                     f"and term; prices and our cost in USD per million {first.token_kind} "
-                     f"tokens, totals over the term in USD (present values)", "", "  ")
+                     f"and term; prices and our cost in {cur} per million {first.token_kind} "
+                     f"tokens, totals over the term in {cur} (present values)", "", "  ")
         out += wrap("Not a recommendation: the decision at a demand prices every offer for "
                     "the same volume and recommends one:", "  ", "  ")
         out.append(f"    {decide}")
@@ -564,13 +572,13 @@ def quotes_table(by_scenario: list, decide: str = DECIDE) -> str:
                 ["", "", "", "", "", "margin", "utilisation", "months", "PV", "PV", "PV"]]
         for i, c in enumerate(ranked, 1):
             rows.append([f"{PAD}{i}", c.quote.name, _FORMS.get(c.quote.form, c.quote.form),
-                         format_number(c.price_per_mtok, "USD/Mtok"),
-                         format_number(c.own_cost_per_mtok, "USD/Mtok"),
+                         format_number(m(c.price_per_mtok), "USD/Mtok"),
+                         format_number(m(c.own_cost_per_mtok), "USD/Mtok"),
                          "n/a (free)" if c.implied_margin is None
                          else format_percent(c.implied_margin),
                          format_percent(c.break_even_utilisation),
                          _months(c.quote.term),
-                         _money(c.quote_pv), _money(c.own_pv), _money(c.saving_pv)])
+                         _money(m(c.quote_pv)), _money(m(c.own_pv)), _money(m(c.saving_pv))])
         out += ["  " + r for r in columns(rows, set(range(3, 11)))]
         for c in ranked:
             out += wrap(f"{c.quote.name}: volume {words(c.volume, 'Mtok/month')} "
@@ -598,25 +606,28 @@ def _differ(values: list, unit: str, what: str) -> list[str]:
     return [f"{what} ({format_number(low, unit)} to {words(high, unit)})"]
 
 
-def term_report(analysis) -> str:
-    """Each term length's premium over staying flexible (an app ``TermAnalysis``)."""
+def term_report(analysis, currency: str = "USD", rate: float = 1.0) -> str:
+    """Each term length's premium over staying flexible (an app ``TermAnalysis``); money in
+    ``currency`` at ``rate`` [currency/USD]."""
     a = analysis
+    m, cur = _shown(currency, rate), currency
     quote, comparison, rows, longest = a.quote, a.comparison, a.rows, a.longest
     tolerance, improvement = a.tolerance, a.improvement
     how = []
     if improvement is not None:
         how.append(f"market price falls {format_percent(improvement)} a year")
     if a.successor_price is not None:
-        how.append(f"a successor at its market price {words(a.successor_price, 'USD/Mtok')} "
-                   f"({a.successor_source}) from month {_months(a.successor_month)}; its own "
-                   f"cost, {words(a.successor_floor, 'USD/Mtok')}, is a floor, not a price")
+        how.append(f"a successor at its market price "
+                   f"{words(m(a.successor_price), f'{cur}/Mtok')} ({a.successor_source}) from "
+                   f"month {_months(a.successor_month)}; its own cost, "
+                   f"{words(m(a.successor_floor), f'{cur}/Mtok')}, is a floor, not a price")
     table = [["Term", "Locked-in PV", "Flexible PV", "Premium", "Premium", "Within"],
-             ["months", "USD", "USD", "USD", "share", format_percent(tolerance)]]
+             ["months", cur, cur, cur, "share", format_percent(tolerance)]]
     for r in rows:
-        table.append([_months(r.months), _money(r.locked_pv),
-                      _money(r.flexible_pv), _money(r.premium),
+        table.append([_months(r.months), _money(m(r.locked_pv)),
+                      _money(m(r.flexible_pv)), _money(m(r.premium)),
                       format_percent(r.premium_share), "yes" if r.within_tolerance else "no"])
-    out = [*wrap(f"{quote.name}: {words(comparison.price_per_mtok, 'USD/Mtok')} locked in, "
+    out = [*wrap(f"{quote.name}: {words(m(comparison.price_per_mtok), f'{cur}/Mtok')} locked in, "
                   f"{words(comparison.volume, 'Mtok/month')} ({comparison.volume_basis})",
                   "", "  "),
            *wrap(f"flexible buyer: {'; '.join(how)}", "", "  "), "",
@@ -627,9 +638,11 @@ def term_report(analysis) -> str:
     return "\n".join(out)
 
 
-def decision_table(decision) -> str:
+def decision_table(decision, currency: str = "USD", rate: float = 1.0) -> str:
     """Offers and own builds ranked for one demand: the recommendation first, then each
-    option's monthly bill, its term in money, where pairs break even and what was assumed."""
+    option's monthly bill, its term in money, where pairs break even and what was assumed;
+    money in ``currency`` at ``rate`` [currency/USD] (the sentences keep their USD)."""
+    m, cur = _shown(currency, rate), currency
     d = decision.load
     out = [f"For {words(d.volume, 'Mtok/month')} (mixed tokens; average "
            f"{words(d.average, 'token/s')}, peak {words(d.peak, 'token/s')})", ""]
@@ -640,14 +653,14 @@ def decision_table(decision) -> str:
         out += wrap(rec["text"], f"{MARK}", "   ")
     out += ["", "Ranked for this demand (cheapest first)"]
     rows = [["", "Offer", "Kind", "Cost", "Cost", "Accel-", "Utili-", "Term", "Term PV"],
-            ["", "", "", "USD/month", "USD/Mtok", "erators", "sation", "months", "USD"]]
+            ["", "", "", f"{cur}/month", f"{cur}/Mtok", "erators", "sation", "months", cur]]
     for i, p in enumerate(decision.ranked, 1):
         c = p.charge
         rows.append([f"{MARK if i == 1 else PAD}{i}", p.option.name,
-                     _KINDS.get(p.option.kind, p.option.kind), _money(c.monthly),
-                     format_number(p.per_mtok, "USD/Mtok"),
+                     _KINDS.get(p.option.kind, p.option.kind), _money(m(c.monthly)),
+                     format_number(m(p.per_mtok), "USD/Mtok"),
                      "-" if c.accelerators is None else f"{c.accelerators:,}",
-                     format_percent(c.utilisation), _months(p.term), _money(p.term_pv)])
+                     format_percent(c.utilisation), _months(p.term), _money(m(p.term_pv))])
     out += ["  " + r for r in columns(rows, set(range(3, 9)))]
     for p in decision.ranked:
         notes = [*p.charge.lines, *p.option.flags]

@@ -15,6 +15,7 @@ from flask import Response, current_app, render_template, request
 from .. import app
 from ..model.errors import InputError
 from ..model.units import UnitInputError, parse_quantity
+from ..render.report import money_line
 from .downloads import curl_line, json_response, xlsx_response
 from .guard import computes
 from .scenario_form import ScenarioForm, form_catalog, restate_bounds, scenario_form
@@ -143,8 +144,10 @@ def plan_page():
     with _services().sessions(write=False) as session:
         catalog = form_catalog(_services().context(session))
     body = {"scenario": form.price_request()["scenario"], **pa.body}
+    view = planned.to_json() if planned else None
     return render_template("web/plan.html", form=form, catalog=catalog, pa=pa,
-                           plan=planned, view=planned.to_json() if planned else None,
+                           plan=planned, view=view,
+                           money_note=money_line(view["disclosure"]["money"]) if view else None,
                            deployments=DEPLOYMENT_CHOICES,
                            curl=curl_line("/api/v1/plan", body), query=_query(form, pa)), \
         200 if planned else 422

@@ -34,6 +34,7 @@ import tomllib
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 from urllib.parse import parse_qsl, urlencode
 
@@ -43,6 +44,7 @@ from werkzeug.exceptions import RequestEntityTooLarge
 
 from .. import app
 from ..app.caps import MAX_SCENARIOS
+from ..app.money import USD_MONEY
 from ..decisions.demand import Demand, typed_over, validate_demand
 from ..decisions.quotes import FORMS, Quote
 from ..http.errors import Problem
@@ -54,8 +56,8 @@ from ..resources import fixtures_dir
 from ..sources.quote_file import quotes_of, read_quotes_text
 from ..store import repo
 from .guard import computes
-from .pages import fixture_scenarios  # the Compare page's list: one list of examples
-from .scenario_form import FIELDS, scenario_form
+from .pages import Choice, fixture_scenarios, in_currency  # the Compare page's examples
+from .scenario_form import FIELDS, MONEY_FIELDS, money_table, scenario_form
 from .session import need
 from .site import blueprint
 
@@ -170,6 +172,14 @@ class QuotesForm:
     demand: Demand | None = None
     demand_typed: list[str] = field(default_factory=list)  # the demand fields typed
     errors: dict[str, list[str]] = field(default_factory=dict)
+    # the Currency fields (:data:`MONEY_FIELDS`), as the Compare page takes them
+    money: dict[str, str] = field(default_factory=lambda: dict.fromkeys(MONEY_FIELDS, ""))
+
+    @property
+    def money_form(self) -> Any:
+        """The Currency fields for the fieldset macro: their values and first errors."""
+        return SimpleNamespace(values=self.money, errors={
+            k: self.errors[k][0] for k in MONEY_FIELDS if self.errors.get(k)})
 
     def error(self, where: str, message: str) -> None:
         self.errors.setdefault(where, []).append(message)
@@ -185,6 +195,7 @@ class QuotesForm:
             out.append(("demand", self.demand_mode))
             out += [(k, self.values[k]) for k in (*DEMAND_FIELDS, IMPROVEMENT) if self.values[k]]
             out += [("scenario", s) for s in self.scenarios]
+            out += [(k, self.money[k]) for k in MONEY_FIELDS if self.money[k]]
         return out + parse_qsl(self.price_query, keep_blank_values=True)
 
     @property
@@ -263,10 +274,14 @@ def _form_of(values: MultiDict) -> QuotesForm:
     kept = {k: str(values.get(k, "")).strip()[:LOAD_CHARS if k == "d_load" else 200]
             for k in TEXT_FIELDS}
     form = QuotesForm(kept)
+    # the Currency fields are the page's (the Price page's currency arrives in them)
+    form.money = {k: str(values.get(k, "") or "").strip()[:200] for k in MONEY_FIELDS}
     form.price_query = str(values.get("price_query", ""))[:4000]
-    if not form.price_query and any(k in values for k in FIELDS if k != "name"):
+    scenario_fields = [k for k in FIELDS if k not in MONEY_FIELDS]
+    if not form.price_query and any(k in values for k in scenario_fields if k != "name"):
         # arrived from the Price page (/quotes?<its query>), or a link carrying its fields
-        form.price_query = urlencode([(k, values.get(k, "")) for k in FIELDS if k in values])
+        form.price_query = urlencode([(k, values.get(k, "")) for k in scenario_fields
+                                      if k in values])
     chosen = str(values.get("quotes", "")).strip()
     if not chosen:  # a quote typed in a link that names no quotes means that quote
         chosen = "typed" if kept["q_name"] or kept["q_form"] else DEFAULT_QUOTES
@@ -441,12 +456,19 @@ def _answer(form: QuotesForm):
     form.demand = _demand(form) if form.quotes else None
     improvement = _improvement(form)
     specs = _own_builds(form)
+    money_errors: dict[str, str] = {}
+    table, _ = money_table(form.money, money_errors)
+    for where, message in money_errors.items():
+        form.error(where, message)
     if form.errors or not specs:
         return None
     services = current_app.extensions["costmodel"]
     with services.sessions(write=False) as s:
         ctx = services.context(s)
         try:
+            if table is not None:  # every own build shown in the page's currency
+                specs = [in_currency(ctx, Choice("", "", spec, {}), table).spec
+                         for spec in specs]
             if form.demand is not None:
                 return app.quotes_decide(ctx, app.DecisionRequest(form.quotes, specs,
                                                                   form.demand, improvement))
@@ -522,6 +544,8 @@ def _error_list(form: QuotesForm) -> list[tuple[str, str, str]]:
             anchor, words = f"#f-{where}", fields[where][2].partition(" (")[0].lower()
         elif where.startswith("scenario"):
             anchor, words = f"#f-{where}", f"own build {where.removeprefix('scenario')}"
+        elif where in MONEY_FIELDS:
+            anchor, words = f"#f-{where}", where.replace("fx_", "exchange ").replace("_", " ")
         else:
             anchor, words = where_words.get(where, ("#quotes-fs", where))
         out += [(anchor, words, m) for m in messages]
@@ -531,10 +555,13 @@ def _error_list(form: QuotesForm) -> list[tuple[str, str, str]]:
 def _page(form: QuotesForm, status: int = 200, *, decision=None, ranking=None,
           saved: list[tuple[str, str]] | None = None):
     saved = _saved_choices() if saved is None else saved
+    money = (decision or ranking).money if (decision or ranking) is not None else USD_MONEY
+    money_note = money.quotes_words() or None
     slots = form.scenarios + [""] * max(SLOTS - len(form.scenarios),
                                         1 if len(form.scenarios) < MAX_SCENARIOS else 0)
     return render_template(
-        "web/quotes.html", form=form, ranking=ranking, decision=decision,
+        "web/quotes.html", form=form, ranking=ranking, decision=decision, money=money,
+        money_note=money_note,
         error_list=_error_list(form),
         demand_fields=DEMAND_FIELDS, improvement_field=IMPROVEMENT, percentiles=PERCENTILES,
         quote_fields=QUOTE_FIELDS, forms=FORMS, form_words=FORM_WORDS, form_short=FORM_SHORT,

@@ -18,6 +18,7 @@ from flask import current_app, render_template, request
 from .. import app
 from ..model.errors import InputError
 from ..render import display
+from ..render.report import money_line
 from .charts import histogram, tornado_chart
 from .downloads import curl_line, json_response, xlsx_response
 from .guard import computes
@@ -149,6 +150,7 @@ def sensitivity_page():
                                         ("P90", mc.result.p90)], mc.result.output)
                 if mc else None,
                 "dists": dists, "name": t.scenario_name}
+    money_note = money_line(t.priced.result.disclosure(sources=False)["money"]) if t else None
     tornado_body, mc_body = _bodies(form, sa, dists)
     curl = curl_line("/api/v1/sensitivity/tornado", tornado_body)
     if dists:
@@ -156,7 +158,7 @@ def sensitivity_page():
     query = form.query + "&" + "&".join(f"{k}={v}" for k, v in sa.values.items())
     return render_template("web/sensitivity.html", form=form, catalog=catalog, sa=sa,
                            view=view, outputs=[(o, display.label(o)) for o in OUTPUTS],
-                           curl=curl, query=query,
+                           curl=curl, query=query, money_note=money_note,
                            max_draws=MAX_DRAWS), 200 if view else 422
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 from typing import Any
 from urllib.parse import urlencode
 
@@ -29,6 +30,7 @@ from ..app.caps import MAX_SCENARIOS
 from ..decisions.task import MAX_TASK_STEPS, validate_task
 from ..model.errors import InputError
 from ..render import display
+from ..render.report import money_line
 from ..store import repo
 from .charts import COLOURS, StepSeries, step_chart
 from .disclosure import disclosure_lines
@@ -39,10 +41,11 @@ from .pages import (
     MAX_SYSTEMS,
     Choice,
     fixture_scenarios,
+    in_currency,
     saved_titles,
     system_choice,
 )
-from .scenario_form import FormCatalog, restate_bounds
+from .scenario_form import MONEY_FIELDS, FormCatalog, money_table, restate_bounds
 from .session import need
 from .site import blueprint
 
@@ -149,13 +152,23 @@ def _services():
     return current_app.extensions["costmodel"]
 
 
-def _priced(values: list[str], ta: TaskArgs, book: bool = False) -> dict[str, Any]:
+def money_args() -> SimpleNamespace:
+    """The Currency fields as typed (``values``: :data:`MONEY_FIELDS`) and their errors
+    (``errors``, filled when read: :func:`money_table`), as the Compare page takes them."""
+    return SimpleNamespace(values={k: str(request.args.get(k, "") or "").strip()[:200]
+                                   for k in MONEY_FIELDS}, errors={})
+
+
+def _priced(values: list[str], ta: TaskArgs, money: SimpleNamespace,
+            book: bool = False) -> dict[str, Any]:
     """The task priced on the systems: ``answer`` (None with the errors by field in
     ``errors``: ``sys<i>`` a slot, ``systems`` the systems as a whole; the task's in
-    ``ta.errors``), the ``choices`` and the saved scenarios offered; ``book``: also its
-    workbook (``workbook``)."""
+    ``ta.errors``; the currency's in ``money.errors``), the ``choices`` and the saved
+    scenarios offered; ``book``: also its workbook (``workbook``). Every system is shown in
+    the currency typed (``money``), as on the Compare page."""
     errors: dict[str, str] = {}
     answer = workbook = None
+    table, _ = money_table(money.values, money.errors)
     with _services().sessions(write=False) as session:
         ctx = _services().context(session)
         saved = saved_titles(session)
@@ -170,8 +183,10 @@ def _priced(values: list[str], ta: TaskArgs, book: bool = False) -> dict[str, An
                 errors[f"sys{i}"] = exc.errors[0][1]
         if not values:
             errors["systems"] = f"pick 1 to {min(MAX_SYSTEMS, MAX_SCENARIOS)} systems"
-        if not errors and not ta.errors:
+        if not errors and not ta.errors and not money.errors:
             try:
+                if table is not None:
+                    choices = [in_currency(ctx, c, table) for c in choices]
                 task_request = app.TaskRequest([c.spec for c in choices],
                                                validate_task(ta.body))
                 answer = app.price_task(ctx, task_request)
@@ -255,11 +270,14 @@ def _view(answer: app.TaskAnswer, choices: list[Choice]) -> dict[str, Any]:
             "step_names": [s.name for s, _ in timed], "rows_cut": cut,
             "disclosure": [(s.name, disclosure_lines(s.priced.result))
                            for s in answer.systems],
-            "titles": [c.title for c in choices]}
+            "titles": [c.title for c in choices],
+            "currency": answer.money.currency,
+            "money_note": None if answer.money.usd else money_line(answer.money.disclosure)}
 
 
-def _query(values: list[str], ta: TaskArgs) -> str:
-    return urlencode([("sys", v) for v in values] + list(ta.values.items()))
+def _query(values: list[str], ta: TaskArgs, money: SimpleNamespace) -> str:
+    return urlencode([("sys", v) for v in values] + list(ta.values.items())
+                     + [(k, v) for k, v in money.values.items() if v])
 
 
 def _request_body(choices: list[Choice], ta: TaskArgs) -> dict[str, Any]:
@@ -271,16 +289,16 @@ def _request_body(choices: list[Choice], ta: TaskArgs) -> dict[str, Any]:
 @computes("POST", "/api/v1/task")
 def task_page():
     need("read")
-    values, ta = _system_values(), task_args(request.args)
-    out = _priced(values, ta)
+    values, ta, money = _system_values(), task_args(request.args), money_args()
+    out = _priced(values, ta, money)
     answer = out["answer"]
     slots = values + [""] * (MAX_SYSTEMS - len(values))
     return render_template(
         "web/task.html", ta=ta, slots=slots, fixtures=fixture_scenarios(),
         saved=out["saved"], errors=out["errors"],
         view=_view(answer, out["choices"]) if answer is not None else None,
-        percentiles=FormCatalog.percentiles, max_steps=MAX_TASK_STEPS,
-        query=_query(values, ta), curl=curl_line("/api/v1/task",
+        percentiles=FormCatalog.percentiles, max_steps=MAX_TASK_STEPS, money_form=money,
+        query=_query(values, ta, money), curl=curl_line("/api/v1/task",
                                                  _request_body(out["choices"], ta))), \
         200 if answer is not None else 422
 
@@ -290,7 +308,7 @@ def task_page():
 def task_json():
     """The answer as ``POST /api/v1/task`` gives it, or the page with its errors."""
     need("read")
-    out = _priced(_system_values(), task_args(request.args))
+    out = _priced(_system_values(), task_args(request.args), money_args())
     if out["answer"] is None:
         return task_page()
     return json_response(out["answer"].to_json(), "task.json")
@@ -302,7 +320,7 @@ def task_xlsx():
     """The task as a workbook of live formulas (its Task sheet over the systems' sheets), or
     the page with its errors."""
     need("read")
-    out = _priced(_system_values(), task_args(request.args), book=True)
+    out = _priced(_system_values(), task_args(request.args), money_args(), book=True)
     if out["workbook"] is None:
         return task_page()
     return xlsx_response(out["workbook"])

@@ -1,9 +1,10 @@
 """The currency fields of the Price and Compare pages, with Flask's test client: the money
 table the form sends (what the API takes), each bad field marked beside it in the engine's
 words, amounts typed in the currency read at its rate, the downloads and the API call that
-carry the choice and the page's what-if, the pages that price in USD carrying the currency
-along, a saved scenario's currency opened on the Price page, and a system's own rates kept
-on Compare. The rate is the sample TOU scenario's (0.92 EUR/USD, 2026-11-30, illustrative).
+carry the choice and the page's what-if, the Plan and Sensitivity pages carrying the
+currency in their own fields, a saved scenario's currency opened on the Price page, and a
+system's own rates kept on Compare. The rate is the sample TOU scenario's (0.92 EUR/USD,
+2026-11-30, illustrative).
 """
 from __future__ import annotations
 
@@ -122,14 +123,16 @@ def test_the_downloads_and_the_api_call_carry_the_currency_and_the_what_if(web):
         r'data-testid="what-if">(.*?)</p>', page, re.S).group(1))
 
 
-def test_the_pages_that_price_in_usd_carry_the_currency_along(web):
-    # Sensitivity and Plan answer in USD; the scenario keeps its money table (an amount typed
-    # in EUR needs its rate), carried as hidden fields and in the link back to the price
+def test_plan_and_sensitivity_show_the_currency_fields_and_carry_them(web):
+    # Sensitivity and Plan answer in the currency too (tests/web/test_web_currency_pages.py);
+    # the scenario's money table is in their Currency fieldset (an amount typed in EUR needs
+    # its rate) and in the link back to the price
     values = {**EUR, "accelerator_price": "27600 EUR"}
     for path in ("/sensitivity?sa_draws=100&", "/plan?pl_demand=2.5e6&"):
         page = web.get(path + urlencode(values)).get_data(as_text=True)
-        assert '<input type="hidden" name="currency" value="EUR">' in page
-        assert '<input type="hidden" name="fx_rate" value="0.92">' in page
+        assert re.search(r'<input type="text"[^>]*value="EUR"[^>]*id="f-currency"', page)
+        assert re.search(r'<input type="text"[^>]*value="0.92"[^>]*id="f-fx_rate"', page)
+        assert '<input type="hidden" name="currency"' not in page
         assert "currency=EUR" in re.search(r'href="/\?([^"]*)"', page).group(1)
 
 

@@ -133,7 +133,8 @@ class _Writer:
                        "and the break-evens recompute (the Scan sheet holds the search). "
                        "Grey figures of our own builds come from their model (the Inputs "
                        "and Calculations sheets) as exported. "
-                       "A month is 730 hours; tokens are counted mixed (input + output). "
+                       "A month is 730 hours; tokens are counted mixed (input + output); "
+                       "money is in USD, as the engine computes it. "
                        + " ".join(self.book.notes), FIRST + max(self.n, 2) - 1)
         row = 4
         s.text(row, 1, "Demand", "section")
