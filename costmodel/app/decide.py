@@ -277,12 +277,19 @@ def _check_shape(p: Priced, subject: str | None, demand: Demand) -> None:
                 f"demand's (demand.load, mean {shape.mean:.6g} of the peak): the own build "
                 f"is priced at the demand's shape; give one, or both the same shape"))]
             ).about(subject)
-    elif "utilisation" in s.model_fields_set and not math.isclose(
+    elif _given(p, "utilisation") and not math.isclose(
             s.utilisation, shape.mean, rel_tol=1e-6):
         raise InputError([("utilisation", (
             f"{s.utilisation:g} differs from the utilisation the demand's load shape implies "
             f"(demand.load: mean / peak = {shape.mean:.6g}): the own build is priced at the "
             f"demand's shape; leave the utilisation out, or give that"))]).about(subject)
+
+
+def _given(p: Priced, key: str) -> bool:
+    """Whether the scenario states ``key`` itself (not its default; a workbook read back
+    states every input, and lists those that were defaults)."""
+    return key in p.result.scenario.model_fields_set and key not in (
+        p.result.defaults_used or ())
 
 
 def _with_ttft_ceiling(prepared: PreparedScenario, demand: Demand) -> PreparedScenario:

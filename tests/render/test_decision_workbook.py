@@ -316,3 +316,30 @@ def test_formulas_are_written_as_xlsxwriter_would_write_them(tmp_path):
     assert len(formulas) > 4000
     for f in [*formulas, "=SEQUENCE(3)", "=STDEV.S(A1:A3)", "=IF(A1>0,XLOOKUP(1,B:B,C:C),0)"]:
         assert ours._prepare_formula(f) == theirs._prepare_formula(f), f
+
+
+def test_a_shaped_demands_workbook_reads_back_with_a_defaulted_utilisation(tmp_path):
+    """An own build whose utilisation is its default is priced at the demand's load shape;
+    read back (where every input is written out), it still is, not refused as disagreeing."""
+    from costmodel import app
+    from costmodel.cli import CONTEXT
+    from costmodel.decisions.demand import validate_demand
+    from costmodel.sources.quote_file import read_quotes
+    quotes = ROOT / "fixtures" / "quotes" / "negotiation.toml"
+    demand = {k: v for k, v in tomllib.loads(quotes.read_text())["demand"].items()
+              if k not in ("peak", "interactivity")}
+    demand["load"] = {"hourly": [0.5] * 8 + [1.0] * 16}  # a mean of 5/6
+    scenario = tomllib.loads((ROOT / "fixtures" / "scenarios" / "published" /
+                              "deepseek-r1_gb300_matched.toml").read_text())
+    del scenario["utilisation"]
+    req = app.DecisionRequest(read_quotes(str(quotes)),
+                              [app.ScenarioSpec(app.InlineScenario(scenario))],
+                              validate_demand(demand), None)
+    exported = app.quotes_decide(CONTEXT, req).decision
+    path = tmp_path / "shaped.xlsx"
+    path.write_bytes(app.decision_workbook(CONTEXT, req).content)
+    wb = load_workbook(path, data_only=True)
+    assert _named(wb, "decision_load_factor") == pytest.approx(5 / 6, rel=1e-12)
+    again = app.reprice(path, ctx=CONTEXT).decision.decision
+    assert [p.charge.monthly for p in again.ranked] == pytest.approx(
+        [p.charge.monthly for p in exported.ranked], rel=1e-12)
