@@ -24,6 +24,7 @@ from costmodel.decisions.demand import validate_demand
 from costmodel.decisions.quotes import validate_quote
 from costmodel.decisions.task import validate_task
 from costmodel.model.errors import InputError
+from tests.decisions.test_plan import SCENARIO as PLAN_SCENARIO
 
 API = "/api/v1"
 RATE = 0.92  # EUR per USD
@@ -31,22 +32,7 @@ MONEY = {"currency": "EUR", "fx": {"EUR": {"rate": "0.92 EUR/USD", "date": "2026
                                            "source": "illustrative assumption for the test"}}}
 DISCLOSED = {"value": 0.92, "unit": "EUR/USD", "date": "2026-11-30",
              "source": "illustrative assumption for the test"}
-ROUND = {  # tests/decisions/test_plan.py's scenario
-    "name": "round",
-    "accelerator": {"name": "X1", "rated_power": "1000 W", "price": "40000 USD"},
-    "operating_point": {"throughput": "10000 token/s", "interactivity": "150 token/s/user"},
-    "workload": {"isl": 900, "osl": 100},
-    "node": {"accelerators": 8, "host_power": "2000 W", "psu_efficiency": 1,
-             "price": "20000 USD"},
-    "rack": {"nodes": 4, "switch_power": "0 W", "other_power": "0 W",
-             "power_delivery_efficiency": 1, "price": "41600 USD"},
-    "facility": {"pue": 1.5, "hosting": "0 USD/kW/month"},
-    "financing": {"life": "5 year", "cost_of_capital": 0, "salvage": 0, "maintenance": 0},
-    "electricity": {"price": "0.10 USD/kWh"},
-    "utilisation": 0.5,
-    "idle_power": 0,
-    "power": {"boundary": "node", "basis": "rated"},
-}
+ROUND = {**PLAN_SCENARIO, "name": "round"}  # the planner's hand-worked scenario
 ROUND_EUR = {**ROUND, "name": "round in EUR", "money": MONEY}
 TASK = {"steps": 10, "context": "2000 token", "growth": "500 token", "output": "200 token",
         "cached_share": 0.5, "tool_time": "1 s"}
