@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import re
+from contextlib import ExitStack
 from dataclasses import replace
 from typing import Annotated, Any
 from urllib.parse import quote
@@ -287,8 +288,11 @@ def reprice(principal) -> dict:
         raise Problem(415, "Unsupported media type", f"send the workbook as {XLSX} or {OCTET}")
     # a workbook may be larger than a JSON body: the reader's limit, and a 413 that says it
     body = read_body(MAX_BYTES)
-    with services().sessions(write=False) as session:  # a decision's offers: the catalog
-        return app.reprice(body, name="upload", ctx=services().context(session)).to_json()
+    with ExitStack() as opened:
+        def catalog() -> app.Context:  # a decision's offers only: a plain workbook needs
+            session = opened.enter_context(services().sessions(write=False))  # no database
+            return services().context(session)
+        return app.reprice(body, name="upload", ctx=catalog).to_json()
 
 
 def _positive(raw, field: str, unit: str) -> float | None:

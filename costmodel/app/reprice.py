@@ -3,6 +3,7 @@ and names the cell of any refusal) and priced; a decision's workbook also decide
 the demand and offers as edited on its Decision sheet."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -39,10 +40,11 @@ class WorkbookImport:
 
 
 def reprice(source: bytes | str | Path, name: str = "workbook",
-            ctx: Context | None = None) -> WorkbookImport:
+            ctx: Context | Callable[[], Context] | None = None) -> WorkbookImport:
     """An edited workbook read back: its inputs validated (by the reader) and priced; a
     decision's, decided again with the own builds as repriced (``ctx``: where a capacity
-    offer's hardware and reference rates are looked up; the fixtures by default)."""
+    offer's hardware and reference rates are looked up, or a function giving it, called only
+    for a decision's workbook; the fixtures by default)."""
     from ..render.workbook.decision_reader import read_decision
     from ..render.workbook.reader import read_workbook
     read = read_workbook(source, name=name)
@@ -58,7 +60,10 @@ def reprice(source: bytes | str | Path, name: str = "workbook",
             InputError.__init__(exc, [system.locate(p, m) for p, m in exc.errors])
             raise
         results.append(result)
-    decision = None if edits is None else _decide_again(ctx or LocalContext(), edits, results)
+    decision = None
+    if edits is not None:  # only a decision looks anything up (a service: its database)
+        context = ctx() if callable(ctx) else ctx
+        decision = _decide_again(context or LocalContext(), edits, results)
     return WorkbookImport(results, changes, read.warnings, decision)
 
 

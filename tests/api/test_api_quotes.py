@@ -174,3 +174,32 @@ def test_a_decision_by_accept_is_its_workbook_or_a_problem_past_its_columns(clie
     assert refused.mimetype == "application/problem+json"
     assert "at most 12 ranked options" in str(refused.json)
     assert client.post(f"{API}/quotes/decide", json=body, headers=viewer).status_code == 200
+
+
+def test_an_edited_decision_workbook_is_decided_again_by_the_api(client, tokens):
+    """POST /workbook/reprice with a decision's workbook: ``decision`` is the decision at the
+    figures as edited (a volume halved: the JSON decide's at that volume)."""
+    import io
+
+    import openpyxl
+    quotes = tomllib.loads((ROOT / "fixtures" / "quotes" / "negotiation.toml").read_text())
+    body = {"quotes": quotes["quote"], "scenarios": [GB300],
+            "demand": {"volume": "20000 Mtok/month"}}
+    viewer = auth(tokens["viewer"])
+    book = client.post(f"{API}/quotes/decide", json=body, headers={**viewer, "Accept": XLSX})
+    wb = openpyxl.load_workbook(io.BytesIO(book.data))
+    (sheet, ref), = wb.defined_names["decision_volume"].destinations
+    wb[sheet][ref.replace("$", "")].value = 10000
+    edited = io.BytesIO()
+    wb.save(edited)
+    r = client.post(f"{API}/workbook/reprice", data=edited.getvalue(),
+                    headers={**viewer, "Content-Type": XLSX})
+    assert r.status_code == 200, r.json
+    assert r.json["changes"] == [{"system": "demand", "name": "decision_volume",
+                                  "before": 20000.0, "after": 10000, "unit": "Mtok/month"}]
+    body["demand"]["volume"] = "10000 Mtok/month"
+    want = client.post(f"{API}/quotes/decide", json=body, headers=viewer).json
+    got = r.json["decision"]
+    assert [p["offer"] for p in got["ranked"]] == [p["offer"] for p in want["ranked"]]
+    assert [p["monthly_cost"]["value"] for p in got["ranked"]] == pytest.approx(
+        [p["monthly_cost"]["value"] for p in want["ranked"]], rel=1e-12)
