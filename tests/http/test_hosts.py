@@ -313,8 +313,12 @@ def test_a_host_killed_under_load_loses_no_acknowledged_save(cluster):
         # reads and prices never fail: nginx tried them on another host
         for kind in ("price", "read"):
             assert set(summary[kind]) == {200}, summary
-        # a save in flight on the killed host is answered 502 (not sent twice); no 500
-        assert set(summary["save"]) <= {201, 502}, summary
+        # a save in flight on the killed host is answered 502 (not sent twice), or, when the
+        # host died after its answer had begun, the connection closes with no status (0):
+        # nginx cannot turn half an answer into a 502. Never a 500; only those in flight
+        lost = [o for o in outcomes if o.kind == "save" and o.status != 201]
+        assert {o.status for o in lost} <= {502, 0}, summary
+        assert len(lost) <= 6 and all(o.at >= 2.0 for o in lost), summary  # 6 clients
         after = [o for o in outcomes if o.at > 2.5]
         assert after and {o.status for o in after if o.kind != "save"} == {200}
     finally:
