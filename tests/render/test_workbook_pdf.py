@@ -30,11 +30,16 @@ require_libreoffice()
 pypdf = pytest.importorskip("pypdf", reason="pypdf (the test extra) reads the printed pages")
 
 # the samples of docs/finance.md, built as `costmodel workbook` builds them
+NEGOTIATION = ROOT / "fixtures" / "quotes" / "negotiation.toml"
 SAMPLES = {
     "sample-tco": ([SCENARIOS / "sample-tco.toml"], False),
     "sample-tou": ([SCENARIOS / "sample-tou.toml"], False),
     "matched-comparison": (CURVE_SCENARIOS, True),
+    # a decision for the file's demand (`costmodel quotes decide ... --workbook`)
+    "decision": ([NEGOTIATION, *(SCENARIOS / f"curve-gpt-oss-120b-{hw}.toml"
+                                 for hw in ("b200", "h100"))], "decision"),
 }
+FIRST_PAGE = {"decision": "Decision"}  # the answer, on page one (else the Summary)
 # what a spreadsheet prints for an error: Excel's values and LibreOffice's Err:5xx
 ERRORS = ("#N/A", "#VALUE!", "#REF!", "#DIV/0!", "#NAME?", "#NUM!", "#NULL!", "Err:")
 _FOOTER = re.compile(r"(\w+) Page (\d+) of (\d+)")
@@ -57,6 +62,24 @@ def stated_pages() -> dict[str, dict[str, int]]:
     return out
 
 
+def _decision(files: list[Path]) -> tuple[list, bytes]:
+    """The decision's own builds and its workbook, as ``quotes decide --workbook`` writes it."""
+    import tomllib
+
+    from costmodel import app
+    from costmodel.cli import CONTEXT, specs_for
+    from costmodel.decisions.demand import validate_demand
+    from costmodel.render.workbook.export import WorkbookSystem
+    from costmodel.sources.quote_file import read_quotes
+    quotes, *scenarios = files
+    req = app.DecisionRequest(read_quotes(str(quotes)),
+                              specs_for(tuple(str(f) for f in scenarios), ()),
+                              validate_demand(tomllib.loads(quotes.read_text())["demand"]))
+    answer = app.quotes_decide(CONTEXT, req)
+    return ([WorkbookSystem(p.result, p.curve) for p in answer.systems],
+            app.render_decision_workbook(answer).content)
+
+
 @pytest.fixture(scope="module")
 def printed(tmp_path_factory) -> dict[str, tuple[list[tuple[str, str]], list, Path]]:
     """Each sample printed: its pages as (sheet, text), and its systems (the PDF beside the
@@ -64,8 +87,13 @@ def printed(tmp_path_factory) -> dict[str, tuple[list[tuple[str, str]], list, Pa
     folder = tmp_path_factory.mktemp("pdf")
     out = {}
     for sample, (files, matched) in SAMPLES.items():
-        systems, _ = workbook_systems(files, matched=matched)
-        path = save_workbook(build_workbook(systems), folder / f"{sample}.xlsx")
+        if matched == "decision":
+            systems, book = _decision(files)
+            path = folder / f"{sample}.xlsx"
+            path.write_bytes(book)
+        else:
+            systems, _ = workbook_systems(files, matched=matched)
+            path = save_workbook(build_workbook(systems), folder / f"{sample}.xlsx")
         pdf = to_pdf(path)
         path.with_suffix(".pdf").write_bytes(pdf)
         reader = pypdf.PdfReader(io.BytesIO(pdf))
@@ -109,7 +137,8 @@ def test_every_sheet_prints_within_the_pages_the_docs_state(printed, sample):
     assert set(counted) == set(stated) - {"All"}, counted  # every sheet, no other
     for title, n in counted.items():
         assert n <= stated[title], (title, n, stated[title])
-    assert pages[0][0] == "Summary" and counted["Summary"] == 1  # the answer, on page one
+    first = FIRST_PAGE.get(sample, "Summary")  # the answer, on page one
+    assert pages[0][0] == first and counted["Summary"] == 1
 
 
 @pytest.mark.parametrize("sample", list(SAMPLES))
