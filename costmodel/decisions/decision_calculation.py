@@ -36,7 +36,8 @@ from ..model.units import HOURS_PER_MONTH
 from .plan import whole_up
 
 __all__ = ["CONSTANTS", "FLOATS", "Floats", "Tier", "PerMtokTerms", "CapacityTerms",
-           "OwnTerms", "Demand", "blended", "usage", "per_mtok_bill", "size", "capacity_bill",
+           "OwnTerms", "Demand", "blended", "usage", "per_mtok_bill", "size", "capacity_for",
+           "capacity_bill",
            "own_bill", "bill", "edge", "BISECTIONS", "JUST_BELOW", "scaled"]
 
 T = TypeVar("T")
@@ -201,16 +202,22 @@ def size(o: Any, peak: Any, throughput: Any, available: Any) -> Any:
                                "peak / (throughput x availability)"))
 
 
-def capacity_bill(o: Any, d: Demand, terms: CapacityTerms) -> tuple[Any, Any]:
-    """A capacity offer for a month of ``d``: (accelerators paid [count], bill [USD/month]).
-    A block is paid whole; accelerators beyond it at the unit price."""
-    needed = o.cell("accelerators needed", size(o, d.peak, terms.throughput, terms.available))
+def capacity_for(o: Any, needed: Any, terms: CapacityTerms) -> tuple[Any, Any]:
+    """A capacity offer for ``needed`` accelerators: (accelerators paid [count], their price
+    [USD/month], before any minimum spend). A block is paid whole; accelerators beyond it at
+    the unit price."""
     offered = terms.offered
     paid = needed if offered is None else o.max(needed, offered)
     if terms.block is not None and offered is not None:
-        amount = terms.block + o.max(0, needed - offered) * terms.unit
-    else:
-        amount = paid * terms.unit
+        return paid, terms.block + o.max(0, needed - offered) * terms.unit
+    return paid, paid * terms.unit
+
+
+def capacity_bill(o: Any, d: Demand, terms: CapacityTerms) -> tuple[Any, Any]:
+    """A capacity offer for a month of ``d``: (accelerators paid [count], bill [USD/month]):
+    sized for the peak, raised to the minimum spend."""
+    needed = o.cell("accelerators needed", size(o, d.peak, terms.throughput, terms.available))
+    paid, amount = capacity_for(o, needed, terms)
     return paid, amount if terms.floor is None else o.max(amount, terms.floor)
 
 

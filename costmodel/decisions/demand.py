@@ -16,7 +16,6 @@ shape it was measured at. A month is 730 hours (8,760 / 12).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -36,12 +35,11 @@ from ..model.inputs import (
 from ..model.steps import TOKEN_KINDS
 from ..model.units import HOURS_PER_MONTH
 from . import decision_calculation as calc
-from .plan import whole_up
 from .task import Task
 
 __all__ = ["Demand", "DemandShape", "Supply", "validate_demand", "Shape", "DemandLoad", "load_of",
            "share", "per_mtok_monthly", "capacity_monthly", "size", "HOURS_PER_MONTH",
-           "SECONDS_PER_MONTH", "Charge", "typed_over", "fleet_charge", "availability_lines",
+           "SECONDS_PER_MONTH", "Charge", "typed_over", "availability_lines",
            "bill_demand", "per_mtok_charge", "capacity_charge", "own_charge"]
 
 SECONDS_PER_MONTH = HOURS_PER_MONTH * 3600.0
@@ -367,8 +365,7 @@ def size(peak: float, throughput: float, available: float) -> int:
     """Whole accelerators that serve ``peak`` [token/s] when each serves ``throughput``
     [token/s] for the ``available`` fraction of hours: ceil(peak / (throughput x a)), the
     planner's rounding (:func:`costmodel.decisions.plan.whole_up`; PlanOverflow beyond a count)."""
-    return max(1, whole_up(peak / (throughput * available),
-                           "peak / (throughput x availability)"))
+    return calc.size(calc.FLOATS, peak, throughput, available)
 
 
 @dataclass
@@ -451,14 +448,11 @@ def capacity_monthly(needed: int, offered: int | None, unit_monthly: float, *,
     when it is priced as one) is paid whole; accelerators beyond it are taken at the same
     unit price (an assumption, said in the lines)."""
     lines = []
-    paid = needed if offered is None else max(needed, offered)
+    paid, bill = calc.capacity_for(calc.FLOATS, needed, calc.CapacityTerms(
+        None, None, offered, unit_monthly, block_monthly))
     if offered is not None and needed > offered:
         lines.append(f"the demand needs {needed} accelerators, the offer is for {offered}: "
                      f"the other {needed - offered} priced at the offer's rate (assumption)")
-    if block_monthly is not None and offered is not None:
-        bill = block_monthly + max(0, needed - offered) * unit_monthly
-    else:
-        bill = paid * unit_monthly
     unused = max(0, paid - needed) * unit_monthly
     if unused:
         lines.append(f"{paid - needed} of the {paid} accelerators offered are not needed "
@@ -467,14 +461,12 @@ def capacity_monthly(needed: int, offered: int | None, unit_monthly: float, *,
 
 
 def capacity_charge(terms: calc.CapacityTerms, load: DemandLoad) -> Charge:
-    """A capacity offer's month of ``load``, its bill as declared
-    (:func:`.decision_calculation.capacity_bill`), sized for the peak; the fleet's
-    utilisation (the average over what it serves) and capacity beside it."""
-    paid, bill = calc.capacity_bill(calc.FLOATS, bill_demand(load), terms)
-    needed = size(load.peak, terms.throughput, terms.available)
-    c = capacity_monthly(needed, terms.offered, terms.unit, block_monthly=terms.block,
-                         commitment_monthly=terms.floor)
-    assert c.monthly == bill and c.accelerators == paid  # one declaration, words beside it
+    """A capacity offer's month of ``load``, sized for the peak and billed as declared
+    (:func:`.decision_calculation.capacity_bill`: its size, :func:`capacity_monthly`'s
+    price); the fleet's utilisation (the average over what it serves) and capacity beside
+    it."""
+    c = capacity_monthly(size(load.peak, terms.throughput, terms.available), terms.offered,
+                         terms.unit, block_monthly=terms.block, commitment_monthly=terms.floor)
     thr = terms.throughput
     return replace(c, utilisation=min(1.0, load.average / (c.accelerators * thr)),
                    capacity=c.accelerators * thr * terms.available,
@@ -491,15 +483,6 @@ def _floored(charge: Charge, commitment_monthly: float | None) -> Charge:
     charge.committed_unused += commitment_monthly - charge.monthly
     charge.monthly = commitment_monthly
     return charge
-
-
-def fleet_charge(load: DemandLoad, throughput: float, available: float,
-                 price_hour: Callable[[float], float]) -> Charge:
-    """Our own build (or any fleet costed by the accelerator-hour at a utilisation) for a
-    month of ``load``: accelerators = ceil(peak / (throughput x availability)), the
-    utilisation the demand leaves = average / (accelerators x throughput), and
-    ``price_hour(u)`` [USD/h an accelerator at utilisation u]."""
-    return own_charge(calc.OwnTerms(throughput, available, lambda o, u: price_hour(u)), load)
 
 
 def own_charge(terms: calc.OwnTerms, load: DemandLoad) -> Charge:
