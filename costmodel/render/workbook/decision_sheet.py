@@ -20,7 +20,6 @@ utilisation; the export checks the line through them against the model at a thir
 """
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -34,10 +33,8 @@ from .layout import Names
 from .sheet import Sheet, cell_ref
 
 __all__ = ["DECISION_SHEET", "SCAN_SHEET", "MAX_OPTIONS", "DecisionBook", "write_decision",
-           "DEMAND_INPUTS", "OPTION_INPUTS", "DECISION_RECORD", "write_record", "tier_rows"]
+           "DEMAND_INPUTS", "OPTION_INPUTS", "tier_rows"]
 
-DECISION_RECORD = "decision"  # the Meta row's label of the request a decision answered
-_CHUNK = 30_000  # characters a Meta cell holds of the record (a cell holds 32,767)
 MAX_OPTIONS = 12  # ranked options a decision workbook lays out (each a column, and a Scan)
 FIRST = 4  # column D: the first option
 _AFFINE_TOLERANCE = 1e-9  # the model's hourly cost against the line through two of its points
@@ -475,13 +472,3 @@ def write_decision(sheet: Sheet, scan: Sheet, book: DecisionBook, names: Names
     header = w.write()
     sheet.set_widths({1: 46, 2: 20, 3: 11, **{FIRST + j: 16 for j in range(n)}})
     return header, w.exported
-
-
-
-def write_record(meta: Sheet, row: int, record: dict[str, Any]) -> None:
-    """The decision's request on the Meta sheet at ``row`` (after a blank row below the
-    systems'), labelled :data:`DECISION_RECORD`, in chunks a cell holds."""
-    payload = json.dumps(record, ensure_ascii=False, allow_nan=False)
-    meta.text(row, 1, DECISION_RECORD)
-    for j, k in enumerate(range(0, len(payload), _CHUNK)):
-        meta.text(row, 2 + j, payload[k:k + _CHUNK])

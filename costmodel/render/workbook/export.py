@@ -54,18 +54,26 @@ from typing import IO, Any
 
 from .cover import write_cover, write_sources
 from .curves_sheet import write_curves
-from .decision_sheet import DECISION_SHEET, SCAN_SHEET, write_decision, write_record
+from .decision_sheet import DECISION_SHEET, SCAN_SHEET, write_decision
 from .layout import (
     COUNT_INPUTS,
+    DECISION_RECORD,
     FIRST_COL,
     HEADER_ROW,
     META_FORMAT,
     SHEETS,
     Names,
     WorkbookSystem,
+    record_row,
     suffixed,
 )
-from .model_sheets import write_calculations, write_inputs, write_lists, write_meta
+from .model_sheets import (
+    write_calculations,
+    write_inputs,
+    write_lists,
+    write_meta,
+    write_meta_row,
+)
 from .print_setup import print_setup
 from .profit_sheet import PROFIT_SHEET, ProfitBook, write_profit
 from .quotes_sheet import write_quotes
@@ -168,7 +176,8 @@ def build_workbook(systems: Sequence[WorkbookSystem], *, title: str | None = Non
     write_summary(sheets["Summary"], systems, title, generated)
     write_meta(sheets["Meta"], systems, generated)
     if decision is not None and decision.record is not None:
-        write_record(sheets["Meta"], 2 + n + 1, {**decision.record, "inputs": exported})
+        write_meta_row(sheets["Meta"], record_row(n), DECISION_RECORD,
+                       {**decision.record, "inputs": exported})
     return ExportedWorkbook(book.close())
 
 

@@ -19,7 +19,8 @@ from .sheet import Book, cell_ref
 
 __all__ = ["FIRST_COL", "SHEETS", "META_FORMAT", "COUNT_INPUTS", "WorkbookSystem", "suffixed",
            "Names", "system_ref", "HEADER_ROW", "system_columns",
-           "system_header", "system_width", "NAME_COL", "UNIT_COL", "row_label", "words"]
+           "system_header", "system_width", "NAME_COL", "UNIT_COL", "row_label", "words",
+           "DECISION_RECORD", "record_row"]
 
 NAME_COL = 2  # column B: the code name of a row (its words are in column A)
 UNIT_COL = 3  # column C: the unit
@@ -27,6 +28,7 @@ FIRST_COL = 4  # column D: the first system
 HEADER_ROW = 4  # the row naming the systems on Inputs, Calculations, Results
 SHEETS = ("Summary", "Cover", "Inputs", "Calculations", "Results", "Sources", "Lists", "Meta")
 META_FORMAT = "costmodel-workbook/1"
+DECISION_RECORD = "decision"  # the Meta row's label of the request a decision answered
 COUNT_INPUTS = {"node_accelerators", "rack_nodes", "electricity_site_accelerators"}
 
 
@@ -35,6 +37,12 @@ class WorkbookSystem:
     """One priced system: its result and, when read off a curve, the reading."""
     result: Result
     curve: CurveReading | None = None
+
+
+def record_row(n_systems: int) -> int:
+    """The Meta row of a decision's request: below the systems' rows (2 .. n + 1), after a
+    blank one, so the systems' list ends where it did."""
+    return 2 + n_systems + 1
 
 
 def suffixed(name: str, index: int) -> str:

@@ -33,7 +33,8 @@ from .layout import (
 from .sheet import Sheet, cell_ref, col_name
 from .tariff_sheet import ProfileLayout
 
-__all__ = ["write_lists", "write_inputs", "write_calculations", "write_meta", "input_value",
+__all__ = ["write_lists", "write_inputs", "write_calculations", "write_meta", "write_meta_row",
+           "input_value",
            "unit_shown_as", "used_inputs"]
 
 _CHUNK = 30000  # characters of JSON per Meta cell (a cell holds at most 32,767)
@@ -304,11 +305,15 @@ def write_meta(ws: Sheet, systems: Sequence[WorkbookSystem], generated: datetime
     ws.text(1, 2, generated.isoformat(timespec="seconds"))
     ws.text(1, 3, __version__)
     for i, s in enumerate(systems):
-        payload = json.dumps({"scenario": s.result.scenario.to_data(),
-                              "provenance": s.result.provenance,
-                              "defaults_used": s.result.defaults_used},
-                             ensure_ascii=False, allow_nan=False)
-        ws.text(2 + i, 1, s.result.name)
-        for j, k in enumerate(range(0, len(payload), _CHUNK)):
-            ws.text(2 + i, 2 + j, payload[k:k + _CHUNK])
+        write_meta_row(ws, 2 + i, s.result.name, {"scenario": s.result.scenario.to_data(),
+                                                  "provenance": s.result.provenance,
+                                                  "defaults_used": s.result.defaults_used})
     ws.ws.hide()
+
+
+def write_meta_row(ws: Sheet, row: int, label: str, data: Any) -> None:
+    """A Meta row: its label in column A, ``data`` as JSON in chunks a cell holds after it."""
+    payload = json.dumps(data, ensure_ascii=False, allow_nan=False)
+    ws.text(row, 1, label)
+    for j, k in enumerate(range(0, len(payload), _CHUNK)):
+        ws.text(row, 2 + j, payload[k:k + _CHUNK])

@@ -57,6 +57,7 @@ import re
 import struct
 import zipfile
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -71,7 +72,9 @@ from openpyxl.workbook.defined_name import DefinedName
 from ...model.inputs import InputError, Scenario, replace_citations, validate_scenario
 from ...model.profile import HOURS_A_DAY
 from ...model.steps import MODEL
+from .decision_scan import DECISION_SHEET
 from .export import COUNT_INPUTS, META_FORMAT
+from .layout import DECISION_RECORD, record_row
 from .tariff_sheet import TARIFF_SHEET, ProfileLayout
 
 __all__ = ["read_workbook", "check_package", "WorkbookRead", "ReadSystem", "InputChange",
@@ -97,7 +100,7 @@ MAX_META_CHARS = 2**20  # one system's Meta record (JSON)
 
 _REQUIRED_SHEETS = ("Inputs", "Calculations", "Meta")
 # the Tariff sheet when a system has one; the Decision sheet of a decision's workbook
-_READ_SHEETS = (*_REQUIRED_SHEETS, TARIFF_SHEET, "Decision")
+_READ_SHEETS = (*_REQUIRED_SHEETS, TARIFF_SHEET, DECISION_SHEET)
 # the inputs read from the Inputs sheet (a profile is read from its block on the Tariff sheet)
 _SCALAR_INPUTS = [n for n, i in MODEL.inputs.items() if not i.axes]
 _FORBIDDEN_MEMBERS = re.compile(r"vbaProject\.bin$|^xl/macrosheets/|^xl/externalLinks/|"
@@ -616,22 +619,30 @@ def read_workbook(source: bytes | str | Path, name: str = "workbook") -> Workboo
 def _record(ws: _Sheet, n: int) -> dict | None:
     """The request a decision's workbook answers (its Meta row below the systems', after a
     blank one), or None."""
-    row = ws.rows.get(2 + n + 1, {})
-    if row.get(1) != "decision":
+    row = ws.rows.get(record_row(n), {})
+    if row.get(1) != DECISION_RECORD:
         return None
+    return _meta_row(row, lambda r: isinstance(r, dict) and isinstance(r.get("quotes"), list)
+                     and isinstance(r.get("demand"), dict)
+                     and isinstance(r.get("options"), list)
+                     and isinstance(r.get("inputs"), dict))
+
+
+def _meta_row(row: dict[int, Any], shaped: Callable[[Any], bool]) -> Any:
+    """A Meta row's JSON (its chunks after the label), refused when longer than
+    :data:`MAX_META_CHARS`, unreadable, or not ``shaped`` as the export writes it."""
+    label = row[1]
     text = "".join(str(row[c]) for c in sorted(row) if c > 1)
     if len(text) > MAX_META_CHARS:
-        raise _fail(f"Meta's decision row holds more than {MAX_META_CHARS:,} characters")
+        raise _fail(f"Meta row for {label!r} holds more than {MAX_META_CHARS:,} "
+                    f"characters; the limit is {MAX_META_CHARS:,}")
     try:
-        record = json.loads(text)
+        payload = json.loads(text)
     except (json.JSONDecodeError, RecursionError):
-        raise _fail("Meta's decision row is damaged") from None
-    if not (isinstance(record, dict) and isinstance(record.get("quotes"), list)
-            and isinstance(record.get("demand"), dict)
-            and isinstance(record.get("options"), list)
-            and isinstance(record.get("inputs"), dict)):
-        raise _fail("Meta's decision row is damaged")
-    return record
+        raise _fail(f"Meta row for {label!r} is damaged") from None
+    if not shaped(payload):
+        raise _fail(f"Meta row for {label!r} is damaged")
+    return payload
 
 
 def _where(cell: tuple[str, str, Any], name: str, i: int, n: int) -> str:
@@ -690,18 +701,7 @@ def _meta(ws: _Sheet) -> list[dict]:
         row = ws.rows.get(r, {})
         if row.get(1) is None:
             break
-        label = row[1]
-        text = "".join(str(row[c]) for c in sorted(row) if c > 1)
-        if len(text) > MAX_META_CHARS:
-            raise _fail(f"Meta row for {label!r} holds more than {MAX_META_CHARS:,} "
-                        f"characters; the limit is {MAX_META_CHARS:,}")
-        try:
-            payload = json.loads(text)
-        except (json.JSONDecodeError, RecursionError):
-            raise _fail(f"Meta row for {label!r} is damaged") from None
-        if not _payload_ok(payload):
-            raise _fail(f"Meta row for {label!r} is damaged")
-        payloads.append(payload)
+        payloads.append(_meta_row(row, _payload_ok))
     if not payloads:
         raise _fail("Meta lists no system")
     return payloads
