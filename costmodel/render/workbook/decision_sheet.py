@@ -109,6 +109,7 @@ class _Writer:
         self.ranked = book.decision.ranked
         self.n = len(self.ranked)
         self.rows: dict[str, int] = {}
+        self.own_lines: dict[int, tuple[float, float]] = {}  # an own build: (idle, slope)
 
     # -- cells -----------------------------------------------------------------------------
     def _label(self, row: int, words: str, name: str, unit: str) -> None:
@@ -295,8 +296,9 @@ class _Writer:
             else:
                 values["option_throughput"][j] = t.throughput
                 values["option_availability"][j] = t.available
-                values["option_hour_idle"][j], values["option_hour_slope"][j] = _own_line(
-                    p, f"ranked.{j}")
+                self.own_lines[j] = _own_line(p, f"ranked.{j}")  # the model priced twice
+                values["option_hour_idle"][j], values["option_hour_slope"][j] = \
+                    self.own_lines[j]
         order = [*(k for k in table if k.startswith("option_tier")),
                  *(k for k in table if not k.startswith("option_tier"))]
         return {k: (*table[k], values[k]) for k in order if any(v is not None
@@ -327,7 +329,7 @@ class _Writer:
                                       cell("option_offered", t.offered),
                                       cell("option_unit", t.unit),
                                       cell("option_block", t.block), cell("option_floor", t.floor))
-        idle, slope = _own_line(p, f"ranked.{j}")
+        idle, slope = self.own_lines[j]
         idle_f, slope_f = cell("option_hour_idle", idle), cell("option_hour_slope", slope)
         return calc.OwnTerms(cell("option_throughput", t.throughput),
                              cell("option_availability", t.available),
@@ -335,11 +337,13 @@ class _Writer:
 
     def _bill_column(self, j: int, p: Priced) -> None:
         s, col = self.sheet, FIRST + j
+        t = self.terms[j]
+        tiers = len(t.tiers) if isinstance(t, calc.PerMtokTerms) else 0
         placed = {"accelerators": ("option_accelerators", "dimensionless"),
                   "utilisation": ("option_utilisation", "dimensionless"),
                   "blended overage": ("option_overage_blended", "USD/Mtok"),
                   **{f"blended {k}": (f"option_tier{k}_blended", "USD/Mtok")
-                     for k in range(1, 100)}}
+                     for k in range(1, tiers + 1)}}
         prices = self.prices[j] = {}  # a tier's price for the demand: read by the Scan too
 
         def place(label: str, f: Formula) -> Formula | None:
@@ -353,7 +357,6 @@ class _Writer:
                 return prices[label]
             return Formula(cell_ref(row, col, True), f.value)
         o = Formulas(place)
-        t = self.terms[j]
         if isinstance(t, calc.CapacityTerms):
             paid, bill = calc.capacity_bill(o, self.demand, t)
             row = self.rows["option_accelerators"]
