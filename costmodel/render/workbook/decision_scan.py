@@ -29,6 +29,19 @@ def _scan_ref(row: int, col: int, absolute: bool = False) -> str:
     return f"{SCAN_SHEET}!{cell_ref(row, col, absolute)}"
 
 
+def _last_where(condition: str, ks: str) -> tuple[str, str]:
+    """The largest grid index in ``ks`` where ``condition`` (1 or 0 along the same rows)
+    holds, as a formula, and the formula that is true when it holds nowhere (-1)."""
+    k = f"(SUMPRODUCT(MAX({condition}*({ks}+1)))-1)"
+    return k, f"{k}<0"
+
+
+def _first_where(condition: str, ks: str) -> tuple[str, str]:
+    """:func:`_last_where`'s smallest index (1000, beyond the grid's 121, when none)."""
+    k = f"(1000-SUMPRODUCT(MAX({condition}*(1000-{ks}))))"
+    return k, f"{k}=1000"
+
+
 class Scan:
     """The Scan sheet: the grid, and each bisection as 40 rows."""
 
@@ -170,15 +183,13 @@ class Scan:
         if below:
             kb = max(k_of)
             k = max(lost) if lost else -1
-            kf = f"(SUMPRODUCT(MAX(({below_}=1)*({wins}=0)*({ks}+1)))-1)"
-            none = f"{kf}<0"
+            kf, none = _last_where(f"({below_}=1)*({wins}=0)", ks)
             inside = Formula(f"IF({none},1,IF({kf}={kb},1,INDEX({scales},{kf}+2)))",
                              1.0 if k < 0 or k == kb else _SCALES[k + 1])
         else:
             ka = min(k_of)
             k = min(lost) if lost else -1
-            kf = f"(1000-SUMPRODUCT(MAX(({above_}=1)*({wins}=0)*(1000-{ks}))))"
-            none = f"{kf}=1000"
+            kf, none = _first_where(f"({above_}=1)*({wins}=0)", ks)
             inside = Formula(f"IF({none},1,IF({kf}={ka},1,INDEX({scales},{kf})))",
                              1.0 if k < 0 or k == ka else _SCALES[k - 1])
         outside = Formula(f"IF({none},1,INDEX({scales},{kf}+1))",
@@ -208,12 +219,10 @@ class Scan:
         for below in (True, False):
             if below:
                 k = max(lower) if lower else -1
-                kf = f"(SUMPRODUCT(MAX(({a}<>{b})*({s0}=1)*({ks0}+1)))-1)"
-                none = f"{kf}<0"
+                kf, none = _last_where(f"({a}<>{b})*({s0}=1)", ks0)
             else:
                 k = min(upper) if upper else -1
-                kf = f"(1000-SUMPRODUCT(MAX(({a}<>{b})*({s1}=1)*(1000-{ks0}))))"
-                none = f"{kf}=1000"
+                kf, none = _first_where(f"({a}<>{b})*({s1}=1)", ks0)
             scales_all = self._col("scale")
             start = (Formula(f"IF({none},1,INDEX({scales_all},{kf}+1))",
                              1.0 if k < 0 else _SCALES[k]),
