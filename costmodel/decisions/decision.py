@@ -122,14 +122,13 @@ def _scales() -> list[float]:
 
 
 SCALES = tuple(_scales())  # the grid, made once: every pair and the winner's range walk it
-_SCALES = SCALES
 
 
 def _on_grid(options: Sequence[Option], load: DemandLoad) -> list[list[float]]:
     """Each option's monthly cost [USD/month] at each grid scale, priced once: the pairs'
     break-evens read it instead of pricing both options again for every pair (which made a
     decision quadratic in charges: 50 offers, 154,000 charges)."""
-    loads = [load.scaled(s) for s in _SCALES]
+    loads = [load.scaled(s) for s in SCALES]
     return [[o.charge(L).monthly for L in loads] for o in options]
 
 
@@ -153,11 +152,11 @@ def _holds(options: Sequence[Option], load: DemandLoad, best: int,
         last = 1.0
         for k in points:
             if not wins_at(k):
-                return _edge(wins, last, _SCALES[k])
-            last = _SCALES[k]
+                return _edge(wins, last, SCALES[k])
+            last = SCALES[k]
         return None
-    return (first_loss([k for k, s in enumerate(_SCALES) if s < 1.0][::-1]),
-            first_loss([k for k, s in enumerate(_SCALES) if s > 1.0]))
+    return (first_loss([k for k, s in enumerate(SCALES) if s < 1.0][::-1]),
+            first_loss([k for k, s in enumerate(SCALES) if s > 1.0]))
 
 
 def _break_even(a: Option, b: Option, load: DemandLoad, cost_a: list[float],
@@ -168,7 +167,7 @@ def _break_even(a: Option, b: Option, load: DemandLoad, cost_a: list[float],
         load.scaled(s)).monthly
     side = [x <= y for x, y in zip(cost_a, cost_b, strict=True)]
     found = []
-    for (s0, c0), (s1, c1) in itertools.pairwise(zip(_SCALES, side, strict=True)):
+    for (s0, c0), (s1, c1) in itertools.pairwise(zip(SCALES, side, strict=True)):
         if c0 != c1:  # a crossing: refined by pricing the pair between the grid points
             found.append(_edge(cheaper if c0 else lambda s: not cheaper(s), s0, s1))
     return min(found, key=lambda s: abs(math.log(s)), default=None)
