@@ -95,6 +95,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/sweep.py
 	$(BIN)/python bench/frontier.py
 	$(BIN)/python bench/workbook.py
+	$(BIN)/python bench/decision.py
 	$(BIN)/python bench/montecarlo.py
 	$(BIN)/python bench/load.py
 	$(BIN)/python bench/slowclients.py
