@@ -190,36 +190,62 @@ def _counts_check(src: _Csv, values: np.ndarray, offset: int, column: str) -> No
         raise src.at_row(offset + k, column, f"{values[k]:g} is negative; a count is >= 0")
 
 
-def _seconds(array: pa.Array) -> tuple[np.ndarray, int | None]:
-    """Seconds since 1970 UTC (rounded down) of a text column, and the index of the first
-    value that is no time (or None)."""
-    for kind in (pa.int64(), pa.float64()):
-        try:
-            values = pc.cast(array, kind).to_numpy(zero_copy_only=False)
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-            continue
-        if kind == pa.float64():
-            bad = ~np.isfinite(values)
-            values = np.floor(np.where(bad, 0, values))
-        else:
-            bad = np.zeros(len(values), dtype=bool)
-        bad |= (values < 0) | (values >= MAX_TIME)
-        return values.astype(np.int64), (int(np.argmax(bad)) if bad.any() else None)
-    for kind in (pa.timestamp("us", tz="UTC"), pa.timestamp("us")):
-        try:
-            micro = pc.cast(array, kind).cast(pa.int64()).to_numpy(zero_copy_only=False)
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-            continue
-        seconds = np.floor_divide(micro, 1_000_000)
-        bad = (seconds < 0) | (seconds >= MAX_TIME)
-        return seconds, (int(np.argmax(bad)) if bad.any() else None)
-    out = np.empty(len(array), dtype=np.int64)
-    for k, text in enumerate(array.to_pylist()):  # mixed forms: each value on its own
-        seconds = _one_time(text)
-        if seconds is None:
-            return out, k
-        out[k] = seconds
-    return out, None
+_TIME_KINDS = (pa.int64(), pa.float64(), pa.timestamp("s", tz="UTC"),
+               pa.timestamp("us", tz="UTC"), pa.timestamp("s"), pa.timestamp("us"))
+
+
+class _Times:
+    """A time column's values as seconds since 1970 UTC (rounded down), block by block.
+
+    The form (seconds, ISO 8601 with or without a zone, whole or fractional seconds) is
+    found on a block's first value and tried first on the next blocks: a cast that fails
+    costs as much as many that succeed."""
+
+    def __init__(self):
+        self.kind: pa.DataType | None = None
+
+    def seconds(self, array: pa.Array) -> tuple[np.ndarray, int | None]:
+        """The block's seconds, and the index of its first value that is no time (or
+        None)."""
+        first = array[:1]
+        kinds = [k for k in _TIME_KINDS if k == self.kind] + [
+            k for k in _TIME_KINDS if k != self.kind and _casts(first, k)]
+        for kind in kinds:
+            try:
+                cast = pc.cast(array, kind)
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+                continue
+            self.kind = kind
+            return _checked(cast, kind)
+        out = np.empty(len(array), dtype=np.int64)
+        for k, text in enumerate(array.to_pylist()):  # mixed forms: each value on its own
+            seconds = _one_time(text)
+            if seconds is None:
+                return out, k
+            out[k] = seconds
+        return out, None
+
+
+def _casts(array: pa.Array, kind: pa.DataType) -> bool:
+    try:
+        pc.cast(array, kind)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return False
+    return True
+
+
+def _checked(cast: pa.Array, kind: pa.DataType) -> tuple[np.ndarray, int | None]:
+    if pa.types.is_timestamp(kind):
+        values = cast.cast(pa.int64()).to_numpy(zero_copy_only=False)
+        if kind.unit == "us":
+            values = np.floor_divide(values, 1_000_000)
+        bad = np.zeros(len(values), dtype=bool)
+    else:
+        values = cast.to_numpy(zero_copy_only=False)
+        bad = ~np.isfinite(values) if kind == pa.float64() else np.zeros(len(values), bool)
+        values = np.floor(np.where(bad, 0, values)) if kind == pa.float64() else values
+    bad |= (values < 0) | (values >= MAX_TIME)
+    return values.astype(np.int64), (int(np.argmax(bad)) if bad.any() else None)
 
 
 def _one_time(text: str) -> int | None:
@@ -289,6 +315,7 @@ def read_plain_csv(source: str | Path | bytes, name: str,
     parse = pacsv.ParseOptions(newlines_in_values=True)
     counts: dict[str, list[np.ndarray]] = {have[c]: [] for c in COUNTS if c in have}
     times: dict[str, list[np.ndarray]] = {have[c]: [] for c in TIMES if c in have}
+    parsers = {n: _Times() for n in times}
     keys = {n: _Keys() for n in key_columns}
     offset = 0
     stream = pa.BufferReader(source) if isinstance(source, bytes) else str(source)
@@ -305,7 +332,7 @@ def read_plain_csv(source: str | Path | bytes, name: str,
                 _counts_check(src, values, offset, n)
                 pieces.append(values)
             for n, pieces in times.items():
-                seconds, bad = _seconds(batch.column(n))
+                seconds, bad = parsers[n].seconds(batch.column(n))
                 if bad is not None:
                     value = batch.column(n)[bad].as_py()
                     raise src.at_row(offset + bad, n, f"cannot read {value!r} as a time "
@@ -326,9 +353,15 @@ def read_plain_csv(source: str | Path | bytes, name: str,
     if offset == 0:
         raise src.error(None, None, "has a header but no records")
 
+    columns: dict[str, np.ndarray] = {}
+    for n, pieces in (*counts.items(), *times.items()):  # each block's pieces freed as joined
+        columns[n] = np.concatenate(pieces)
+        pieces.clear()
+    for column_keys in keys.values():
+        column_keys.pieces[:] = [np.concatenate(column_keys.pieces)]
+
     def joined(role: str) -> np.ndarray:
-        pieces = counts.get(have.get(role, ""), times.get(have.get(role, ""), []))
-        return np.concatenate(pieces)
+        return columns[have[role]]
 
     zeros = np.zeros(offset)
     cached = joined("cached_input_tokens") if "cached_input_tokens" in have else zeros
@@ -352,6 +385,6 @@ def read_plain_csv(source: str | Path | bytes, name: str,
             k = int(np.argmax(before))
             raise src.at_row(k, have["period_end"], "the period ends before it starts")
     requests = joined("requests") if "requests" in have else zeros
-    out_keys = {roles[n]: (np.concatenate(k.pieces), tuple(k.index)) for n, k in keys.items()}
+    out_keys = {roles[n]: (k.pieces[0], tuple(k.index)) for n, k in keys.items()}
     return make_records(start, end, new_input, cached, joined("output_tokens"), requests,
                         keys=out_keys, sources=(f"{name} (csv)",))
