@@ -27,8 +27,8 @@ def test_time_forms(text, seconds):
 
 
 def test_forms_mixed_in_one_column():
-    data = ("time,input_tokens,output_tokens\n1793491200,1,1\n2026-11-01T00:00:01Z,1,1\n"
-            "2026-11-01 00:00:02,1,1\n").encode()
+    data = (b"time,input_tokens,output_tokens\n1793491200,1,1\n2026-11-01T00:00:01Z,1,1\n"
+            b"2026-11-01 00:00:02,1,1\n")
     assert read_usage_bytes(data, "u.csv").start.tolist() == [T0, T0 + 1, T0 + 2]
 
 
