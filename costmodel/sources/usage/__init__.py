@@ -8,8 +8,8 @@ whole is returned. No allocation, no catalog here.
 """
 from __future__ import annotations
 
+from .columns import CANONICAL
 from .errors import UsageError
-from .plain_csv import CANONICAL
 from .reader import SHAPES, read_usage, read_usage_bytes
 from .records import UsageRecords
 

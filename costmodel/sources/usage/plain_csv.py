@@ -34,16 +34,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
+from .columns import CANONICAL, COUNTS, TIMES
 from .errors import UsageError
 from .json_input import MAX_TIME, parse_iso
 from .records import MAX_KEYS, UsageRecords, make_records
 
 __all__ = ["read_plain_csv", "CANONICAL", "BLOCK", "MAX_LABEL"]
 
-TIMES = ("time", "period_start", "period_end")
-COUNTS = ("input_tokens", "total_input_tokens", "cached_input_tokens", "output_tokens",
-          "requests")
-CANONICAL = (*TIMES, "tenant", "model", *COUNTS)
 BLOCK = 1 << 21  # [byte] pyarrow's block: no row may be longer
 HEADER_LIMIT = 1 << 16  # [byte] the header line
 MAX_LABEL = 1024  # [character] a key's value (a tenant's name...)

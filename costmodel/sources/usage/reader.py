@@ -11,7 +11,6 @@ from .json_input import load_json
 from .litellm_daily import is_daily_activity, read_litellm_daily
 from .litellm_spend import is_spend_logs, read_litellm_spend
 from .openai_usage import is_openai_usage, read_openai_usage
-from .plain_csv import read_plain_csv
 from .records import RecordBuilder, UsageRecords, concat
 
 __all__ = ["SHAPES", "read_usage", "read_usage_bytes"]
@@ -65,6 +64,8 @@ def _read_one(source: Path | bytes, name: str, head: bytes, shape: str | None,
     if shape is None and not _looks_json(head):
         shape = "csv"
     if shape == "csv":
+        from .plain_csv import read_plain_csv  # pyarrow, loaded when a CSV is read
+
         return read_plain_csv(source, name, mapping)
     if mapping:
         raise UsageError(name, None, None, "a column mapping applies to a CSV only")
