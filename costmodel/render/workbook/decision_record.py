@@ -56,7 +56,7 @@ class _Record(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
     quotes: Annotated[list[Any], Field(min_length=1)]
     demand: Any
-    improvement: Annotated[float, Field(ge=0, lt=1)] | None = None  # the API's own bounds
+    improvement: Any = None  # checked below, in the API's bounds: 0 to below 1
     options: Annotated[list[RecordOption], Field(min_length=1, max_length=MAX_OPTIONS)]
     inputs: dict[str, Any]  # each figure checked below, by its kind
 
@@ -118,6 +118,11 @@ def validate_record(record: Any, at: str) -> DecisionRecord:
             errors.append((where(path), f"a {option.kind} option prices a quote of form "
                                         f"{' or '.join(_QUOTE_FORMS[option.kind])}, got "
                                         f"{parsed[option.quote].form}"))
+    improvement = checked.improvement
+    if improvement is not None and not (_number(improvement) and 0 <= improvement < 1):
+        errors.append((where("improvement"), f"the yearly fall of the market price, a "
+                                             f"fraction from 0 to below 1 (or null), got "
+                                             f"{_short(improvement)}"))
     inputs: dict[str, Any] = {}
     for name, value in checked.inputs.items():
         path = f"inputs.{name}"
@@ -139,7 +144,8 @@ def validate_record(record: Any, at: str) -> DecisionRecord:
     if errors:
         raise InputError(errors)
     return DecisionRecord(copy.deepcopy(checked.quotes), parsed, copy.deepcopy(checked.demand),
-                          demand, checked.improvement, list(checked.options),
+                          demand, None if improvement is None else float(improvement),
+                          list(checked.options),
                           inputs, at)
 
 
