@@ -560,7 +560,12 @@ def shown_number(value: float, number_format: str, name: str, unit: str) -> str:
         number, suffix = value * 100, shown_unit if shown_unit.startswith("%") else "%"
     else:
         number, suffix = value, "" if shown_unit.startswith("%") else shown_unit
+    if number != 1:
+        suffix = _PLURAL.get(suffix, suffix)
     return f"{number:,.6g} {suffix}".rstrip()
+
+
+_PLURAL = {"year": "years", "month": "months"}  # the units shown as words
 
 
 _AREA = f"A1:{get_column_letter(MAX_COLUMNS)}{MAX_ROWS}"
@@ -837,8 +842,13 @@ def _apply(original: dict, cells: dict[str, tuple[str, str, Any, str]],
             continue
         value = _number(raw, name, at)
         if value is not None and value != exported[name]:
-            check_bounds(value, quantity_field(MODEL.inputs[name].key), number_format, name,
-                         MODEL.inputs[name].unit, at)
+            key = MODEL.inputs[name].key
+            try:
+                check_bounds(value, quantity_field(key), number_format, name,
+                             MODEL.inputs[name].unit, at)
+            except InputError as exc:  # as a validation error about the key would be said
+                raise InputError([_locate({key: at}, "", key, m) for _, m in exc.errors]) \
+                    from None
         if name == "money_rate":  # the rate of the currency results are shown in
             _put_rate(data, _as_exported(value, exported[name]), at)
             continue
