@@ -33,17 +33,26 @@ the scenario's validation, mapped back from the field to the cell it was read fr
 
 Limits (an export is ~25 kB on disk and ~100 kB inflated, with a few hundred cells per sheet
 and formulas of at most a few hundred characters): the file at most :data:`MAX_BYTES`
-(20 MiB) with at most :data:`MAX_MEMBERS` (1,000) members; each member inflated at most
-:data:`MAX_PART` (16 MiB), all together at most :data:`MAX_UNCOMPRESSED` (64 MiB), and a
-member above :data:`RATIO_FLOOR` (64 KiB) at most :data:`MAX_RATIO` (100) times its
-compressed size; at most :data:`MAX_SHEETS` (50) sheets; each sheet read (Inputs,
+(20 MiB) with at most :data:`MAX_MEMBERS` (1,000) members; each part handed to openpyxl
+inflated at most :data:`MAX_PART` (16 MiB), all members together at most
+:data:`MAX_UNCOMPRESSED` (64 MiB), and a member above :data:`RATIO_FLOOR` (64 KiB) at most
+:data:`MAX_RATIO` (100) times its compressed size (a member not read is inflated in a stream
+and dropped: the total and the ratio bound it, so the largest workbook costmodel writes, a
+task of 10,000 steps on 12 systems whose Task sheet inflates to ~28 MiB, reads back);
+at most :data:`MAX_SHEETS` (50) sheets; each sheet read (Inputs,
 Calculations, Meta) at most :data:`MAX_ROWS` (5,000) rows, :data:`MAX_CELLS` (20,000) cells
 and :data:`MAX_SHEET_ELEMENTS` (100,000) XML elements, any other part handed to openpyxl at
 most :data:`MAX_ELEMENTS` (20,000); a formula at most :data:`MAX_FORMULA` (8,192) characters
 and the shared formulas of a sheet (each cell re-translated from its group's first formula)
 at most :data:`MAX_FORMULA_WORK` (1,000,000) characters in all; only the area A1:IV5000
 (:data:`MAX_COLUMNS`, 256 columns, by :data:`MAX_ROWS` rows) is read and the defined names
-must lie in it; one system's Meta record at most :data:`MAX_META_CHARS` (1 MiB) of JSON.
+must lie in it; a Meta record (a system's, a decision's request) at most
+:data:`MAX_META_CHARS` (1 MiB) of JSON nested at most
+:data:`~costmodel.model.errors.MAX_NESTING` (32) levels, both counted before it is parsed,
+and parsed strictly (no NaN, Infinity or number out of range); a refusal of a record names
+its cell (``Meta!B2 (scenario.utilisation)``). A bound broken by a cell is said as the cell
+shows it (:func:`check_bounds`: "must be at most 100 %, got 7,000 %" for 70 in a percent
+cell).
 """
 from __future__ import annotations
 
