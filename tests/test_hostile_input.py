@@ -363,5 +363,6 @@ def test_a_workbook_repriced_names_the_cell(tmp_path):
     wb.save(path)
     with pytest.raises(InputError) as info:
         app.reprice(path)
+    # said as the cell shows it: a percentage
     assert str(info.value) == (f"Inputs!{cell.coordinate} (utilisation): must be at least "
-                               f"1e-06, got 1e-300")
+                               f"0.0001 %, got 1e-298 %")
