@@ -890,9 +890,14 @@ class BatchColumn(BaseModel):
 
 
 class BatchRowErrorOut(BaseModel):
+    """Why a row has no figures: the shape of every problem's ``errors[]`` (``path``,
+    ``message``) with the row's index."""
     row: int
     path: str = Field(description="overrides[i].key, or overrides[i] for the row as a whole")
-    detail: str
+    message: str = Field(description="what is wrong, in words")
+    detail: str = Field(deprecated=True, description=(
+        "deprecated: the same words as message (the field's former name), kept for one "
+        "release; read message"))
 
 
 class BatchOut(Partial):
@@ -1514,11 +1519,18 @@ class QuotesCompareOut(BaseModel):
         "decided between for one demand by POST /api/v1/quotes/decide)"))
 
 
+class ProblemFieldOut(BaseModel):
+    """One input problem: where (a dotted field path) and what is wrong."""
+    path: str = Field(description="the field's dotted path (body for the request as a whole)")
+    message: str = Field(description="what is wrong, in words")
+
+
 class ProblemOut(BaseModel):
+    """RFC 9457 problem details; ``errors`` lists each input problem by its field path."""
     type: str
     title: str
     status: int
     detail: str
     instance: str
-    errors: list[dict[str, str]] | None = None
+    errors: list[ProblemFieldOut] | None = None
 
