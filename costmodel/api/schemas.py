@@ -1337,10 +1337,17 @@ class QuoteComparisonOut(Out):
     implied_margin: float | None = Field(description="1 - our cost / the quote's price; "
                                          "null for a free offer (price 0)")
     implied_margin_note: str | None = Field(None, description="why implied_margin is null")
-    break_even_utilisation: float | None
-    quote_pv: QuantityOut
-    own_pv: QuantityOut
-    saving_pv: QuantityOut
+    break_even_utilisation: float | None = Field(description=(
+        "where our cost per Mtok equals the quote's price; null: none up to 100% (a "
+        "per-token quote) or n/a (a capacity quote)"))
+    quote_total: QuantityOut = Field(description="the quote, nominal over the term (the "
+                                                 "payments' sum, commitment applied)")
+    own_total: QuantityOut = Field(description="our cost, nominal over the term")
+    quote_pv: QuantityOut = Field(description="the quote, present value at discount_rate")
+    own_pv: QuantityOut = Field(description="our cost, present value at discount_rate")
+    saving_pv: QuantityOut = Field(description="own_pv - quote_pv")
+    discount_rate: float = Field(description="[fraction a year] the present values' rate: "
+                                             "the scenario's cost of capital")
     flags: list[str]
 
 
@@ -1387,6 +1394,9 @@ class QuotesDecisionOut(Out):
     recommendation: RecommendationOut | None
     assumptions: list[str]
     own_builds: list[dict[str, Any]]
+    discount_rate: float = Field(description=(
+        "[fraction a year] the rate of each ranked option's term_pv (present value at it); "
+        "term_total is nominal over the term"))
 
 
 class TaskShapeOut(BaseModel):
