@@ -72,7 +72,25 @@ EXAMPLES: dict[str, tuple[str, str]] = {
     "negotiation": ("negotiation.toml", "an H100 capacity offer and a tiered API offer for "
                                         "gpt-oss-120b, with a buyer's demand"),
     "example-quotes": ("example-quotes.toml", "three offers for DeepSeek R1 at 169 "
-                                              "token/s/user, with no demand"),
+                                              "token/s/user, with no demand of its own"),
+}
+# each example's own builds, serving the model its quotes do (a link naming no own build
+# gets its example's): DeepSeek R1 quotes beside DeepSeek R1 builds, not gpt-oss curves
+EXAMPLE_BUILDS: dict[str, tuple[str, ...]] = {
+    "example-quotes": ("fixture:published/deepseek-r1_gb300_matched",
+                       "fixture:published/deepseek-r1_jalapeno_matched"),
+}
+# the examples the page links to: the DeepSeek R1 quotes decided for an illustrative demand
+# (20,000 Mtok a month, the volume vendor-a-tokens quotes, at the 169 token/s/user they
+# guarantee) against their own builds, and the same quotes by unit price (docs/negotiators.md)
+EXAMPLE_DEMAND = (("d_volume", "20000"), ("d_interactivity", "169"))
+EXAMPLE_LINKS = {
+    "deepseek-decision": urlencode([("quotes", "example-quotes"), ("demand", "buyer"),
+                                    *EXAMPLE_DEMAND,
+                                    *(("scenario", s) for s in EXAMPLE_BUILDS["example-quotes"])]),
+    "deepseek-unit-price": urlencode([("quotes", "example-quotes"), ("demand", "none"),
+                                      *(("scenario", s)
+                                        for s in EXAMPLE_BUILDS["example-quotes"])]),
 }
 # the first view: the decision docs/negotiators.md shows (its quotes, its demand, its builds)
 DEFAULT_QUOTES = "negotiation"
@@ -296,6 +314,8 @@ def _form_of(values: MultiDict) -> QuotesForm:
             form.error("scenario1", "choose at least one own build")
     elif form.price_query:
         form.scenarios = ["price"]
+    else:
+        form.scenarios = list(EXAMPLE_BUILDS.get(form.quotes_from, DEFAULT_SCENARIOS))
     return form
 
 
@@ -554,7 +574,8 @@ def _page(form: QuotesForm, status: int = 200, *, decision=None, ranking=None,
         error_list=_error_list(form),
         demand_fields=DEMAND_FIELDS, improvement_field=IMPROVEMENT, percentiles=PERCENTILES,
         quote_fields=QUOTE_FIELDS, forms=FORMS, form_words=FORM_WORDS, form_short=FORM_SHORT,
-        kind_words=KIND_WORDS, examples=EXAMPLES, default_scenarios=DEFAULT_SCENARIOS,
+        kind_words=KIND_WORDS, examples=EXAMPLES, example_links=EXAMPLE_LINKS,
+        default_scenarios=DEFAULT_SCENARIOS,
         fixtures=[(k, title) for k, (title, _) in fixture_scenarios().items()],
         saved=saved, slots=slots, titles=_titles(form, dict(saved)),
         demand_words=demand_words(form.demand) if form.demand is not None else [],
