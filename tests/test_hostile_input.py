@@ -107,7 +107,7 @@ def test_batch_rows_with_many_unknown_keys_are_bounded(client, viewer, lookups):
     assert resp.status_code == 200, resp.get_data(as_text=True)[:300]
     row0 = [e for e in resp.json["errors"] if e["row"] == 0]  # (a row holds at most 100)
     assert len(row0) == MAX_ERRORS + 1
-    assert row0[-1]["detail"] == f"and {90 - MAX_ERRORS:,} more errors"
+    assert row0[-1]["message"] == f"and {90 - MAX_ERRORS:,} more errors"
     assert len(lookups) <= MAX_HINTS
     # no row priced: one 422, bounded
     resp = client.post(f"{API}/price/batch", headers=viewer, json={

@@ -304,7 +304,7 @@ def quote_values(comparison) -> dict:
             "volume": c.volume, "quote_total": c.quote_total,
             "own_total": c.own_total, "quote_pv": c.quote_pv, "own_pv": c.own_pv,
             "saving_pv": c.saving_pv,
-            "break_even": ("not reached" if c.break_even_utilisation is None
+            "break_even": ("none up to 100%" if c.break_even_utilisation is None
                            else c.break_even_utilisation)}
 
 
