@@ -137,7 +137,8 @@ def _invalid_body(model: type[BaseModel], data: Any, exc: ValidationError) -> Pr
     exc, dropped = fewer_errors(exc, model, data)
     found = exc.errors(include_url=False)
     errors = [{"path": _loc(e["loc"]),
-               "message": UNKNOWN if e["type"] == "extra_forbidden" else e["msg"]}
+               "message": UNKNOWN if e["type"] == "extra_forbidden"
+               else e["msg"].removeprefix("Value error, ")}  # (a field's own words)
               for e in found[:MAX_ERRORS + 1]]
     hinted(errors, lambda e, i: UNKNOWN + hint(str(found[i]["loc"][-1]),
                                                model_fields_at(model, found[i]["loc"])))

@@ -21,6 +21,7 @@ from ..model.inputs import (
     MAX_TEXT,
     Accelerator,
     Electricity,
+    Fraction,
     OperatingPoint,
     QuantityField,
     RateEntry,
@@ -527,14 +528,15 @@ class PriceWhatIfRequest(PriceRequest):
     what-if answered beside the result: ``flexible_share``."""
     model_config = _examples(PRICE_EXAMPLE, {"scenario": EXAMPLE_INLINE, "overrides": {
         "electricity.price": "0.10 USD/kWh"}}, WHAT_IF_EXAMPLE, rules=[_ONE_SCENARIO])
-    flexible_share: Annotated[float, Field(
-        ge=FLEXIBLE_SHARE[0], le=FLEXIBLE_SHARE[1], examples=[0.3], description=(
-            "what if this share of every hour's load (a fraction, 0 to 1) moved to the same "
+    flexible_share: Fraction(
+        minimum=FLEXIBLE_SHARE[0], maximum=FLEXIBLE_SHARE[1], description=(
+            "what if this share of every hour's load (a fraction, 0 to 1, or a percentage: "
+            "\"30 %\") moved to the same "
             "day's cheapest hours (by the year's average rate), each filled up to a whole "
             "hour, serving hours and tokens unchanged: the scenario is priced again and "
             "answered as `what_if` beside the result (as `costmodel price --flexible-share`). "
             "Needs a tariff (`electricity.tariff`): at a flat price every hour costs the "
-            "same"))] | None = None
+            "same")) | None = None
 
 
 class CompareRequest(Strict):
@@ -598,12 +600,13 @@ class PlanRequest(Strict):
     power_budget: Annotated[Any, _plan_quantity(
         "W", "the power budget at the scenario's boundary", "10 MW")] | None = None
     at_interactivity: Quantity | None = None
-    availability: Annotated[float, Field(gt=0, le=1, description=(
-        "the fraction of hours an accelerator is available (a demand only; default 1)"))] \
-        | None = None
-    headroom: Annotated[float, Field(ge=0, lt=1, description=(
+    availability: Fraction(positive=True, description=(
+        "the fraction of hours an accelerator is available, or a percentage (\"99 %\"; a "
+        "demand only; default 1)")) | None = None
+    headroom: Fraction(below_maximum=True, description=(
         "the planning headroom above the power a deployment draws at the scenario's boundary, "
-        "as a fraction (a power budget only; default 0)"))] | None = None
+        "as a fraction or a percentage (\"10 %\"; a power budget only; default 0)")) \
+        | None = None
     deployment: Annotated[Literal[DEPLOYMENTS], Field(description=(  # type: ignore[valid-type]
         "what a power budget holds whole: a node (the default) or a rack"))] | None = None
 
@@ -818,9 +821,9 @@ class QuotesDecideRequest(Strict):
     scenarios: Annotated[list[PriceRequest], Field(min_length=1, max_length=MAX_SCENARIOS,
                                                    description=ITEMS)]
     demand: DemandBody
-    improvement: Annotated[float, Field(ge=0, lt=1)] | None = Field(
-        None, description="yearly fall of the market price per token, a fraction: prices the "
-                          "lock-in of the recommended offer's term")
+    improvement: Fraction(below_maximum=True, description=(
+        "yearly fall of the market price per token, a fraction or a percentage (\"30 %\"): "
+        "prices the lock-in of the recommended offer's term")) | None = None
 
 
 # a step of the calculation by its name: one name an output (a generated client's enum has one
@@ -914,7 +917,9 @@ class TornadoRequest(Strict):
                               "ranges": {"electricity.price": "0.05..0.15 USD/kWh"}})
     scenario: PriceRequest
     output: Output = "cost_per_mtok_total"
-    swing: Annotated[float, Field(gt=0, lt=1)] = 0.2
+    swing: Fraction(positive=True, below_maximum=True, description=(
+        "each input moved -/+ this share of its value, a fraction or a percentage "
+        "(\"20 %\")")) = 0.2
     inputs: Annotated[list[Annotated[str, Field(max_length=100),
                                      WithJsonSchema({"enum": _DECIDED})]],
                       Field(max_length=60, examples=[["electricity.price"]])] | None = None
@@ -985,8 +990,9 @@ class QuoteTermRequest(Strict):
                      "successor_quote": _GIVEN, "successor_rate": _NULL}}]}}])
     quote: TermQuoteBody
     scenario: PriceRequest
-    improvement: Annotated[float, Field(ge=0, lt=1)] | None = Field(
-        None, description="yearly fall of the market price per token, a fraction")
+    improvement: Fraction(below_maximum=True, description=(
+        "yearly fall of the market price per token, a fraction or a percentage "
+        "(\"30 %\")")) | None = None
     successor: PriceRequest | None = None
     available: Annotated[str, Field(max_length=40)] | None = Field(
         None, description='when the successor is available: "12 month" or "2027-06"')
