@@ -18,7 +18,9 @@ from ..decisions.task import Task
 from ..model.curves import PERCENTILES
 from ..model.inputs import (
     MAX_CURRENCIES,
+    MAX_FX_RATE,
     MAX_TEXT,
+    MIN_FX_RATE,
     Accelerator,
     Electricity,
     Fraction,
@@ -31,6 +33,7 @@ from ..model.inputs import (
 )
 from ..model.rates import DATE_PATTERN, FULL_REF_PATTERN, KEY_PATTERN, REF_PATTERN
 from ..model.steps import MODEL
+from ..model.units import CURRENCIES
 from ..sources.curve_point import CURVE_GIVES, SELECTIONS
 from ..store.models import MAX_ID
 from ..store.repo import ROLES
@@ -287,16 +290,21 @@ def _scenario_parts(provenance: bool = True) -> tuple[dict[str, Any], dict[str, 
 
 
 def _money_schema() -> dict[str, Any]:
-    """``money``: the currency results are shown in, and exchange rates against USD."""
-    code = {"type": "string", "pattern": "^[A-Z]{3}$"}
+    """``money``: the currency results are shown in, and exchange rates against USD, in the
+    ISO 4217 currencies the unit registry knows (an enum: a code it does not know is no
+    schema-valid request), each rate within its plausible bounds."""
+    codes = sorted(CURRENCIES)
+    code = {"type": "string", "enum": ["USD", *codes]}
     rate = {"oneOf": [
-        {"type": "string", "pattern": r"^\s*[0-9.]+(?:[eE][-+]?[0-9]+)?\s*[A-Z]{3}\s*/\s*USD"
-                                      r"\s*$"},
+        {"type": "string", "pattern": r"^\s*[0-9.]+(?:[eE][-+]?[0-9]+)?\s*(?:"
+                                      + "|".join(codes) + r")\s*/\s*USD\s*$"},
         {"type": "object", "required": ["value", "unit"], "additionalProperties": False,
-         "properties": {"value": {"type": "number", "exclusiveMinimum": 0},
-                        "unit": {"type": "string", "pattern": "^[A-Z]{3}/USD$"}}}],
+         "properties": {"value": {"type": "number", "minimum": MIN_FX_RATE,
+                                  "maximum": MAX_FX_RATE},
+                        "unit": {"type": "string", "enum": [f"{c}/USD" for c in codes]}}}],
         "examples": ["0.92 EUR/USD"],
-        "description": "units of the currency per USD, in its unit: <CODE>/USD"}
+        "description": f"units of the currency per USD, in its unit: <CODE>/USD, from "
+                       f"{MIN_FX_RATE:g} to {MAX_FX_RATE:g}"}
     fx = {"type": "object", "additionalProperties": False,
           "required": ["rate", "date", "source"],
           "properties": {"rate": rate,
@@ -309,8 +317,8 @@ def _money_schema() -> dict[str, Any]:
                            "applied unless stated here",
             "properties": {"currency": {**code, "examples": ["EUR"]},
                            "fx": {"type": "object", "maxProperties": MAX_CURRENCIES,
-                                  "additionalProperties": False,
-                                  "patternProperties": {"^[A-Z]{3}$": fx}}},
+                                  "propertyNames": {"enum": codes},
+                                  "additionalProperties": fx}},
             "examples": [{"currency": "EUR", "fx": {"EUR": {
                 "rate": "0.92 EUR/USD", "date": "2026-11-30",
                 "source": "illustrative assumption"}}}]}
