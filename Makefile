@@ -106,7 +106,8 @@ bench: $(STAMP)
 # The full property-based run over the OpenAPI document (docs/operations.md, API contract): schemathesis's
 # command line with every phase and check, 200 examples an operation (COSTMODEL_SCHEMATHESIS_
 # EXAMPLES), against gunicorn on SQLite and, when TEST_DATABASE_URL names a server, PostgreSQL;
-# each backend's summary in out/schemathesis-<backend>.json. Several minutes a backend.
+# each backend's summary in out/schemathesis-<backend>.json. About 70 minutes for both on two
+# cores: outside CI.
 .PHONY: schemathesis
 schemathesis: $(STAMP)
 	COSTMODEL_SCHEMATHESIS_FULL=1 \

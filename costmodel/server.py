@@ -67,6 +67,12 @@ class _JSON(DefaultJSONProvider):
             return o.isoformat()
         return DefaultJSONProvider.default(o)
 
+    def dumps(self, obj: Any, **kwargs: Any) -> str:
+        # a non-finite number is no JSON (Python writes Infinity, which strict parsers
+        # refuse): a ValueError, so a 500, which shows the input bound that let it through
+        kwargs.setdefault("allow_nan", False)
+        return super().dumps(obj, **kwargs)
+
 
 def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     config = dict(config or {})

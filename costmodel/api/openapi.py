@@ -53,6 +53,7 @@ class Route:
     also_content: tuple[str, ...] = ()  # other media types of the answer (by Accept)
     etag: str | None = None  # what the ETag is, when not the hash of the answer's content
     if_match: bool = False  # a write that honours If-Match (412 when it does not hold)
+    heavy_note: str | None = None  # which of its answers hold a heavy slot, and their bound
 
 
 ROUTES: list[Route] = []
@@ -137,7 +138,8 @@ def _invalid_body(model: type[BaseModel], data: Any, exc: ValidationError) -> Pr
     exc, dropped = fewer_errors(exc, model, data)
     found = exc.errors(include_url=False)
     errors = [{"path": _loc(e["loc"]),
-               "message": UNKNOWN if e["type"] == "extra_forbidden" else e["msg"]}
+               "message": UNKNOWN if e["type"] == "extra_forbidden"
+               else e["msg"].removeprefix("Value error, ")}  # (a field's own words)
               for e in found[:MAX_ERRORS + 1]]
     hinted(errors, lambda e, i: UNKNOWN + hint(str(found[i]["loc"][-1]),
                                                model_fields_at(model, found[i]["loc"])))
@@ -254,7 +256,9 @@ def route(bp: Blueprint, rule: str, method: str, *, summary: str, access: str,
           request_content_type: str = "application/json",
           also: tuple[int, ...] = (), cache: str | None = None, body_limit: int | None = None,
           also_content: tuple[str, ...] = (), etag: str | None = None,
-          if_match: bool = False) -> Callable:
+          if_match: bool = False,
+          heavy_when: Callable[[Any, Any], bool] | None = None,
+          heavy_note: str | None = None) -> Callable:
     """Register a view and its contract. The view gets ``body``/``query`` models parsed and
     may return a pydantic model, a dict, or a Response.
 
@@ -262,7 +266,12 @@ def route(bp: Blueprint, rule: str, method: str, *, summary: str, access: str,
     matching ``If-None-Match`` with 304 and says how long the answer holds: ``immutable``
     (catalog entries, revisions: never changed) or ``revalidate`` (lists, latest revisions:
     ask again, with the ETag). ``etag`` documents an ETag the view sets itself (a saved
-    scenario's version); ``if_match``: the view checks If-Match (412 when stale)."""
+    scenario's version); ``if_match``: the view checks If-Match (412 when stale).
+
+    ``heavy_when(body, query)``: whether this request's answer (a workbook, a PDF, a large
+    task) can take seconds, so holds a heavy slot as the operations of ``HEAVY`` do (429
+    when none is free); it may refuse an answer over its size bound first (413), before
+    anything is built. ``heavy_note`` says both in the document."""
     def decorate(view: Callable) -> Callable:
         operation = (method, _openapi_path((bp.url_prefix or "") + rule)[0])
         heavy = operation in HEAVY
@@ -278,8 +287,11 @@ def route(bp: Blueprint, rule: str, method: str, *, summary: str, access: str,
             if body is not None:
                 kwargs["body"] = _body(body, body_limit)
             kwargs["principal"] = principal
-            # a heavy analysis holds its slot until its answer is serialised (429 when none)
-            with limits.heavy(kwargs.get("body"), grid=operation == GRID) if heavy \
+            # a heavy analysis (or answer) holds its slot until it is serialised (429 when
+            # none is free)
+            heavy_now = heavy or (heavy_when is not None and heavy_when(
+                kwargs.get("body"), kwargs.get("query")))
+            with limits.heavy(kwargs.get("body"), grid=operation == GRID) if heavy_now \
                     else nullcontext():
                 out = view(**kwargs)
                 if not isinstance(out, Response):
@@ -295,7 +307,7 @@ def route(bp: Blueprint, rule: str, method: str, *, summary: str, access: str,
         ROUTES.append(Route(bp.name, (bp.url_prefix or "") + rule, method, summary, access,
                             body, response, status, query, [bp.name], errors, content_type,
                             request_content_type, also, cache, body_limit, also_content,
-                            etag, if_match))
+                            etag, if_match, heavy_note))
         return wrapper
     return decorate
 
@@ -397,6 +409,11 @@ RATE_HEADERS = {
 HEAVY_NOTE = ("A heavy analysis: each worker runs at most COSTMODEL_HEAVY_PER_WORKER (default 2) "
               "at once and, with Redis, the service at most COSTMODEL_HEAVY_TOTAL (default 4); "
               "past that the answer is 429 with Retry-After, at once.")
+# an operation whose answer is heavy only in some forms (a workbook, a PDF, a large task)
+HEAVY_ANSWER_NOTE = ("Such an answer holds a heavy slot while it is built, as the analyses "
+                     "do: each worker runs at most COSTMODEL_HEAVY_PER_WORKER (default 2) "
+                     "at once and, with Redis, the service at most COSTMODEL_HEAVY_TOTAL "
+                     "(default 4); past that the answer is 429 with Retry-After, at once.")
 # answered by the HTTP server in front of the application, before it sees the request: as
 # HTML, not problem+json (gunicorn's limits: request line 4094 bytes, 100 header fields of at
 # most 8190 bytes each; deploy/nginx.conf's are lower: README, Behind a reverse proxy)
@@ -581,6 +598,9 @@ def build_spec() -> dict[str, Any]:
         if (r.method, path) in HEAVY:
             codes.add(429)
             op["description"] = HEAVY_NOTE + (GRID_NOTE if (r.method, path) == GRID else "")
+        elif r.heavy_note is not None:
+            codes |= {413, 429}
+            op["description"] = r.heavy_note + " " + HEAVY_ANSWER_NOTE
         codes.add(503)  # every operation reads the store (the catalog, a key, a revision)
         writes = r.access in ("write", "admin") and r.method != "GET"
         for code in sorted(codes | {400}):
@@ -596,7 +616,9 @@ def build_spec() -> dict[str, Any]:
             limit = (f"{r.body_limit:,} bytes" if r.body_limit is not None else
                      "COSTMODEL_MAX_BODY bytes (default 2 MiB; 20 MiB for a workbook upload)")
             op["responses"]["413"] = {**problem, "description": f"the body is over the "
-                                                                f"limit: {limit}"}
+                                                                f"limit: {limit}" + (
+                "; or the answer asked for is over its size bound (the operation's "
+                "description)" if r.heavy_note is not None else "")}
         if r.if_match:
             op.setdefault("parameters", []).append(IF_MATCH)
             op["responses"]["412"] = {

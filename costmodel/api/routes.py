@@ -13,6 +13,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from .. import __version__, app
 from ..app.batch import price_batch as batch_use_case
+from ..app.caps import MAX_TASK_CELLS, large_task, task_cells, task_workbook_too_large
 from ..app.hints import hinted, with_hint
 from ..http.errors import Problem, input_problem
 from ..http.limits import current_limits
@@ -82,7 +83,7 @@ from .schemas import (
     TornadoRequest,
     WorkbookRequest,
 )
-from .views import AnswerQuery, select
+from .views import AnswerQuery, TaskQuery, select
 
 __all__ = ["pricing", "catalog", "scenarios", "keys"]
 
@@ -307,24 +308,52 @@ def _positive(raw, field: str, unit: str) -> float | None:
                       errors=[{"path": field, "message": str(exc)}]) from None
 
 
+def _wants(kind: str, *others: str) -> bool:
+    """Whether ``Accept`` prefers ``kind`` to JSON (and to ``others``)."""
+    accept = request.accept_mimetypes
+    return accept[kind] > max(accept[x] for x in ("application/json", *others))
+
+
+def _task_heavy(body: TaskRequest, query: TaskQuery) -> bool:
+    """A task's workbook holds a heavy slot, and is refused over MAX_TASK_CELLS steps x
+    systems before anything is priced (413); its JSON holds one when the task is larger."""
+    systems = len(body.scenarios)
+    steps = app.steps_asked(body.task)
+    if _wants(XLSX):
+        why = task_workbook_too_large(steps, systems)
+        if why is not None:
+            raise Problem(413, "Answer too large", why, kind="answer-too-large",
+                          errors=[{"path": "task", "message": why}])
+        return True
+    return large_task(task_cells(steps, systems))
+
+
 @route(pricing, "/task", "POST", summary="An agent's task on each system: its latency at each "
                                          "system's point, or at the cheapest point that meets "
                                          "a target, and its cost", access="read",
-       body=TaskRequest, response=TaskOut, errors=(404,), also_content=(XLSX,))
-def task(body: TaskRequest, principal) -> Response | dict:
+       body=TaskRequest, response=TaskOut, errors=(404,), also_content=(XLSX,),
+       query=TaskQuery, heavy_when=_task_heavy,
+       heavy_note=f"The workbook (Accept naming a spreadsheet) holds at most "
+                  f"{MAX_TASK_CELLS:,} steps x systems (413 beyond, before anything is "
+                  f"priced); the JSON of a larger task carries each step's latency only "
+                  f"with ?series=steps. The workbook, and a task of more than "
+                  f"{MAX_TASK_CELLS:,} steps x systems, is a heavy answer.")
+def task(body: TaskRequest, query: TaskQuery, principal) -> Response | dict:
     """JSON, or the task's workbook (live formulas) by ``Accept`` naming a spreadsheet."""
     request_ = app.TaskRequest(specs_of(body.scenarios), task_of(body.task))
-    accept = request.accept_mimetypes
     with services().sessions(write=False) as session:
         ctx = services().context(session)
-        if accept[XLSX] > accept["application/json"]:
+        if _wants(XLSX):
             return _xlsx(app.task_workbook(ctx, request_))
-        return app.price_task(ctx, request_).to_json()
+        series = None if query.series is None else query.series == "steps"
+        return app.price_task(ctx, request_).to_json(series)
 
 
 @route(pricing, "/plan", "POST", summary="Size a fleet for a demand, or for a power budget, "
                                          "and price it", access="read", body=PlanRequest,
-       response=PlanOut, errors=(404,), also_content=(PDF,))
+       response=PlanOut, errors=(404,), also_content=(PDF,),
+       heavy_when=lambda body, query: _wants(PDF),
+       heavy_note="The one-page summary (Accept: application/pdf) is a heavy answer.")
 def plan(body: PlanRequest, principal) -> Response | dict:
     """JSON, or the one-page summary by ``Accept: application/pdf``."""
     spec = spec_of(PriceRequest.model_construct(
@@ -697,7 +726,9 @@ def _markets(body: ProfitRequest) -> list[app.MarketSpec]:
                                            "cost and profit per accelerator-hour, per month "
                                            "and per GW-year, and the break-even price",
        access="read", body=ProfitRequest, response=ProfitOut, errors=(404,),
-       also_content=(XLSX,))
+       also_content=(XLSX,), heavy_when=lambda body, query: _wants(XLSX),
+       heavy_note="The workbook (Accept naming a spreadsheet; at most 12 scenarios) is a "
+                  "heavy answer.")
 def profit(body: ProfitRequest, principal) -> Response | dict:
     """JSON, or the workbook (live formulas, with a Profit sheet) by ``Accept`` naming a
     spreadsheet."""

@@ -18,9 +18,12 @@ from ..decisions.task import Task
 from ..model.curves import PERCENTILES
 from ..model.inputs import (
     MAX_CURRENCIES,
+    MAX_FX_RATE,
     MAX_TEXT,
+    MIN_FX_RATE,
     Accelerator,
     Electricity,
+    Fraction,
     OperatingPoint,
     QuantityField,
     RateEntry,
@@ -30,6 +33,7 @@ from ..model.inputs import (
 )
 from ..model.rates import DATE_PATTERN, FULL_REF_PATTERN, KEY_PATTERN, REF_PATTERN
 from ..model.steps import MODEL
+from ..model.units import CURRENCIES
 from ..sources.curve_point import CURVE_GIVES, SELECTIONS
 from ..store.models import MAX_ID
 from ..store.repo import ROLES
@@ -286,16 +290,21 @@ def _scenario_parts(provenance: bool = True) -> tuple[dict[str, Any], dict[str, 
 
 
 def _money_schema() -> dict[str, Any]:
-    """``money``: the currency results are shown in, and exchange rates against USD."""
-    code = {"type": "string", "pattern": "^[A-Z]{3}$"}
+    """``money``: the currency results are shown in, and exchange rates against USD, in the
+    ISO 4217 currencies the unit registry knows (an enum: a code it does not know is no
+    schema-valid request), each rate within its plausible bounds."""
+    codes = sorted(CURRENCIES)
+    code = {"type": "string", "enum": ["USD", *codes]}
     rate = {"oneOf": [
-        {"type": "string", "pattern": r"^\s*[0-9.]+(?:[eE][-+]?[0-9]+)?\s*[A-Z]{3}\s*/\s*USD"
-                                      r"\s*$"},
+        {"type": "string", "pattern": r"^\s*[0-9.]+(?:[eE][-+]?[0-9]+)?\s*(?:"
+                                      + "|".join(codes) + r")\s*/\s*USD\s*$"},
         {"type": "object", "required": ["value", "unit"], "additionalProperties": False,
-         "properties": {"value": {"type": "number", "exclusiveMinimum": 0},
-                        "unit": {"type": "string", "pattern": "^[A-Z]{3}/USD$"}}}],
+         "properties": {"value": {"type": "number", "minimum": MIN_FX_RATE,
+                                  "maximum": MAX_FX_RATE},
+                        "unit": {"type": "string", "enum": [f"{c}/USD" for c in codes]}}}],
         "examples": ["0.92 EUR/USD"],
-        "description": "units of the currency per USD, in its unit: <CODE>/USD"}
+        "description": f"units of the currency per USD, in its unit: <CODE>/USD, from "
+                       f"{MIN_FX_RATE:g} to {MAX_FX_RATE:g}"}
     fx = {"type": "object", "additionalProperties": False,
           "required": ["rate", "date", "source"],
           "properties": {"rate": rate,
@@ -308,8 +317,8 @@ def _money_schema() -> dict[str, Any]:
                            "applied unless stated here",
             "properties": {"currency": {**code, "examples": ["EUR"]},
                            "fx": {"type": "object", "maxProperties": MAX_CURRENCIES,
-                                  "additionalProperties": False,
-                                  "patternProperties": {"^[A-Z]{3}$": fx}}},
+                                  "propertyNames": {"enum": codes},
+                                  "additionalProperties": fx}},
             "examples": [{"currency": "EUR", "fx": {"EUR": {
                 "rate": "0.92 EUR/USD", "date": "2026-11-30",
                 "source": "illustrative assumption"}}}]}
@@ -527,14 +536,15 @@ class PriceWhatIfRequest(PriceRequest):
     what-if answered beside the result: ``flexible_share``."""
     model_config = _examples(PRICE_EXAMPLE, {"scenario": EXAMPLE_INLINE, "overrides": {
         "electricity.price": "0.10 USD/kWh"}}, WHAT_IF_EXAMPLE, rules=[_ONE_SCENARIO])
-    flexible_share: Annotated[float, Field(
-        ge=FLEXIBLE_SHARE[0], le=FLEXIBLE_SHARE[1], examples=[0.3], description=(
-            "what if this share of every hour's load (a fraction, 0 to 1) moved to the same "
+    flexible_share: Fraction(
+        minimum=FLEXIBLE_SHARE[0], maximum=FLEXIBLE_SHARE[1], description=(
+            "what if this share of every hour's load (a fraction, 0 to 1, or a percentage: "
+            "\"30 %\") moved to the same "
             "day's cheapest hours (by the year's average rate), each filled up to a whole "
             "hour, serving hours and tokens unchanged: the scenario is priced again and "
             "answered as `what_if` beside the result (as `costmodel price --flexible-share`). "
             "Needs a tariff (`electricity.tariff`): at a flat price every hour costs the "
-            "same"))] | None = None
+            "same")) | None = None
 
 
 class CompareRequest(Strict):
@@ -598,12 +608,13 @@ class PlanRequest(Strict):
     power_budget: Annotated[Any, _plan_quantity(
         "W", "the power budget at the scenario's boundary", "10 MW")] | None = None
     at_interactivity: Quantity | None = None
-    availability: Annotated[float, Field(gt=0, le=1, description=(
-        "the fraction of hours an accelerator is available (a demand only; default 1)"))] \
-        | None = None
-    headroom: Annotated[float, Field(ge=0, lt=1, description=(
+    availability: Fraction(positive=True, description=(
+        "the fraction of hours an accelerator is available, or a percentage (\"99 %\"; a "
+        "demand only; default 1)")) | None = None
+    headroom: Fraction(below_maximum=True, description=(
         "the planning headroom above the power a deployment draws at the scenario's boundary, "
-        "as a fraction (a power budget only; default 0)"))] | None = None
+        "as a fraction or a percentage (\"10 %\"; a power budget only; default 0)")) \
+        | None = None
     deployment: Annotated[Literal[DEPLOYMENTS], Field(description=(  # type: ignore[valid-type]
         "what a power budget holds whole: a node (the default) or a rack"))] | None = None
 
@@ -818,9 +829,9 @@ class QuotesDecideRequest(Strict):
     scenarios: Annotated[list[PriceRequest], Field(min_length=1, max_length=MAX_SCENARIOS,
                                                    description=ITEMS)]
     demand: DemandBody
-    improvement: Annotated[float, Field(ge=0, lt=1)] | None = Field(
-        None, description="yearly fall of the market price per token, a fraction: prices the "
-                          "lock-in of the recommended offer's term")
+    improvement: Fraction(below_maximum=True, description=(
+        "yearly fall of the market price per token, a fraction or a percentage (\"30 %\"): "
+        "prices the lock-in of the recommended offer's term")) | None = None
 
 
 # a step of the calculation by its name: one name an output (a generated client's enum has one
@@ -919,7 +930,9 @@ class TornadoRequest(Strict):
                               "ranges": {"electricity.price": "0.05..0.15 USD/kWh"}})
     scenario: PriceRequest
     output: Output = "cost_per_mtok_total"
-    swing: Annotated[float, Field(gt=0, lt=1)] = 0.2
+    swing: Fraction(positive=True, below_maximum=True, description=(
+        "each input moved -/+ this share of its value, a fraction or a percentage "
+        "(\"20 %\")")) = 0.2
     inputs: Annotated[list[Annotated[str, Field(max_length=100),
                                      WithJsonSchema({"enum": _DECIDED})]],
                       Field(max_length=60, examples=[["electricity.price"]])] | None = None
@@ -990,8 +1003,9 @@ class QuoteTermRequest(Strict):
                      "successor_quote": _GIVEN, "successor_rate": _NULL}}]}}])
     quote: TermQuoteBody
     scenario: PriceRequest
-    improvement: Annotated[float, Field(ge=0, lt=1)] | None = Field(
-        None, description="yearly fall of the market price per token, a fraction")
+    improvement: Fraction(below_maximum=True, description=(
+        "yearly fall of the market price per token, a fraction or a percentage "
+        "(\"30 %\")")) | None = None
     successor: PriceRequest | None = None
     available: Annotated[str, Field(max_length=40)] | None = Field(
         None, description='when the successor is available: "12 month" or "2027-06"')

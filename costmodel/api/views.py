@@ -11,7 +11,7 @@ from pydantic import BaseModel, Field
 
 from ..http.errors import Problem
 
-__all__ = ["AnswerQuery", "select", "FIELDS_PATTERN"]
+__all__ = ["AnswerQuery", "TaskQuery", "select", "FIELDS_PATTERN"]
 
 # dotted names of an answer, comma-separated (answers' keys are words)
 FIELDS_PATTERN = r"^[A-Za-z0-9_]+(\.[A-Za-z0-9_]+)*(,[A-Za-z0-9_]+(\.[A-Za-z0-9_]+)*)*$"
@@ -26,6 +26,14 @@ class AnswerQuery(BaseModel):
         "only these dotted names of the answer, comma-separated, e.g. cost_per_mtok.total,"
         "disclosure.boundary (a name crossing a list applies to each item); an unknown "
         "name is a 422"))] | None = None
+
+
+class TaskQuery(BaseModel):
+    """Whether a task's answer carries each step's latency (docs/tasks.md)."""
+    series: Literal["steps", "totals"] | None = Field(None, description=(
+        "steps: each system's latency by step (latency.per_step) whatever the task's size; "
+        "totals: the totals only; none: each step's latency unless the task is more than "
+        "20,000 steps x systems (then per_step is null: the answer stays bounded)"))
 
 
 class _Unknown(Exception):

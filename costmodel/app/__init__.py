@@ -68,7 +68,7 @@ from .specs import (
     overrides_from_text,
 )
 from .summaries import decision_pdf, plan_pdf
-from .task import SystemTask, TaskAnswer, TaskRequest, price_task, task_workbook
+from .task import SystemTask, TaskAnswer, TaskRequest, price_task, steps_asked, task_workbook
 
 __all__ = [
     "Context", "LocalContext",
@@ -86,7 +86,7 @@ __all__ = [
     "Analysis", "tornado", "grid", "monte_carlo", "analysis_workbook",
     "CurveView", "show_curve",
     "PlanRequest", "Plan", "plan", "plan_workbook", "ShownMoney", "shown_money",
-    "TaskRequest", "TaskAnswer", "SystemTask", "price_task", "task_workbook",
+    "TaskRequest", "TaskAnswer", "SystemTask", "price_task", "task_workbook", "steps_asked",
     "MarketSpec", "ProfitRequest", "ProfitAnswer", "SystemProfit", "profit", "profit_workbook",
     "market_for", "sell", "render_profit_workbook", "profit_rules",
 ]

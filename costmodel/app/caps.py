@@ -18,13 +18,19 @@ from pydantic import AfterValidator, ConfigDict, Field, TypeAdapter, ValidationE
 from ..model.errors import InputError
 from ..model.inputs import check_text
 
-__all__ = ["MAX_QUOTES", "MAX_SCENARIOS", "MAX_DRAWS", "MAX_SCENARIO_NAME", "check_count",
-           "limited", "scenario_name_error"]
+__all__ = ["MAX_QUOTES", "MAX_SCENARIOS", "MAX_DRAWS", "MAX_SCENARIO_NAME", "MAX_TASK_CELLS",
+           "check_count", "check_quotes_first", "limited", "scenario_name_error",
+           "task_cells", "large_task", "task_workbook_too_large"]
 
 MAX_QUOTES = 50  # quotes compared or ranked for a demand in one request
 MAX_SCENARIOS = 12  # scenarios of one request (a comparison, a workbook, our own builds)
 MAX_DRAWS = 2_000_000  # Monte Carlo draws of one analysis (about 0.3 s)
 MAX_SCENARIO_NAME = 200  # characters of a saved scenario's name
+# A task's steps x systems: its workbook holds at most this many (a Task sheet's rows by its
+# systems' columns: about 2 s and 5 MiB of sheet XML, which its reprice reads back; 10,000
+# steps x 12 systems took 13.5-24 s and 28 MiB); beyond it the JSON answer holds a heavy slot
+# and carries the totals, each step's latency only on request (?series=steps)
+MAX_TASK_CELLS = 20_000
 
 # a saved scenario's name: the API's ScenarioCreate.name states it in its schema; the web's
 # Save page checks it here (the faces do not import each other)
@@ -53,3 +59,38 @@ def check_count(ctx: Any, count: int, cap: int, path: str, what: str) -> None:
     (a plural noun) at once; nothing on a local context."""
     if count > cap and limited(ctx):
         raise InputError([(path, f"at most {cap:,} {what} in one request, got {count:,}")])
+
+
+def task_cells(steps: int | None, systems: int) -> int | None:
+    """A task's size [steps x systems], or None when the steps are not known yet (a malformed
+    task: its validation says what is wrong)."""
+    return None if steps is None else steps * systems
+
+
+def large_task(cells: int | None) -> bool:
+    """Whether a task of ``cells`` [steps x systems] is heavy work (a heavy slot, and no
+    per-step series unless asked)."""
+    return cells is not None and cells > MAX_TASK_CELLS
+
+
+def task_workbook_too_large(steps: int | None, systems: int) -> str | None:
+    """Why the service will not build the workbook of a task of ``steps`` on ``systems``
+    (more than :data:`MAX_TASK_CELLS` steps x systems), said with the bound; None when it
+    will. Asked before anything is priced: the faces answer it 413."""
+    cells = task_cells(steps, systems)
+    if cells is None or cells <= MAX_TASK_CELLS:
+        return None
+    return (f"a task workbook holds at most {MAX_TASK_CELLS:,} steps x systems; "
+            f"{steps:,} steps x {systems:,} systems is {cells:,}: ask for fewer steps or "
+            f"systems, or the JSON answer")
+
+
+def check_quotes_first(data: Any) -> None:
+    """A quote file's data (parsed, not yet read as quotes) with more than
+    :data:`MAX_QUOTES` ``[[quote]]`` tables is an InputError at ``quotes``, in
+    :func:`check_count`'s words: counted before any quote is validated or compared (14,000
+    small quotes took 7.4 s to validate and compare before the cap refused them)."""
+    quotes = data.get("quote") if isinstance(data, dict) else None
+    if isinstance(quotes, list) and len(quotes) > MAX_QUOTES:
+        raise InputError([("quotes", f"at most {MAX_QUOTES:,} quotes in one request, "
+                                     f"got {len(quotes):,}")])

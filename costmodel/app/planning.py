@@ -23,6 +23,7 @@ from typing import Any
 from .. import __version__
 from ..decisions import plan as core
 from ..model.errors import InputError
+from ..model.inputs import MIN_UTILISATION
 from ..model.results import quantity_json
 from ..render.display import format_percent, format_quantity
 from ..sources.scenario_file import LoadedScenario
@@ -435,6 +436,12 @@ def plan(ctx: Context, req: PlanRequest) -> Plan:
     priced, resulting = sized, s.utilisation
     if field == DEMAND:
         resulting = core.resulting_utilisation(req.demand, n, t)
+        if resulting < MIN_UTILISATION:  # one accelerator, idle all but seconds a year
+            raise InputError([(DEMAND, (
+                f"must be at least {_up3(t * MIN_UTILISATION):g}, got {req.demand:g} (token/s): "
+                f"one accelerator would serve {resulting:.3g} of its hours, below the "
+                f"{MIN_UTILISATION:g} any scenario is priced at; the smallest demand this "
+                f"scenario plans for keeps one accelerator that busy"))])
         priced = _at_utilisation(loaded, sized, resulting,
                                  f"plan: the demand over the fleet's capacity, "
                                  f"{req.demand:g} token/s / ({n:,} x {t:g} token/s)")
@@ -446,6 +453,13 @@ def plan(ctx: Context, req: PlanRequest) -> Plan:
             raise InputError([(field, f"the fleet's {total.replace('_', ' ')} is not finite: "
                                       f"the inputs overflow the calculation")])
     return planned
+
+
+def _up3(x: float) -> float:
+    """``x`` > 0 rounded up to 3 significant digits (a least value said so that typing it
+    is enough)."""
+    step = 10.0 ** (math.floor(math.log10(x)) - 2)
+    return math.ceil(x / step) * step
 
 
 def _at_utilisation(loaded: LoadedScenario, sized: Priced, utilisation: float,

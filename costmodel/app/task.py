@@ -24,14 +24,15 @@ from ..decisions import task_calculation as calc
 from ..model.errors import InputError
 from ..model.results import quantity_json
 from ..sources.curve_point import Target
-from .caps import MAX_SCENARIOS, check_count
+from .caps import MAX_SCENARIOS, check_count, large_task, task_cells
 from .context import Context
 from .load import finish, prepare
 from .money import USD_MONEY, ShownMoney, shown_money
 from .pricing import Priced, WorkbookFile, _filename, price_loaded
 from .specs import ScenarioSpec
 
-__all__ = ["TaskRequest", "SystemTask", "TaskAnswer", "price_task", "task_workbook", "RULES"]
+__all__ = ["TaskRequest", "SystemTask", "TaskAnswer", "price_task", "task_workbook", "RULES",
+           "steps_asked"]
 
 _PARTS = ("energy", "capex", "opex", "total")
 
@@ -71,8 +72,10 @@ class SystemTask:
         best = self.needed.best if self.needed is not None else self.latency.total
         return max(0.0, best - target)
 
-    def to_json(self, target: float | None, money: ShownMoney = USD_MONEY) -> dict[str, Any]:
-        """The system's answer, money shown in ``money``'s currency."""
+    def to_json(self, target: float | None, money: ShownMoney = USD_MONEY,
+                series: bool = True) -> dict[str, Any]:
+        """The system's answer, money shown in ``money``'s currency; ``series``: with each
+        step's latency (else ``per_step`` is null)."""
         r, c = self.priced.result, self.cost
         took = self.latency
 
@@ -86,7 +89,8 @@ class SystemTask:
             "latency": None if took is None else {
                 "total": _q(took.total, "s"), "ttft": _q(took.ttft * len(took.per_step), "s"),
                 "decode": _q(took.decode, "s"), "tool": _q(took.tool, "s"),
-                "per_step": {"unit": "s", "values": [float(v) for v in took.per_step]}},
+                "per_step": {"unit": "s", "values": took.per_step.tolist()} if series
+                else None},
             "meets_target": self.meets,
             "misses_by": _q(self.misses_by(target), "s"),
             "cost_per_task": {p: m(getattr(c, f"{p}_cost" if p != "total" else "cost"))
@@ -119,8 +123,17 @@ class TaskAnswer:
         ok = [s for s in self.systems if self.task.target is None or s.meets]
         return min(ok, key=lambda s: s.cost.cost).name if ok else None
 
-    def to_json(self) -> dict[str, Any]:
+    @property
+    def large(self) -> bool:
+        """Whether the task is more than :data:`~costmodel.app.caps.MAX_TASK_CELLS` steps x
+        systems (its per-step series is left out unless asked)."""
+        return large_task(task_cells(len(self.steps), len(self.systems)))
+
+    def to_json(self, series: bool | None = None) -> dict[str, Any]:
+        """The answer; ``series``: each system's latency by step (``per_step``) too, or not;
+        None: unless the task is :attr:`large` (the totals alone, a bounded answer)."""
         t, s = self.task, self.steps
+        series = not self.large if series is None else series
         return {
             "engine": {"name": "costmodel", "version": __version__},
             "task": {"name": t.name, "steps": len(s),
@@ -130,7 +143,7 @@ class TaskAnswer:
                      "tool_time": _q(float(s.tool_time.sum()), "s"),
                      "target": _q(t.target, "s"), "percentile": t.percentile,
                      "cached_weight": t.cached_weight},
-            "systems": [x.to_json(t.target, self.money) for x in self.systems],
+            "systems": [x.to_json(t.target, self.money, series) for x in self.systems],
             "cheapest": self.cheapest,
             "rules": RULES,
             "disclosure": [x.priced.result.disclosure(sources=False) for x in self.systems],
@@ -147,6 +160,21 @@ _COST_RULE = ("a task's tokens in input-token equivalents (new input + cached_we
 
 
 RULES = [core.TTFT_RULE, core.TOOL_RULE, _SEARCH_RULE, _COST_RULE]
+
+
+def steps_asked(data: Any) -> int | None:
+    """The steps [count] a task as given (a request's ``task``, not yet validated) asks for:
+    ``steps``, or the ``step`` tables counted; None when malformed or beyond
+    :data:`~costmodel.decisions.task.MAX_TASK_STEPS` (its validation says why). Read to bound
+    an answer before anything is priced."""
+    if not isinstance(data, dict):
+        return None
+    steps, tables = data.get("steps"), data.get("step")
+    if isinstance(tables, list) and steps is None:
+        steps = len(tables)
+    if isinstance(steps, bool) or not isinstance(steps, int):
+        return None
+    return steps if 1 <= steps <= core.MAX_TASK_STEPS else None
 
 
 def _q(value: float | None, unit: str) -> dict[str, Any] | None:

@@ -36,7 +36,7 @@ from ..model.units import exchange_rates
 __all__ = ["PRICE_KINDS", "PRICE_FIELDS", "MarketEntry", "Market", "MarketPrices",
            "MarketRefError", "MarketNotFound", "parse_market_ref", "resolve_market_ref",
            "resolve_market", "validate_market", "market_entry_key", "MARKET_KEY_PATTERN",
-           "MARKET_REF_PATTERN", "OFFER_PATTERN", "BLENDED"]
+           "MARKET_REF_PATTERN", "OFFER_PATTERN", "BLENDED", "MAX_MARKET_PRICE"]
 
 # the kinds of token a price list prices, and the field of each
 PRICE_KINDS = ("input", "cached_input", "output")
@@ -50,10 +50,15 @@ MARKET_REF_PATTERN = rf"^{OFFER_PATTERN}/{OFFER_PATTERN}(?:@{DATE_PATTERN})?$"
 _REF = re.compile(rf"(?P<offer>{OFFER_PATTERN}/{OFFER_PATTERN})(?:@(?P<date>[^/@\s]+))?")
 
 
+# the highest market price per million tokens [USD/Mtok]: a dollar a token, far above any
+# published price; past it revenue and profit overflowed to null (1e308 USD/Mtok)
+MAX_MARKET_PRICE = 1e6
+
+
 def _price(description: str):
-    """A price per million tokens [USD/Mtok]: 0 or more, in any currency the scenario
-    states a rate for (converted to USD as it is read)."""
-    return Qty("USD/Mtok", description=description)
+    """A price per million tokens [USD/Mtok]: 0 to :data:`MAX_MARKET_PRICE`, in any currency
+    the scenario states a rate for (converted to USD as it is read)."""
+    return Qty("USD/Mtok", maximum=MAX_MARKET_PRICE, description=description)
 
 
 class _Prices(Section):

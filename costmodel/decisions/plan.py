@@ -6,7 +6,7 @@ the scenario's inputs (accelerators per node, nodes per rack, utilisation); noth
 re-derives a figure the declared calculation computes.
 
 - Sized for a demand D [token/s, of the scenario's token kind]: accelerators =
-  ceil(D / (throughput x utilisation x availability)), nodes = ceil(accelerators /
+  ceil(D / (throughput x utilisation x availability)), at least one, nodes = ceil(accelerators /
   accelerators per node), racks = ceil(nodes / nodes per rack). The fleet is rounded up, so
   the utilisation that results, D / (accelerators x throughput), is at most utilisation x
   availability (hours an accelerator is unavailable are hours it does not serve).
@@ -46,8 +46,8 @@ DEPLOYMENTS = ("node", "rack")  # what a power budget holds whole
 GIGAWATT = 1e9  # [W]
 
 ROUNDING = [
-    "accelerators for a demand, and their nodes and racks, are rounded up; concurrent users "
-    "are rounded down",
+    "accelerators for a demand, and their nodes and racks, are rounded up (a demand above "
+    "zero needs at least one accelerator); concurrent users are rounded down",
     "a power budget holds whole deployments: floor(budget / (power per deployment at the "
     "boundary x (1 + headroom))), divided exactly (each figure as the decimal it prints as), "
     "then the floor; nothing is rounded on the way (the deployment's power is not rounded, to "
@@ -99,9 +99,11 @@ def accelerators_for_demand(demand: float, throughput: float, utilisation: float
                             availability: float = 1.0) -> int:
     """Accelerators [count] that serve ``demand`` [token/s] on average when each serves
     ``throughput`` [token/s] for ``utilisation`` [fraction] of the hours it is available,
-    ``availability`` [fraction] of all hours: ceil(D / (T x u x a))."""
-    return whole_up(demand / (throughput * utilisation * availability),
-                    "demand / (throughput x utilisation x availability)")
+    ``availability`` [fraction] of all hours: ceil(D / (T x u x a)), and at least one: a
+    demand above zero needs an accelerator to serve it, however small (a quotient below 1e-9
+    would otherwise round to none, and the fleet's utilisation divide by zero)."""
+    return max(1, whole_up(demand / (throughput * utilisation * availability),
+                           "demand / (throughput x utilisation x availability)"))
 
 
 def planning_power(power: float, per_deployment: int, headroom: float = 0.0) -> Fraction:

@@ -109,6 +109,11 @@ PER_MTOK_ONLY = ("tiers", "committed_volume", "overage_input", "overage_output",
 CAPACITY_ONLY = ("hardware",)
 
 
+# the longest term a quote may run [month]: 50 years, as a financing life (MAX_LIFE); past it a
+# term's total overflowed to a non-JSON Infinity (1e308 month)
+MAX_TERM_MONTHS = 600.0
+
+
 class Quote(Supply):
     name: str
     vendor: str
@@ -122,7 +127,7 @@ class Quote(Supply):
     hourly_price: Qty("USD/h") | None = None
     monthly_price: Qty("USD/month") | None = None
     accelerators: Count | None = None
-    term: Qty("month", positive=True) = 12.0
+    term: Qty("month", positive=True, maximum=MAX_TERM_MONTHS) = 12.0
     commitment: Qty("USD") | None = Field(None, description="minimum spend over the term")
     volume: Qty("Mtok/month", positive=True) | None = None
     tiers: list[Tier] | None = Field(None, min_length=1, max_length=100)

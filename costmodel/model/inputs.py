@@ -56,7 +56,7 @@ from .units import (
 __all__ = ["default_source", "CITED_BY", "replace_citations", "InputError", "QuantityField",
            "Scenario", "validate_scenario", "cross_checks", "quantity_field", "quantity_meta",
            "NORMALISED_BY_DEFAULT", "MIN_UTILISATION", "MIN_THROUGHPUT", "MIN_THROUGHPUT_PER_KW",
-           "MAX_LIFE", "TYPICAL", "trim_unknown", "fewer_errors",
+           "MAX_LIFE", "MIN_FX_RATE", "MAX_FX_RATE", "TYPICAL", "trim_unknown", "fewer_errors",
            "Accelerator", "Node", "Rack", "Facility", "Financing", "Electricity",
            "OperatingPoint", "Workload", "Power", "Pricing", "RateEntry", "ReferenceRate",
            "Money", "validate_money"]
@@ -157,6 +157,9 @@ MIN_UTILISATION = 1e-6  # of the hours serving (about 30 s a year)
 MIN_THROUGHPUT = 1e-6  # token/s per accelerator (one token in 11.6 days)
 MIN_THROUGHPUT_PER_KW = 1e-6  # token/s/kW
 MAX_LIFE = 50.0  # years of depreciation: no accelerator is financed over longer
+# an exchange rate [units of a currency per USD]: every ISO 4217 currency in use lies between
+# (the Kuwaiti dinar 0.3, the Iranian rial's market rate about 1e6)
+MIN_FX_RATE, MAX_FX_RATE = 1e-4, 1e7
 
 
 Count = Annotated[StrictInt, Field(ge=1)]
@@ -450,6 +453,10 @@ class FxRate(Section):
             value = parse_quantity(raw, f"{code}/USD", allow_zero=False)
         except UnitInputError as exc:
             raise ValueError(f"rate: {exc}") from None
+        if not MIN_FX_RATE <= value <= MAX_FX_RATE:  # 1e308 EUR/USD gave null figures
+            bound = f"at least {MIN_FX_RATE:g}" if value < MIN_FX_RATE else \
+                f"at most {MAX_FX_RATE:g}"
+            raise ValueError(f"rate: must be {bound}, got {value:g} ({code}/USD)")
         return {**data, "currency": code, "rate": value}
 
 

@@ -480,7 +480,7 @@ def profit_json():
 
 
 @blueprint.get("/profit.xlsx")
-@computes("POST", "/api/v1/profit")
+@computes("POST", "/api/v1/profit", heavy=True)
 def profit_xlsx():
     need("read")
     sold, page = _sold_or_page()

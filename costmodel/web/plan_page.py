@@ -161,7 +161,7 @@ def _download(answer):
 
 
 @blueprint.get("/plan.pdf")
-@computes("POST", "/api/v1/plan")
+@computes("POST", "/api/v1/plan", heavy=True)
 def plan_pdf():
     return _download(lambda planned: Response(
         app.plan_pdf(planned), mimetype="application/pdf",

@@ -43,7 +43,7 @@ from werkzeug.datastructures import MultiDict
 from werkzeug.exceptions import RequestEntityTooLarge
 
 from .. import app
-from ..app.caps import MAX_SCENARIOS
+from ..app.caps import MAX_SCENARIOS, check_quotes_first
 from ..app.money import USD_MONEY
 from ..decisions.demand import Demand, typed_over, validate_demand
 from ..decisions.quotes import FORMS, Quote
@@ -152,10 +152,13 @@ def unpack_quotes(packed: str, limit: int) -> dict[str, Any]:
         raw = base64.urlsafe_b64decode(packed + "=" * (-len(packed) % 4))
         inflate = zlib.decompressobj()
         text = inflate.decompress(raw, limit)
-        if inflate.unconsumed_tail:
-            raise bad(f"is larger than the service's limit of {limit // 1024:,} KiB")
+    except (binascii.Error, ValueError, zlib.error):
+        raise bad("is damaged (cut short when copied?)") from None
+    if inflate.unconsumed_tail:  # (an InputError is a ValueError: said outside the try)
+        raise bad(f"is larger than the service's limit of {limit // 1024:,} KiB")
+    try:
         data = parse_nested(json.loads, text.decode("utf-8"), "the quote file")
-    except (binascii.Error, ValueError, zlib.error):  # JSONDecodeError, UnicodeDecodeError
+    except (ValueError, zlib.error):  # JSONDecodeError, UnicodeDecodeError
         raise bad("is damaged (cut short when copied?)") from None
     if not isinstance(data, dict):
         raise bad("is not a quote file")
@@ -338,6 +341,11 @@ def _read_upload(form: QuotesForm, upload) -> None:
                              f"JSON")
         return
     try:
+        try:  # counted before any quote is read (the cap first, then the validation)
+            parsed = _plain(text, name)
+        except (ValueError, RecursionError):  # malformed: the file's own words below
+            parsed = None
+        check_quotes_first(parsed)
         read_quotes_text(text, name)  # the file's own words for what is wrong
         data = _plain(text, name)
         quotes_of(data, name)
@@ -361,6 +369,7 @@ def _read_quotes(form: QuotesForm) -> None:
                 form.error("q_file", "this link carries no quote file: upload it")
                 return
             data = unpack_quotes(form.packed, current_app.config["MAX_CONTENT_LENGTH"])
+            check_quotes_first(data)  # before any quote is validated or compared
             form.source = f"your file {form.file_name}"
         else:
             if not any(form.values[k] for k in QUOTE_FIELDS):

@@ -26,7 +26,7 @@ import numpy as np
 from flask import current_app, render_template, request
 
 from .. import app
-from ..app.caps import MAX_SCENARIOS
+from ..app.caps import MAX_SCENARIOS, large_task, task_cells, task_workbook_too_large
 from ..decisions.task import MAX_TASK_STEPS, validate_task
 from ..model.errors import InputError
 from ..render import display
@@ -35,7 +35,8 @@ from ..store import repo
 from .charts import COLOURS, StepSeries, step_chart
 from .disclosure import disclosure_lines
 from .downloads import curl_line, json_response, xlsx_response
-from .guard import computes
+from .errors import error_page
+from .guard import computes, heavy_if
 from .pages import (
     DEFAULT_COMPARE,
     MAX_SYSTEMS,
@@ -285,11 +286,21 @@ def _request_body(choices: list[Choice], ta: TaskArgs) -> dict[str, Any]:
     return {"scenarios": [c.body for c in choices], "task": ta.body}
 
 
+def _large(values: list[str], ta: TaskArgs) -> bool:
+    """Whether the task asked is heavy work: more than MAX_TASK_CELLS steps x systems."""
+    return large_task(task_cells(app.steps_asked(ta.body), len(values)))
+
+
 @blueprint.get("/task")
 @computes("POST", "/api/v1/task")
 def task_page():
     need("read")
     values, ta, money = _system_values(), task_args(request.args), money_args()
+    with heavy_if(_large(values, ta)):  # the answer and its charts, drawn
+        return _task_page(values, ta, money)
+
+
+def _task_page(values: list[str], ta: TaskArgs, money: SimpleNamespace):
     out = _priced(values, ta, money)
     answer = out["answer"]
     slots = values + [""] * (MAX_SYSTEMS - len(values))
@@ -308,19 +319,26 @@ def task_page():
 def task_json():
     """The answer as ``POST /api/v1/task`` gives it, or the page with its errors."""
     need("read")
-    out = _priced(_system_values(), task_args(request.args), money_args())
-    if out["answer"] is None:
-        return task_page()
-    return json_response(out["answer"].to_json(), "task.json")
+    values, ta = _system_values(), task_args(request.args)
+    with heavy_if(_large(values, ta)):
+        out = _priced(values, ta, money_args())
+        if out["answer"] is None:
+            return task_page()
+        return json_response(out["answer"].to_json(), "task.json")
 
 
 @blueprint.get("/task.xlsx")
-@computes("POST", "/api/v1/task")
+@computes("POST", "/api/v1/task", heavy=True)
 def task_xlsx():
     """The task as a workbook of live formulas (its Task sheet over the systems' sheets), or
-    the page with its errors."""
+    the page with its errors; a 413 page, before anything is priced, for a task over the
+    workbook's bound (MAX_TASK_CELLS steps x systems)."""
     need("read")
-    out = _priced(_system_values(), task_args(request.args), money_args(), book=True)
+    values, ta = _system_values(), task_args(request.args)
+    why = task_workbook_too_large(app.steps_asked(ta.body), len(values))
+    if why is not None:
+        return error_page(413, why, "The workbook would be too large")
+    out = _priced(values, ta, money_args(), book=True)
     if out["workbook"] is None:
         return task_page()
     return xlsx_response(out["workbook"])

@@ -124,11 +124,10 @@ def test_without_the_what_if_the_answer_is_the_price_alone(client, tokens):
 
 
 @pytest.mark.parametrize("share,message", [
-    (1.5, "less than or equal to 1"),
-    (-0.1, "greater than or equal to 0"),
-    (True, "valid number"),  # strict: a boolean is no number
-    ("0.5", "valid number"),
-    ("50 %", "valid number"),
+    (1.5, "must be at most 1, got 1.5"),
+    (-0.1, "must not be negative, got -0.1"),
+    (True, "got a boolean"),  # a boolean is no number
+    ("150 %", "must be at most 1, got 1.5"),  # a percentage as the web form reads it
 ])
 def test_the_bounds_are_the_command_lines(client, tokens, share, message):
     r = post(client, tokens, {"scenario": SCENARIO, "flexible_share": share})
@@ -139,6 +138,14 @@ def test_the_bounds_are_the_command_lines(client, tokens, share, message):
     if isinstance(share, float):
         out = CliRunner().invoke(main, ["price", "x.toml", "--flexible-share", str(share)])
         assert out.exit_code == 2 and "0<=x<=1" in out.output
+
+
+def test_a_share_typed_in_percent_is_the_fraction(client, tokens):
+    # one fraction parser for the API and the web form (issue 38): "50 %" is 0.5
+    typed = post(client, tokens, {"scenario": SCENARIO, "flexible_share": "50 %"})
+    same = post(client, tokens, {"scenario": SCENARIO, "flexible_share": 0.5})
+    assert typed.status_code == 200, typed.get_data(as_text=True)
+    assert typed.get_json()["what_if"] == same.get_json()["what_if"]
 
 
 def test_the_what_if_needs_a_tariff_and_is_the_price_routes_alone(client, tokens):
@@ -162,9 +169,10 @@ def test_the_document_types_the_what_if():
     body = spec["paths"][f"{API}/price"]["post"]["requestBody"]["content"]["application/json"]
     name = body["schema"]["$ref"].rsplit("/", 1)[1]
     share = spec["components"]["schemas"][name]["properties"]["flexible_share"]
-    number = next(s for s in share["anyOf"] if s.get("type") == "number")
+    given = next(s for s in share["anyOf"] if "oneOf" in s)  # a fraction, or a percentage
+    number = next(s for s in given["oneOf"] if s.get("type") == "number")
     assert (number["minimum"], number["maximum"]) == (0, 1)
-    assert number["examples"] == [0.3] and "cheapest hours" in number["description"]
+    assert "cheapest hours" in given["description"] and '"30 %"' in given["description"]
     assert any("flexible_share" in e for e in spec["components"]["schemas"][name]["examples"])
     out = spec["components"]["schemas"]["ResultOut"]["properties"]["what_if"]
     assert out["$ref"] == "#/components/schemas/WhatIfOut"
@@ -172,7 +180,8 @@ def test_the_document_types_the_what_if():
 
 @pytest.mark.parametrize("share,ok", [(0.3, True), (0, True), (1, True), (None, True),
                                       (1.5, False), (-0.1, False), (True, False),
-                                      ("0.3", False), ({"value": 30, "unit": "%"}, False)])
+                                      ("0.3", True), ({"value": 30, "unit": "%"}, True),
+                                      ("30 %", True)])
 def test_the_document_and_the_service_agree_on_the_what_if(client, tokens, share, ok):
     from jsonschema import Draft202012Validator
     from referencing import Registry, Resource

@@ -28,6 +28,7 @@ from conftest import auth
 from costmodel import app
 from costmodel.cli import main
 from costmodel.decisions import plan as core
+from costmodel.model.errors import InputError
 
 API = "/api/v1"
 SCENARIO = {
@@ -485,3 +486,42 @@ def test_the_api_answers_the_plan_as_a_pdf(client, tokens):
     pages, text = _pdf_text(r.data)
     # floor(10 MW / 1,250 W) = 8,000 accelerators
     assert pages == 1 and "Accelerators 8,000" in text
+
+
+# ---- a demand too small for one accelerator (issue 38, item 5) --------------------------------
+
+def test_a_demand_above_zero_needs_at_least_one_accelerator():
+    # 1e-6 / (10,000 x 0.5) = 2e-10: below the 1e-9 noise dropped, it rounded to none, and the
+    # fleet's utilisation divided by zero
+    assert core.accelerators_for_demand(1e-6, 10000, 0.5) == 1
+    assert core.accelerators_for_demand(5000, 10000, 0.5) == 1  # exactly one
+
+
+# the least demand one accelerator is priced at: 10,000 token/s x 1e-6 of its hours = 0.01
+SMALLEST = 0.01
+
+
+def test_the_smallest_demand_is_one_accelerator_at_the_least_utilisation():
+    p = plan(demand=SMALLEST)
+    assert (p.accelerators, p.nodes, p.racks) == (1, 1, 1)
+    assert p.resulting_utilisation == pytest.approx(1e-6)  # 0.01 / (1 x 10,000)
+
+
+@pytest.mark.parametrize("demand", [1e-6, 0.0099])
+def test_a_demand_too_small_to_price_is_refused_on_every_face(demand, client, tokens,
+                                                              scenario_file):
+    said = f"must be at least 0.01, got {demand:g} (token/s)"
+    with pytest.raises(InputError) as exc:
+        plan(demand=demand)
+    assert exc.value.errors[0][0] == "demand" and said in exc.value.errors[0][1]
+    r = cli(scenario_file, "--demand", f"{demand} token/s")
+    assert r.exit_code != 0 and said in r.output and "Traceback" not in r.output
+    for accept in ("application/json", "application/pdf"):
+        r = client.post(f"{API}/plan", json={"scenario": SCENARIO, "demand": f"{demand} token/s"},
+                        headers={**auth(tokens["viewer"]), "Accept": accept})
+        assert r.status_code == 422 and r.mimetype == "application/problem+json"
+        assert r.get_json()["errors"][0]["path"] == "demand"
+        assert said in r.get_json()["errors"][0]["message"]
+    r = client.post(f"{API}/plan", json={"scenario": SCENARIO, "demand": f"{SMALLEST} token/s"},
+                    headers=auth(tokens["viewer"]))
+    assert r.status_code == 200 and r.get_json()["accelerators"] == 1

@@ -296,7 +296,7 @@ def _post(client, tokens, body, **headers):
 @pytest.mark.parametrize("extra,path,said", [
     ({"power_budget": "1 MW", "headroom": 1}, "headroom", None),
     ({"power_budget": "1 MW", "headroom": -0.1}, "headroom", None),
-    ({"power_budget": "1 MW", "headroom": "10 %"}, "headroom", None),
+    ({"power_budget": "1 MW", "headroom": "100 %"}, "headroom", "must be below 1, got 1"),
     ({"power_budget": "1 MW", "headroom": True}, "headroom", None),
     ({"power_budget": "1 MW", "deployment": "chassis"}, "deployment", None),
     ({"demand": "1 token/s", "headroom": 0.1}, "headroom", "applies to a power budget only"),
@@ -412,3 +412,20 @@ def test_the_workbook_cover_names_the_whole_deployments():
             "per GW)") in cover
     assert math.isclose(p.accelerators * p.priced.result.values["power_per_accelerator"],
                         p.power, rel_tol=1e-12)
+
+
+@pytest.mark.parametrize("percent,fraction", [
+    ({"power_budget": "1 MW", "headroom": "10 %"}, {"power_budget": "1 MW", "headroom": 0.1}),
+    ({"demand": "1e6 token/s", "availability": "99 %"},
+     {"demand": "1e6 token/s", "availability": 0.99}),
+    ({"demand": "1e6 token/s", "availability": "99 percent"},
+     {"demand": "1e6 token/s", "availability": 0.99}),
+])
+def test_api_reads_a_fraction_typed_in_percent_as_the_web_form_does(client, tokens, percent,
+                                                                   fraction):
+    # docs/planning.md writes "10 %": the API reads it with the web form's parser (issue 38)
+    typed = _post(client, tokens, {"scenario": ISSUE, **percent})
+    assert typed.status_code == 200, typed.get_data(as_text=True)
+    same = _post(client, tokens, {"scenario": ISSUE, **fraction}).get_json()
+    assert typed.get_json()["accelerators"] == same["accelerators"]
+    assert typed.get_json()["disclosure"] == same["disclosure"]

@@ -248,12 +248,20 @@ def test_every_page_that_computes_is_guarded_by_a_declared_twin(make_app):
                if hasattr(view, "api_twin")}
     assert set(guarded) == COMPUTING
     assert set(guarded.values()) <= declared
-    heavy = {name for name, twin in guarded.items() if twin in HEAVY}
+    assert {name for name, twin in guarded.items() if twin in HEAVY} == {
+        "web.price_workbook", "web.compare_workbook", "web.quotes", "web.quotes_post",
+        "web.quotes_summary", "web.quotes_workbook", "web.sensitivity_page",
+        "web.sensitivity_workbook", "web.sensitivity_json", "web.saved_revision_workbook",
+        "web.plan_workbook"}
+    # every workbook and PDF holds a slot, whatever its twin's JSON does (issue 38)
+    heavy = {name for name, view in application.view_functions.items()
+             if getattr(view, "heavy", False)}
     assert heavy == {"web.price_workbook", "web.compare_workbook", "web.quotes",
                      "web.quotes_post",
                      "web.quotes_summary", "web.quotes_workbook", "web.sensitivity_page",
                      "web.sensitivity_workbook", "web.sensitivity_json",
-                     "web.saved_revision_workbook", "web.plan_workbook"}
+                     "web.saved_revision_workbook", "web.plan_workbook", "web.plan_pdf",
+                     "web.task_xlsx", "web.profit_xlsx"}
 
 
 # ---- a decision prices each offer once a grid scale ----------------------------------------
@@ -278,3 +286,43 @@ def test_a_decision_prices_each_offer_once_a_grid_scale():
     # each offer priced once at the demand and once a grid scale (and the winner twice at
     # half the demand); pricing both of a pair at every scale was 2 x 780 x 121 = 188,760
     assert calls[0] <= n * (_GRID + 1) + 2
+
+
+# ---- the Quotes page counts before it validates (issue 38, item 6) ------------------------
+
+def _never(*args, **kwargs):
+    raise AssertionError("a quote was validated before the quotes were counted")
+
+
+def _small(i: int) -> dict:
+    """A quote of few bytes: the issue's 51 KB link inflated to 14,000 of them."""
+    return {"name": f"q{i}", "vendor": "V", "form": "per_mtok", "price_input": "1 USD/Mtok",
+            "price_output": "1 USD/Mtok"}
+
+
+@pytest.mark.parametrize("count", [MAX_QUOTES + 1, 14_000])
+def test_a_link_carrying_more_quotes_than_the_cap_is_refused_before_any_is_read(
+        make_app, monkeypatch, count):
+    from costmodel.web import quotes_page
+    client, csrf, _ = _signed_in(make_app())
+    packed = quotes_page.pack_quotes({"quote": [_small(i) for i in range(count)]})
+    monkeypatch.setattr(quotes_page, "quotes_of", _never)
+    monkeypatch.setattr(quotes_page, "read_quotes_text", _never)
+    r = client.post("/quotes", data={"csrf_token": csrf, "scenario": MATCHED, "quotes": "file",
+                                     "qn": "offers.json", "qf": packed}, follow_redirects=True)
+    assert r.status_code == 422, _errors(r.text)
+    assert f"quotes: at most 50 quotes in one request, got {count:,}" in _errors(r.text)
+
+
+def test_an_upload_of_more_quotes_than_the_cap_is_refused_before_any_is_read(make_app,
+                                                                              monkeypatch):
+    from costmodel.web import quotes_page
+    client, csrf, _ = _signed_in(make_app())
+    monkeypatch.setattr(quotes_page, "quotes_of", _never)
+    monkeypatch.setattr(quotes_page, "read_quotes_text", _never)
+    r = client.post("/quotes", data={
+        "csrf_token": csrf, "scenario": MATCHED, "quote_file": (io.BytesIO(json.dumps(
+            {"quote": [_small(i) for i in range(14_000)]}).encode()), "offers.json")},
+        content_type="multipart/form-data", follow_redirects=True)
+    assert r.status_code == 422
+    assert "quotes: at most 50 quotes in one request, got 14,000" in _errors(r.text)

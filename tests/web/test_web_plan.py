@@ -254,3 +254,23 @@ def test_a_bad_headroom_or_deployment_is_marked_beside_it(web, query, field, say
     assert re.search(rf'id="f-{field}"[^>]*aria-invalid="true"', r.text), field
     m = re.search(rf'id="{field}-error"[^>]*>(.*?)</p>', r.text, re.S)
     assert m and says in html.unescape(m.group(1))
+
+
+# ---- a demand too small for one accelerator (issue 38, item 5) --------------------------------
+
+def test_a_demand_too_small_to_price_is_marked_on_the_page_and_every_download(web):
+    j = web.post("/api/v1/plan", json={**_scenario_body(web), "demand": "1e6 token/s"}
+                 ).get_json()
+    t = j["disclosure"]["plan"]["throughput_per_accelerator"]["value"]
+    # one accelerator at the least utilisation a scenario is priced at (1e-6 of its hours),
+    # said rounded up to 3 digits, so that typing it is enough
+    step = 10.0 ** (math.floor(math.log10(t * 1e-6)) - 2)
+    least = math.ceil(t * 1e-6 / step) * step
+    for path in ("/plan", "/plan.pdf", "/plan.xlsx", "/plan.json"):
+        r = web.get(f"{path}?{QUERY}&pl_demand=1e-6")
+        assert r.status_code == 422 and r.mimetype == "text/html", path
+        assert f"must be at least {least:g}, got 1e-06 (token/s)" in html.unescape(r.text)
+    r = web.get(f"/plan.json?{QUERY}&pl_demand={least:g}")
+    assert r.status_code == 200 and r.get_json()["accelerators"] == 1
+    r = web.get(f"/plan?{QUERY}&pl_demand={least:g}")
+    assert r.status_code == 200 and figure(r.text, "accelerators") == "1"
