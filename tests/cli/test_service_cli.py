@@ -95,5 +95,5 @@ def test_serve_on_loopback_answers_reads_without_a_key(tmp_path):
 ])
 def test_serve_opens_reads_only_on_addresses_that_are_loopback(host, loopback):
     # decided on the resolved address, never on how the name is spelled
-    from costmodel.cli import _is_loopback
+    from costmodel.cli.service import _is_loopback
     assert _is_loopback(host) is loopback
