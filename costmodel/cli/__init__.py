@@ -60,7 +60,7 @@ def main() -> None:
 def __getattr__(name: str) -> Any:
     """What every command shares (``CONTEXT``, ``specs_for``...), from :mod:`.common` when
     first named here."""
-    from . import common
+    common = importlib.import_module(".common", __name__)
     if name in common.__all__:
         return getattr(common, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

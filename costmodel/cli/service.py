@@ -116,9 +116,42 @@ def _is_loopback(host: str) -> bool:
         ipaddress.ip_address(a.split("%")[0]).is_loopback for a in addresses)
 
 
+def _cannot_listen(host: str, port: int) -> str | None:
+    """Why gunicorn could not listen on ``host:port``, in words, or None if it can.
+
+    Bound as gunicorn binds (SO_REUSEADDR: a port left in TIME_WAIT is free, one another
+    server listens on is not), then released for gunicorn.
+    """
+    import errno
+    import socket
+    address = host.strip("[]")
+    family = socket.AF_INET6 if ":" in address else socket.AF_INET
+    try:
+        with socket.socket(family, socket.SOCK_STREAM) as s:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            s.bind((address, port))
+    except (socket.gaierror, UnicodeError):
+        return f"--host: cannot resolve {host!r}"
+    except OSError as exc:
+        if exc.errno == errno.EADDRINUSE:
+            return "taken by another server"
+        if exc.errno == errno.EACCES:
+            return "not allowed to this user (ports below 1024 need root)"
+        if exc.errno == errno.EADDRNOTAVAIL:
+            return f"--host: {host} is not an address of this machine"
+        return exc.strerror or str(exc)
+    return None
+
+
+def _next_free_port(host: str, port: int) -> int | None:
+    """The first port after ``port`` that ``host`` can listen on (of the next 20)."""
+    return next((p for p in range(port + 1, min(port + 21, 65536))
+                 if _cannot_listen(host, p) is None), None)
+
+
 @click.command()
 @click.option("--host", default="127.0.0.1", show_default=True)
-@click.option("--port", default=8000, show_default=True, type=int)
+@click.option("--port", default=8000, show_default=True, type=click.IntRange(1, 65535))
 @click.option("--url", help="Database URL (default: $DATABASE_URL or sqlite:///costmodel.db).")
 @click.option("--no-seed", is_flag=True, help="Do not load fixtures/ into the database.")
 @click.option("--workers", default=1, show_default=True, type=int, help="gunicorn workers.")
@@ -134,6 +167,13 @@ def serve(host: str, port: int, url: str | None, no_seed: bool, workers: int,
     from ..sources.catalog import fixtures_dir
     from ..store.db import database_url
     from ..store.seed import prepare
+    why = _cannot_listen(host, port)  # before anything is migrated: bad input changes nothing
+    if why is not None and why.startswith("--host"):
+        fail(why)
+    if why is not None:
+        free = _next_free_port(host, max(port, 1023)) or "N"
+        fail(f"--port: {host}:{port} is {why}; choose another port with --port {free} "
+             f"(make run PORT={free})")
     url = database_url(url)
     prepare(url, None if no_seed else fixtures_dir())
     loopback = _is_loopback(host)
