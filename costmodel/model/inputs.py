@@ -112,7 +112,8 @@ TYPICAL = _EXAMPLE  # (read by results.check_finite: which input drove a figure 
 def _quantity_schema(meta: QuantityField, description: str) -> dict[str, Any]:
     """A quantity as JSON Schema: text (``"700 W"``) or ``{"value", "unit"}``, and a bare
     number (within the field's bounds) for the units in BARE_NUMBER_UNITS. Which units have
-    the field's dimension is the grammar's business (README, Quantities), not the schema's."""
+    the field's dimension is the grammar's business
+    (docs/architecture.md#quantities-typed-by-people), not the schema's."""
     low = {"exclusiveMinimum": 0} if meta.lowest_excluded else {"minimum": 0}
     value = {"type": "number", **low}  # no quantity is negative, whatever its unit
     text, obj = (dict(s) for s in _QUANTITY_SCHEMA["oneOf"])
@@ -710,7 +711,7 @@ def default_source(key: str) -> str:
         return "default: InferenceX 8k/1k workload (ISL 8192, OSL 1024)"
     if key == "operating_point.token_kind":
         return "default: mixed tokens (input + output), as InferenceX counts them"
-    return "default: illustrative assumption (README, Defaults)"
+    return "default: illustrative assumption (docs/scenarios.md#defaults)"
 
 
 # The fields that say where a value came from (a citation, its date, a label naming what was
