@@ -8,8 +8,10 @@ import click
 
 from .. import app
 from ..model.errors import InputError
-from ..render.display import label
+from ..render.display import display_unit, format_number, format_percent, label, unit_words
 from ..render.report import (
+    ANSWER,
+    columns,
     comparison_table,
     decision_table,
     flexible_line,
@@ -113,9 +115,11 @@ def workbook(files: tuple[str, ...], output: str, overrides: tuple[str, ...],
 @click.argument("file")
 @click.option("--json", "as_json", is_flag=True, help="Print results and changes as JSON.")
 def reprice(file: str, as_json: bool) -> None:
-    """Read an edited workbook back: validate its inputs, price them, list what changed."""
+    """Read an edited workbook back: validate its inputs, price them, list what changed and
+    what it did to the headline figures."""
     try:
-        imported = app.reprice(Path(file), name=Path(file).name, ctx=CONTEXT)
+        imported = app.reprice(Path(file), name=Path(file).name, ctx=CONTEXT,
+                               before=not as_json)
     except OSError as exc:
         fail(f"cannot read {file}: {exc.strerror or exc}")
     except InputError as exc:
@@ -135,5 +139,56 @@ def reprice(file: str, as_json: bool) -> None:
         before, after = (words(v, c.unit, c.name) if isinstance(v, (int, float)) else str(v)
                          for v in (c.before, c.after))
         click.echo(f"  {c.system}: {in_sentence(label(c.name))} {before} -> {after}")
+    if imported.changes:
+        click.echo()
+        click.echo("\n".join(edits_did(imported)))
     for w in imported.warnings:
         click.echo(f"warning: {w}")
+
+
+# the headline figures of a scenario's workbook (its Summary: the answer and what the cost is
+# made of), as exported and as edited
+HEADLINE = [*ANSWER, "cost_per_mtok_energy", "cost_per_mtok_capex", "cost_per_mtok_opex"]
+
+
+def _change(before: float | None, after: float | None) -> str:
+    """The relative change, signed (``+4.7%``); empty when there is none to state."""
+    if before is None or after is None or before == after:
+        return "" if before == after else "-"
+    if before == 0:
+        return "-"
+    return ("+" if after > before else "") + format_percent(after / before - 1)
+
+
+def edits_did(imported: app.WorkbookImport) -> list[str]:
+    """The headline figures before the edits (as exported) and after, with units: each
+    system's cost and price per million tokens and the cost's parts; for a decision's
+    workbook, the cheapest option and its cost a month and per million tokens."""
+    out = ["What the edits did (as exported -> as edited)"]
+    for was, now in zip(imported.before, imported.results, strict=True):
+        figures = [(n, *was.shown(n), now.shown(n)[0]) for n in HEADLINE]
+        if all(b == a for _, b, _, a in figures):
+            out.append(f"  {now.name}: headline figures unchanged")
+            continue
+        rows = [[f"  {label(n)}", format_number(b, unit, n), "->", format_number(a, unit, n),
+                 unit_words(display_unit(n, unit)), _change(b, a)]
+                for n, b, unit, a in figures]
+        out += [f"  {now.name}", *("  " + line for line in columns(rows, {1, 3, 5}))]
+    if imported.decision is not None and imported.decision_before is not None:
+        cur = imported.decision.money.currency
+        picks = [d.decision.ranked[0] if d.decision.ranked else None
+                 for d in (imported.decision_before, imported.decision)]
+        names = [p.option.name if p is not None else "none ranked" for p in picks]
+        monthly = [None if p is None else p.charge.monthly for p in picks]
+        per_mtok = [None if p is None else p.per_mtok for p in picks]
+        out += ["  The decision",
+                f"    Cheapest option: {names[0]}" + (" (unchanged)" if names[0] == names[1]
+                                                      else f" -> {names[1]}")]
+        rows = [["    Its cost a month", format_number(monthly[0], "USD/month"), "->",
+                 format_number(monthly[1], "USD/month"), f"{cur} per month",
+                 _change(*monthly)],
+                ["    Its cost per million tokens", format_number(per_mtok[0], "USD/Mtok"),
+                 "->", format_number(per_mtok[1], "USD/Mtok"), f"{cur} per million tokens",
+                 _change(*per_mtok)]]
+        out += columns(rows, {1, 3, 5})
+    return out

@@ -158,7 +158,7 @@ def _next_free_port(host: str, port: int) -> int | None:
 @click.option("--threads", default=4, show_default=True, type=int, help="Threads a worker.")
 def serve(host: str, port: int, url: str | None, no_seed: bool, workers: int,
           threads: int) -> None:
-    """Run the pricing service for local use (gunicorn for production: docs/operations.md#deployment).
+    """Run the pricing service for local use (for production: docs/operations.md#deployment).
 
     Migrates and seeds the database first. On a loopback address reads (price, compare,
     catalog) answer without a key; writes always need one.
