@@ -632,6 +632,10 @@ class ReferenceRate(RateEntry):
         return self
 
 
+# the name of a scenario given none that names neither its operating point nor its accelerator
+UNNAMED = "Unnamed scenario"
+
+
 class Scenario(Section):
     """Everything needed to price one system at one operating point."""
     name: str = "scenario"
@@ -652,6 +656,17 @@ class Scenario(Section):
     load: Load | None = None  # a load shape by hour; none: utilisation in every hour
     money: Money = Field(default_factory=Money)
     reference_rate: ReferenceRate | None = None  # the rate it was priced from, if any
+
+    @model_validator(mode="after")
+    def _named(self) -> Scenario:
+        # Unnamed (an API body, a file without `name`), it is called after what it runs, not
+        # "scenario": a decision would otherwise say "Take scenario (own build)".
+        if "name" not in self.model_fields_set:
+            op, accelerator = self.operating_point, self.accelerator.name
+            known = accelerator if "name" in self.accelerator.model_fields_set else None
+            self.name = (op.label or (f"{known or 'accelerator'}, curve {op.curve}"
+                                      if op.curve else known) or UNNAMED)[:200]
+        return self
 
     @property
     def load_basis(self) -> str:
