@@ -104,6 +104,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/slowclients.py
 	$(BIN)/python bench/hosts.py
 	$(BIN)/python bench/pages.py
+	$(BIN)/python bench/usage.py
 
 # The full property-based run over the OpenAPI document (docs/operations.md, API contract): schemathesis's
 # command line with every phase and check, 200 examples an operation (COSTMODEL_SCHEMATHESIS_

@@ -107,7 +107,7 @@ def test_batch_rows_with_many_unknown_keys_are_bounded(client, viewer, lookups):
     assert resp.status_code == 200, resp.get_data(as_text=True)[:300]
     row0 = [e for e in resp.json["errors"] if e["row"] == 0]  # (a row holds at most 100)
     assert len(row0) == MAX_ERRORS + 1
-    assert row0[-1]["detail"] == f"and {90 - MAX_ERRORS:,} more errors"
+    assert row0[-1]["message"] == f"and {90 - MAX_ERRORS:,} more errors"
     assert len(lookups) <= MAX_HINTS
     # no row priced: one 422, bounded
     resp = client.post(f"{API}/price/batch", headers=viewer, json={
@@ -363,5 +363,6 @@ def test_a_workbook_repriced_names_the_cell(tmp_path):
     wb.save(path)
     with pytest.raises(InputError) as info:
         app.reprice(path)
+    # said as the cell shows it: a percentage
     assert str(info.value) == (f"Inputs!{cell.coordinate} (utilisation): must be at least "
-                               f"1e-06, got 1e-300")
+                               f"0.0001 %, got 1e-298 %")

@@ -890,9 +890,14 @@ class BatchColumn(BaseModel):
 
 
 class BatchRowErrorOut(BaseModel):
+    """Why a row has no figures: the shape of every problem's ``errors[]`` (``path``,
+    ``message``) with the row's index."""
     row: int
     path: str = Field(description="overrides[i].key, or overrides[i] for the row as a whole")
-    detail: str
+    message: str = Field(description="what is wrong, in words")
+    detail: str = Field(deprecated=True, description=(
+        "deprecated: the same words as message (the field's former name), kept for one "
+        "release; read message"))
 
 
 class BatchOut(Partial):
@@ -1332,10 +1337,17 @@ class QuoteComparisonOut(Out):
     implied_margin: float | None = Field(description="1 - our cost / the quote's price; "
                                          "null for a free offer (price 0)")
     implied_margin_note: str | None = Field(None, description="why implied_margin is null")
-    break_even_utilisation: float | None
-    quote_pv: QuantityOut
-    own_pv: QuantityOut
-    saving_pv: QuantityOut
+    break_even_utilisation: float | None = Field(description=(
+        "where our cost per Mtok equals the quote's price; null: none up to 100% (a "
+        "per-token quote) or n/a (a capacity quote)"))
+    quote_total: QuantityOut = Field(description="the quote, nominal over the term (the "
+                                                 "payments' sum, commitment applied)")
+    own_total: QuantityOut = Field(description="our cost, nominal over the term")
+    quote_pv: QuantityOut = Field(description="the quote, present value at discount_rate")
+    own_pv: QuantityOut = Field(description="our cost, present value at discount_rate")
+    saving_pv: QuantityOut = Field(description="own_pv - quote_pv")
+    discount_rate: float = Field(description="[fraction a year] the present values' rate: "
+                                             "the scenario's cost of capital")
     flags: list[str]
 
 
@@ -1382,6 +1394,9 @@ class QuotesDecisionOut(Out):
     recommendation: RecommendationOut | None
     assumptions: list[str]
     own_builds: list[dict[str, Any]]
+    discount_rate: float = Field(description=(
+        "[fraction a year] the rate of each ranked option's term_pv (present value at it); "
+        "term_total is nominal over the term"))
 
 
 class TaskShapeOut(BaseModel):
@@ -1514,11 +1529,18 @@ class QuotesCompareOut(BaseModel):
         "decided between for one demand by POST /api/v1/quotes/decide)"))
 
 
+class ProblemFieldOut(BaseModel):
+    """One input problem: where (a dotted field path) and what is wrong."""
+    path: str = Field(description="the field's dotted path (body for the request as a whole)")
+    message: str = Field(description="what is wrong, in words")
+
+
 class ProblemOut(BaseModel):
+    """RFC 9457 problem details; ``errors`` lists each input problem by its field path."""
     type: str
     title: str
     status: int
     detail: str
     instance: str
-    errors: list[dict[str, str]] | None = None
+    errors: list[ProblemFieldOut] | None = None
 

@@ -91,7 +91,9 @@ class Batch:
             "outputs": self.outputs, "rows": self.rows, "priced": int(self.priced.sum()),
             "columns": {name: {"unit": unit, "values": self.values[name].tolist()}
                         for name, unit in zip(self.outputs, self.units, strict=True)},
-            "errors": [{"row": e.row, "path": e.path, "detail": e.detail}
+            # each error's words under "message", as in every problem's errors[]; "detail"
+            # repeats them for clients written before (deprecated: removed in the next release)
+            "errors": [{"row": e.row, "path": e.path, "message": e.detail, "detail": e.detail}
                        for e in self.errors],
             "disclosure": self.shared.disclosure() if self.shared is not None else None,
             "provenance": self.provenance,

@@ -2,7 +2,7 @@
 negotiator or a finance reader passes on, drawn offline (:mod:`costmodel.render.onepage`)."""
 from __future__ import annotations
 
-from ..render.display import format_number, format_percent
+from ..render.display import NO_VALUE, format_number, format_percent
 from ..render.onepage import Heading, Paragraph, Table, render_page
 from ..render.report import disclosure_items
 from .decide import QuotesDecision
@@ -35,12 +35,13 @@ def decision_pdf(answer: QuotesDecision) -> bytes:
     m, cur = answer.money.value, answer.money.currency  # money in the answer's currency
     rows = [[str(i), p.option.name, p.option.vendor, f"{m(p.charge.monthly):,.0f}",
              format_number(m(p.per_mtok), "USD/Mtok"),
-             "-" if p.charge.accelerators is None else f"{p.charge.accelerators:,}",
+             NO_VALUE if p.charge.accelerators is None else f"{p.charge.accelerators:,}",
              format_percent(p.charge.utilisation), f"{p.term:g}", f"{m(p.term_pv):,.0f}"]
             for i, p in enumerate(d.ranked, 1)]
     blocks += [Heading("Offers ranked for this demand"),
                Table(["#", "Offer", "Vendor", f"{cur}/month", f"{cur}/Mtok", "Accelerators",
-                      "Utilisation", "Term (months)", f"Term PV ({cur})"], rows,
+                      "Utilisation", "Term (months)",
+                      f"PV at {format_percent(d.discount_rate)} ({cur})"], rows,
                      right={0, 3, 4, 5, 6, 7, 8}, mark_first=True)]
     notes = [f"{p.option.name}: {n}" for p in d.ranked for n in (*p.charge.lines,
                                                                   *p.option.flags)]

@@ -80,6 +80,7 @@ class Decision:
     recommendation: dict[str, Any] | None
     assumptions: list[str]
     given: list[Option] = field(default_factory=list)  # the ranked options, in the order given
+    discount_rate: float = 0.0  # [fraction a year] the present values' (term_pv)
 
     def to_json(self) -> dict[str, Any]:
         q = lambda v, u: None if v is None else {"value": v, "unit": u}  # noqa: E731
@@ -101,7 +102,8 @@ class Decision:
                 "break_even": self.break_even,
                 "holds": {"from": q(self.holds[0], "Mtok/month"),
                           "to": q(self.holds[1], "Mtok/month")},
-                "recommendation": self.recommendation, "assumptions": self.assumptions}
+                "recommendation": self.recommendation, "assumptions": self.assumptions,
+                "discount_rate": self.discount_rate}
 
 
 def _price(option: Option, load: DemandLoad, rate: float, own_term: float) -> Priced:
@@ -206,7 +208,8 @@ def decide(options: Sequence[Option], load: DemandLoad, annual_rate: float, *,
         "monthly payments at month end",
         f"own build priced over {own_term:g} months (the longest offer's term)"]
     if not priced:
-        return Decision(load, [], unranked, [], (None, None), None, assumptions, ranked_opts)
+        return Decision(load, [], unranked, [], (None, None), None, assumptions, ranked_opts,
+                        annual_rate)
     order = [p.option for p in priced]
     best = 0  # sorted: the winner at the demand as stated
     costs = _on_grid(order, load)
@@ -226,7 +229,7 @@ def decide(options: Sequence[Option], load: DemandLoad, annual_rate: float, *,
              None if high is None else high * load.volume)
     return Decision(load, priced, unranked, pairs, holds,
                     _recommend(priced, load, holds, annual_rate, improvement, currency, rate),
-                    assumptions, ranked_opts)
+                    assumptions, ranked_opts, annual_rate)
 
 
 def _recommend(priced: list[Priced], load: DemandLoad, holds: tuple[float | None, float | None],

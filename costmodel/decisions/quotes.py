@@ -325,6 +325,7 @@ class QuoteComparison:
     quote_pv: float  # [USD] at the cost of capital
     own_pv: float
     flags: list[str] = field(default_factory=list)
+    discount_rate: float = 0.0  # [fraction a year] the present values' (cost of capital)
 
     @property
     def margin_note(self) -> str | None:
@@ -356,7 +357,8 @@ class QuoteComparison:
                 "term": q(self.quote.term, "month"),
                 "quote_total": q(self.quote_total, "USD"), "own_total": q(self.own_total, "USD"),
                 "quote_pv": q(self.quote_pv, "USD"), "own_pv": q(self.own_pv, "USD"),
-                "saving_pv": q(self.saving_pv, "USD"), "flags": self.flags}
+                "saving_pv": q(self.saving_pv, "USD"), "discount_rate": self.discount_rate,
+                "flags": self.flags}
 
 
 def compare_quote(quote: Quote, own: Result) -> QuoteComparison:
@@ -416,7 +418,7 @@ def compare_quote(quote: Quote, own: Result) -> QuoteComparison:
                                 if quote.form == "per_mtok" else None),
         volume=volume, volume_basis=basis, quote_total=quote_total,
         own_total=own_monthly * months, quote_pv=present_value(quote_monthly, months, rate),
-        own_pv=present_value(own_monthly, months, rate), flags=flags)
+        own_pv=present_value(own_monthly, months, rate), flags=flags, discount_rate=rate)
 
 
 def implied_margin(own_cost: float, price: float) -> float | None:

@@ -54,7 +54,7 @@ from .units import (
 )
 
 __all__ = ["default_source", "CITED_BY", "replace_citations", "InputError", "QuantityField",
-           "Scenario", "validate_scenario", "cross_checks", "quantity_field",
+           "Scenario", "validate_scenario", "cross_checks", "quantity_field", "quantity_meta",
            "NORMALISED_BY_DEFAULT", "MIN_UTILISATION", "MIN_THROUGHPUT", "MIN_THROUGHPUT_PER_KW",
            "MAX_LIFE", "TYPICAL", "trim_unknown", "fewer_errors",
            "Accelerator", "Node", "Rack", "Facility", "Financing", "Electricity",
@@ -897,6 +897,13 @@ def _item_meta(info) -> QuantityField | None:
     return next(
         (f for a in getattr(info.annotation, "__args__", ()) or ()
          if (f := find(a, 2)) is not None), None)
+
+
+def quantity_meta(model: type[BaseModel], name: str) -> QuantityField | None:
+    """The unit and bounds of quantity field ``name`` of ``model`` (a quote, a demand, a
+    tier: any section), or None if it is not a quantity."""
+    info = model.model_fields.get(name)
+    return None if info is None else _quantity_meta(info)
 
 
 def quantity_field(key: str) -> QuantityField | None:

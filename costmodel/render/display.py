@@ -20,7 +20,23 @@ from ..model.units import CURRENCIES
 __all__ = ["Style", "style_of", "format_number", "format_quantity", "format_input",
            "display_unit", "in_usd",
            "unit_words", "label", "excel_format", "format_ratio", "format_percent",
-           "FRACTIONS", "COUNTS"]
+           "FRACTIONS", "COUNTS", "NO_VALUE", "NO_BREAK_EVEN", "CAPACITY_BREAK_EVEN",
+           "FREE_MARGIN", "NOMINAL_TERM", "present_value_words"]
+
+# The words every face (terminal, pages, workbooks) says for a figure that is not there, so
+# one figure reads alike wherever it is shown.
+NO_VALUE = "-"  # no value: a count that does not apply (a per-token offer's accelerators)
+NO_BREAK_EVEN = "none up to 100%"  # no utilisation up to 100% brings our cost to the price
+CAPACITY_BREAK_EVEN = "n/a (capacity)"  # a capacity price moves with utilisation as ours does
+FREE_MARGIN = "not defined (free offer)"  # the margin on a price of 0
+# A term's money, named: the sum of its payments, and their present value at a rate
+NOMINAL_TERM = "nominal over the term"
+
+
+def present_value_words(rate: float) -> str:
+    """``present value at 10.0%``: a term's payments discounted at ``rate`` [fraction a
+    year]."""
+    return f"present value at {format_percent(rate)}"
 
 
 @dataclass(frozen=True)

@@ -17,12 +17,18 @@ from ..model.profile import MONTHS, hour_runs, month_runs
 from ..model.results import HEADLINE, Comparison, Result
 from ..model.steps import MODEL
 from .display import (
+    CAPACITY_BREAK_EVEN,
+    FREE_MARGIN,
+    NO_BREAK_EVEN,
+    NO_VALUE,
+    NOMINAL_TERM,
     display_unit,
     format_number,
     format_percent,
     format_quantity,
     format_ratio,
     label,
+    present_value_words,
     unit_words,
 )
 
@@ -563,22 +569,23 @@ def quotes_table(by_scenario: list, decide: str = DECIDE, currency: str = "USD",
         first = ranked[0]
         out += wrap(f"Against {first.scenario}: ranked by unit price at each offer's own volume "
                      f"and term; prices and our cost in {cur} per million {first.token_kind} "
-                     f"tokens, totals over the term in {cur} (present values)", "", "  ")
+                     f"tokens; totals in {cur}, {NOMINAL_TERM} (Nominal) and "
+                     f"{present_value_words(first.discount_rate)} a year, the scenario's cost "
+                     f"of capital (PV)", "", "  ")
         out += wrap("Not a recommendation: the decision at a demand prices every offer for "
                     "the same volume and recommends one:", "  ", "  ")
         out.append(f"    {decide}")
         rows = [["", "Quote", "Form", "Price", "Our cost", "Implied", "Break-even", "Term",
-                 "Quote", "Our own", "Saving"],
-                ["", "", "", "", "", "margin", "utilisation", "months", "PV", "PV", "PV"]]
+                 "Quote", "Quote", "Saving"],
+                ["", "", "", "", "", "margin", "utilisation", "months", "Nominal", "PV", "PV"]]
         for i, c in enumerate(ranked, 1):
             rows.append([f"{PAD}{i}", c.quote.name, _FORMS.get(c.quote.form, c.quote.form),
                          format_number(m(c.price_per_mtok), "USD/Mtok"),
                          format_number(m(c.own_cost_per_mtok), "USD/Mtok"),
-                         "n/a (free)" if c.implied_margin is None
+                         FREE_MARGIN if c.implied_margin is None
                          else format_percent(c.implied_margin),
-                         format_percent(c.break_even_utilisation),
-                         _months(c.quote.term),
-                         _money(m(c.quote_pv)), _money(m(c.own_pv)), _money(m(c.saving_pv))])
+                         _break_even(c), _months(c.quote.term), _money(m(c.quote_total)),
+                         _money(m(c.quote_pv)), _money(m(c.saving_pv))])
         out += ["  " + r for r in columns(rows, set(range(3, 11)))]
         for c in ranked:
             out += wrap(f"{c.quote.name}: volume {words(c.volume, 'Mtok/month')} "
@@ -594,6 +601,13 @@ def quotes_table(by_scenario: list, decide: str = DECIDE, currency: str = "USD",
                          f"are not of the same service", "  ", "    ")
         out.append("")
     return "\n".join(out).rstrip()
+
+
+def _break_even(c) -> str:
+    """A quote's break-even utilisation, or the words every face says for none."""
+    if c.break_even_utilisation is not None:
+        return format_percent(c.break_even_utilisation)
+    return NO_BREAK_EVEN if c.quote.form == "per_mtok" else CAPACITY_BREAK_EVEN
 
 
 def _differ(values: list, unit: str, what: str) -> list[str]:
@@ -651,17 +665,22 @@ def decision_table(decision, currency: str = "USD", rate: float = 1.0) -> str:
         out += ["No offer can be ranked for this demand."]
     else:
         out += wrap(rec["text"], f"{MARK}", "   ")
-    out += ["", "Ranked for this demand (cheapest first)"]
-    rows = [["", "Offer", "Kind", "Cost", "Cost", "Accel-", "Utili-", "Term", "Term PV"],
-            ["", "", "", f"{cur}/month", f"{cur}/Mtok", "erators", "sation", "months", cur]]
+    out += ["", *wrap(f"Ranked for this demand (cheapest first), money in {cur}; over each "
+                      f"term: {NOMINAL_TERM} (Nominal) and its "
+                      f"{present_value_words(decision.discount_rate)} a year (PV)", "", "  ")]
+    rows = [["", "Offer", "Kind", "Cost", "Cost", "Accel-", "Utili-", "Term", "Term",
+             "Term"],
+            ["", "", "", "a month", "per Mtok", "erators", "sation", "months", "Nominal",
+             "PV"]]
     for i, p in enumerate(decision.ranked, 1):
         c = p.charge
         rows.append([f"{MARK if i == 1 else PAD}{i}", p.option.name,
                      _KINDS.get(p.option.kind, p.option.kind), _money(m(c.monthly)),
                      format_number(m(p.per_mtok), "USD/Mtok"),
-                     "-" if c.accelerators is None else f"{c.accelerators:,}",
-                     format_percent(c.utilisation), _months(p.term), _money(m(p.term_pv))])
-    out += ["  " + r for r in columns(rows, set(range(3, 9)))]
+                     NO_VALUE if c.accelerators is None else f"{c.accelerators:,}",
+                     format_percent(c.utilisation), _months(p.term), _money(m(p.term_total)),
+                     _money(m(p.term_pv))])
+    out += ["  " + r for r in columns(rows, set(range(3, 10)))]
     for p in decision.ranked:
         notes = [*p.charge.lines, *p.option.flags]
         src = p.option.details.get("throughput_from")

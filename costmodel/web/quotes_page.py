@@ -56,6 +56,7 @@ from ..resources import fixtures_dir
 from ..sources.quote_file import quotes_of, read_quotes_text
 from ..store import repo
 from .guard import computes
+from .labels import LABELS, label_of
 from .pages import Choice, fixture_scenarios, in_currency  # the Compare page's examples
 from .scenario_form import FIELDS, MONEY_FIELDS, money_table, scenario_form
 from .session import need
@@ -71,7 +72,25 @@ EXAMPLES: dict[str, tuple[str, str]] = {
     "negotiation": ("negotiation.toml", "an H100 capacity offer and a tiered API offer for "
                                         "gpt-oss-120b, with a buyer's demand"),
     "example-quotes": ("example-quotes.toml", "three offers for DeepSeek R1 at 169 "
-                                              "token/s/user, with no demand"),
+                                              "token/s/user, with no demand of its own"),
+}
+# each example's own builds, serving the model its quotes do (a link naming no own build
+# gets its example's): DeepSeek R1 quotes beside DeepSeek R1 builds, not gpt-oss curves
+EXAMPLE_BUILDS: dict[str, tuple[str, ...]] = {
+    "example-quotes": ("fixture:published/deepseek-r1_gb300_matched",
+                       "fixture:published/deepseek-r1_jalapeno_matched"),
+}
+# the examples the page links to: the DeepSeek R1 quotes decided for an illustrative demand
+# (20,000 Mtok a month, the volume vendor-a-tokens quotes, at the 169 token/s/user they
+# guarantee) against their own builds, and the same quotes by unit price (docs/negotiators.md)
+EXAMPLE_DEMAND = (("d_volume", "20000"), ("d_interactivity", "169"))
+EXAMPLE_LINKS = {
+    "deepseek-decision": urlencode([("quotes", "example-quotes"), ("demand", "buyer"),
+                                    *EXAMPLE_DEMAND,
+                                    *(("scenario", s) for s in EXAMPLE_BUILDS["example-quotes"])]),
+    "deepseek-unit-price": urlencode([("quotes", "example-quotes"), ("demand", "none"),
+                                      *(("scenario", s)
+                                        for s in EXAMPLE_BUILDS["example-quotes"])]),
 }
 # the first view: the decision docs/negotiators.md shows (its quotes, its demand, its builds)
 DEFAULT_QUOTES = "negotiation"
@@ -85,34 +104,25 @@ SLOTS = 3  # own-build pickers shown at least (a link may name more, up to MAX_S
 LINK_LIMIT = 3500
 
 # The one-quote form: field -> (the quote key, the unit a bare number is read in, label).
-QUOTE_FIELDS: dict[str, tuple[str, str, str]] = {
-    "q_name": ("name", "", "Name"),
-    "q_vendor": ("vendor", "", "Vendor"),
-    "q_date": ("date", "", "Date (YYYY-MM-DD)"),
-    "q_form": ("form", "", "Form of price"),
-    "q_price_input": ("price_input", "USD/Mtok", "Price per million input tokens"),
-    "q_price_output": ("price_output", "USD/Mtok", "Price per million output tokens"),
-    "q_hourly_price": ("hourly_price", "USD/h", "Price per accelerator-hour"),
-    "q_monthly_price": ("monthly_price", "USD/month", "Price per month (reserved)"),
-    "q_accelerators": ("accelerators", "", "Accelerators"),
-    "q_term": ("term", "month", "Term"),
-    "q_volume": ("volume", "Mtok/month", "Volume"),
-    "q_commitment": ("commitment", "USD", "Commitment (take-or-pay)"),
-    "q_interactivity": ("operating_point.interactivity", "token/s/user",
-                        "Guaranteed interactivity"),
-    "q_isl": ("operating_point.isl", "", "Input tokens per request (ISL)"),
-    "q_osl": ("operating_point.osl", "", "Output tokens per request (OSL)"),
-    "q_model": ("operating_point.model", "", "Model"),
-}
+# (the labels' words are :data:`~costmodel.web.labels.LABELS`, the one mapping every list of
+# errors names a field by)
+QUOTE_FIELDS: dict[str, tuple[str, str, str]] = {name: (key, unit, LABELS[name])
+                                                 for name, key, unit in (
+    ("q_name", "name", ""), ("q_vendor", "vendor", ""), ("q_date", "date", ""),
+    ("q_form", "form", ""), ("q_price_input", "price_input", "USD/Mtok"),
+    ("q_price_output", "price_output", "USD/Mtok"), ("q_hourly_price", "hourly_price", "USD/h"),
+    ("q_monthly_price", "monthly_price", "USD/month"), ("q_accelerators", "accelerators", ""),
+    ("q_term", "term", "month"), ("q_volume", "volume", "Mtok/month"),
+    ("q_commitment", "commitment", "USD"),
+    ("q_interactivity", "operating_point.interactivity", "token/s/user"),
+    ("q_isl", "operating_point.isl", ""), ("q_osl", "operating_point.osl", ""),
+    ("q_model", "operating_point.model", ""))}
 # The buyer's demand: field -> (the demand key, the unit a bare number is read in, label).
-DEMAND_FIELDS: dict[str, tuple[str, str, str]] = {
-    "d_volume": ("volume", "Mtok/month", "Volume a month (or request/day, task/day)"),
-    "d_peak": ("peak", "token/s", "Peak rate (blank: the average)"),
-    "d_interactivity": ("interactivity", "token/s/user", "Service level (interactivity)"),
-    "d_percentile": ("percentile", "", "Read at the percentile"),
-    "d_load": ("load", "", "Load shape by hour (24 fractions of the peak, 00:00 first; 24 "
-                          "more for weekend days)"),
-}
+DEMAND_FIELDS: dict[str, tuple[str, str, str]] = {name: (key, unit, LABELS[name])
+                                                  for name, key, unit in (
+    ("d_volume", "volume", "Mtok/month"), ("d_peak", "peak", "token/s"),
+    ("d_interactivity", "interactivity", "token/s/user"), ("d_percentile", "percentile", ""),
+    ("d_load", "load", ""))}
 LOAD_CHARS = 800  # a typed load shape: 48 numbers of up to 15 characters with separators
 # the yearly fall of the market price that prices a winning offer's lock-in (not the demand's)
 IMPROVEMENT = "d_improvement"
@@ -304,6 +314,8 @@ def _form_of(values: MultiDict) -> QuotesForm:
             form.error("scenario1", "choose at least one own build")
     elif form.price_query:
         form.scenarios = ["price"]
+    else:
+        form.scenarios = list(EXAMPLE_BUILDS.get(form.quotes_from, DEFAULT_SCENARIOS))
     return form
 
 
@@ -533,21 +545,18 @@ def demand_words(demand: Demand) -> list[str]:
 
 
 def _error_list(form: QuotesForm) -> list[tuple[str, str, str]]:
-    """Every error of the form as (the anchor of its field, the field in words, message)."""
-    where_words = {"": ("#quotes-fs", "quotes"), "quotes": ("#quotes-fs", "quotes"),
-                   "q_file": ("#f-quote-file", "quote file"), "demand": ("#demand-fs", "demand"),
-                   IMPROVEMENT: (f"#f-{IMPROVEMENT}", "market price falls by")}
+    """Every error of the form as (the anchor of its field, its label's words, message)."""
+    where_words = {"": ("#quotes-fs", "Quotes"), "quotes": ("#quotes-fs", "Quotes"),
+                   "q_file": ("#f-quote-file", label_of("q_file")),
+                   "demand": ("#demand-fs", "The buyer's demand")}
     out = []
     for where, messages in form.errors.items():
-        fields = {**QUOTE_FIELDS, **DEMAND_FIELDS}
-        if where in fields:
-            anchor, words = f"#f-{where}", fields[where][2].partition(" (")[0].lower()
+        if where in where_words:
+            anchor, words = where_words[where]
         elif where.startswith("scenario"):
-            anchor, words = f"#f-{where}", f"own build {where.removeprefix('scenario')}"
-        elif where in MONEY_FIELDS:
-            anchor, words = f"#f-{where}", where.replace("fx_", "exchange ").replace("_", " ")
+            anchor, words = f"#f-{where}", f"Own build {where.removeprefix('scenario')}"
         else:
-            anchor, words = where_words.get(where, ("#quotes-fs", where))
+            anchor, words = f"#f-{where}", label_of(where)
         out += [(anchor, words, m) for m in messages]
     return out
 
@@ -565,7 +574,8 @@ def _page(form: QuotesForm, status: int = 200, *, decision=None, ranking=None,
         error_list=_error_list(form),
         demand_fields=DEMAND_FIELDS, improvement_field=IMPROVEMENT, percentiles=PERCENTILES,
         quote_fields=QUOTE_FIELDS, forms=FORMS, form_words=FORM_WORDS, form_short=FORM_SHORT,
-        kind_words=KIND_WORDS, examples=EXAMPLES, default_scenarios=DEFAULT_SCENARIOS,
+        kind_words=KIND_WORDS, examples=EXAMPLES, example_links=EXAMPLE_LINKS,
+        default_scenarios=DEFAULT_SCENARIOS,
         fixtures=[(k, title) for k, (title, _) in fixture_scenarios().items()],
         saved=saved, slots=slots, titles=_titles(form, dict(saved)),
         demand_words=demand_words(form.demand) if form.demand is not None else [],

@@ -331,6 +331,15 @@ def _check(errors: dict[str, str], field_name: str, key: str, text: str,
 
 
 _PATTERN = re.compile(r"String should match pattern")
+# a currency chosen without its rate, date or source: what to type in the blank field
+_MISSING = {
+    "fx_rate": "figures in {code} need the rate they are converted at: type how many {code} "
+               "one USD buys (a bare number is {code}/USD)",
+    "fx_date": "type the date of the {code} rate (YYYY-MM-DD), so the figures say when it "
+               "held",
+    "fx_source": "type where the {code} rate comes from (e.g. a central bank's reference "
+                 "rate of the day)",
+}
 
 
 def money_table(v: dict[str, str], errors: dict[str, str]
@@ -338,7 +347,8 @@ def money_table(v: dict[str, str], errors: dict[str, str]
     """The scenario's ``money`` table from the currency fields (:data:`MONEY_FIELDS` of
     ``v``), and its rates (code -> units per USD) when they hold: ``(None, {})`` for results
     in USD (no currency, or USD). The code is read in any case (``eur`` is EUR: written back
-    to ``v``); a bare rate is in <CODE>/USD; the table is checked as a scenario's is
+    to ``v``); a blank rate, date or source is said as what to type there; a bare rate is
+    in <CODE>/USD; the table is checked as a scenario's is
     (:func:`~costmodel.model.inputs.validate_money`), each error beside its field in the
     engine's words (a date's pattern said as the date it wants)."""
     typed = v["currency"]
@@ -354,6 +364,9 @@ def money_table(v: dict[str, str], errors: dict[str, str]
                                       f"(e.g. EUR, GBP, JPY; blank for USD)")
         return None, {}
     v["currency"] = code
+    for name, words in _MISSING.items():  # said as what to type, not "required"
+        if not v[name]:
+            errors.setdefault(name, words.format(code=code))
     fx: dict[str, Any] = {}
     if v["fx_rate"]:
         try:

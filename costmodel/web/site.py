@@ -7,6 +7,7 @@ from flask import Blueprint, Response
 
 from ..render import display
 from ..resources import templates_dir
+from .labels import label_of
 from .scenario_form import ENGINE_DEFAULTS
 
 __all__ = ["blueprint"]
@@ -53,6 +54,20 @@ def _pct(value: float | None) -> str:
 @blueprint.app_template_global("label")
 def _label(name: str) -> str:
     return display.label(name)
+
+
+# the words every face says for a term's money and for a figure that is not there
+TERM_WORDS = {"nominal": display.NOMINAL_TERM, "pv": display.present_value_words,
+              "no_value": display.NO_VALUE, "no_break_even": display.NO_BREAK_EVEN,
+              "capacity_break_even": display.CAPACITY_BREAK_EVEN,
+              "free_margin": display.FREE_MARGIN}
+blueprint.add_app_template_global(TERM_WORDS, "term_words")
+
+
+@blueprint.app_template_global("field_label")
+def _field_label(where: str) -> str:
+    """The words on a form field's label (:func:`costmodel.web.labels.label_of`)."""
+    return label_of(where)
 
 
 @blueprint.app_template_global("engine_default")

@@ -119,7 +119,10 @@ def test_batch_equals_its_rows_priced_one_by_one(client, tokens, base):
 
 def test_batch_failed_rows_are_named_by_their_override(client, tokens):
     answer = batch(client, auth(tokens["viewer"]), GB300).get_json()
-    errors = {(e["row"], e["path"]): e["detail"] for e in answer["errors"]}
+    errors = {(e["row"], e["path"]): e["message"] for e in answer["errors"]}
+    # the shape of every problem's errors[]; "detail" is its deprecated alias for a release
+    assert all(set(e) == {"row", "path", "message", "detail"} and e["detail"] == e["message"]
+               for e in answer["errors"])
     at = {row: path for row, path in errors}
     assert at[ROWS.index({"utilisation": 1.5})] == "overrides[16].utilisation"
     assert errors[(16, "overrides[16].utilisation")] == "must be at most 1, got 1.5"
@@ -178,7 +181,7 @@ def test_batch_csv_equals_json(client, tokens):
     assert len(table) == len(ROWS) + 1
     why: dict[int, list[str]] = {}
     for e in answer["errors"]:
-        why.setdefault(e["row"], []).append(f"{e['path']}: {e['detail']}")
+        why.setdefault(e["row"], []).append(f"{e['path']}: {e['message']}")
     for i, line in enumerate(table[1:]):
         assert line[0] == str(i)
         for name, cell in zip(OUTPUTS, line[1:-1], strict=True):
@@ -192,6 +195,12 @@ def test_batch_none_priced_is_a_422_with_every_row(client, tokens):
     assert r.status_code == 422 and r.mimetype == "application/problem+json"
     paths = [e["path"] for e in r.get_json()["errors"]]
     assert paths == ["overrides[0].utilisation", "overrides[1].utilization"]
+    # the same rows, one of them priced: the rows' errors in the problem's shape, plus the row
+    some = batch(client, auth(tokens["viewer"]), GB300, [{"utilisation": 2}, {}]).get_json()
+    (row,) = some["errors"]
+    assert r.get_json()["errors"][0] == {"path": "overrides[0].utilisation",
+                                         "message": "must be at most 1, got 2"}
+    assert {k: row[k] for k in ("path", "message")} == r.get_json()["errors"][0]
 
 
 def test_batch_base_that_rows_complete(client, tokens):

@@ -407,6 +407,14 @@ def test_a_batch_through_the_generated_client(operation, api):
             assert column.values[i] == pytest.approx(want, rel=1e-12, abs=0), (name, row)
     assert out.columns["cost_per_mtok_total"].unit == "USD/Mtok"
     assert out.columns["tokens_per_kwh"].unit == "token/kWh"
+    # a failed row's words are under message, as in every problem's errors[]
+    failed = batch.sync_detailed(client=api, body=body_of(batch, {
+        "scenario": GB300, "overrides": [*ROWS, {"utilisation": 1.5}], "outputs": OUTPUTS}))
+    assert failed.status_code == 200, failed.content
+    (error,) = failed.parsed.errors
+    assert (error.row, error.path, error.message) == (3, "overrides[3].utilisation",
+                                                      "must be at most 1, got 1.5")
+    assert error.detail == error.message  # the deprecated alias, for a release
 
 
 def test_the_catalog_through_the_generated_client(operation, api, live_server):

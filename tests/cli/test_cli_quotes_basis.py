@@ -34,8 +34,9 @@ def test_without_a_demand_nothing_is_marked_and_the_heading_says_the_basis():
         x for x in lines if x.split()[:2] == ["Quote", "Form"]))])
     assert heading == (
         "Against deepseek-r1 gb300 matched: ranked by unit price at each offer's own volume "
-        "and term; prices and our cost in USD per million mixed tokens, totals over the term "
-        "in USD (present values) Not a recommendation: the decision at a demand prices every "
+        "and term; prices and our cost in USD per million mixed tokens; totals in USD, nominal "
+        "over the term (Nominal) and present value at 10.0% a year, the scenario's cost of "
+        "capital (PV) Not a recommendation: the decision at a demand prices every "
         "offer for the same volume and recommends one: "
         "costmodel quotes decide QUOTES_FILE --scenario FILE --demand VOLUME")
     ranks = [x.split()[:2] for x in lines if x[:6].strip().isdigit()]

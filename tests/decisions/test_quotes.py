@@ -228,8 +228,8 @@ def test_cli_compare_text_reads_as_money_and_percentages():
         "1", "vendor-a-tokens", "per", "token",
         format_number(c["price_per_mtok"]["value"], "USD/Mtok"),
         format_number(c["own_cost_per_mtok"]["value"], "USD/Mtok"),
-        format_percent(c["implied_margin"]), "-", "12",
-        f"{c['quote_pv']['value']:,.0f}", f"{c['own_pv']['value']:,.0f}",
+        format_percent(c["implied_margin"]), "none", "up", "to", "100%", "12",
+        f"{c['quote_total']['value']:,.0f}", f"{c['quote_pv']['value']:,.0f}",
         f"{c['saving_pv']['value']:,.0f}"]
     assert format_percent(c["implied_margin"]) == "-459.9%"
     assert "20,000 million tokens per month (as quoted)" in text
@@ -369,8 +369,8 @@ def test_cli_prices_a_free_offer(tmp_path):
     text = CliRunner().invoke(main, args).stdout
     row = next(x for x in text.splitlines() if x.lstrip().startswith("1 "))
     cost = format_number(ranked[0]["own_cost_per_mtok"]["value"], "USD/Mtok")
-    assert row.split()[:8] == ["1", "free-tokens", "per", "token", "0", cost, "n/a",
-                               "(free)"]
+    assert row.split()[:9] == ["1", "free-tokens", "per", "token", "0", cost, "not",
+                               "defined", "(free"]
     assert "note: implied margin not defined (free offer)" in text
     r = CliRunner().invoke(main, ["quotes", "term", str(f), "--quote", "free-reserved",
                                   "--scenario", str(GB300), "--improvement", "30 %",

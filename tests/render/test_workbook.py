@@ -173,7 +173,7 @@ def test_edited_formula_is_reported(single, tmp_path):
     ({"electricity_price": [True]}, "Inputs!D", "expected a number"),
     ({"power_boundary": ["wall"]}, "power_boundary", "expected one of chip, node, rack"),
     ({"node_accelerators": [2.5]}, "node_accelerators", "whole number"),
-    ({"utilisation": [1.7]}, "utilisation", "at most 1"),
+    ({"utilisation": [1.7]}, "utilisation", "at most 100 %, got 170 %"),  # as shown
     ({"facility_pue": [0.8]}, "facility.pue", "at least 1"),
     ({"electricity_price": [None]}, "", ""),  # unchanged: not an error
     ({"electricity_price": ["=1/0"]}, "electricity_price", "not a formula"),
@@ -304,7 +304,7 @@ def quote_values(comparison) -> dict:
             "volume": c.volume, "quote_total": c.quote_total,
             "own_total": c.own_total, "quote_pv": c.quote_pv, "own_pv": c.own_pv,
             "saving_pv": c.saving_pv,
-            "break_even": ("not reached" if c.break_even_utilisation is None
+            "break_even": ("none up to 100%" if c.break_even_utilisation is None
                            else c.break_even_utilisation)}
 
 

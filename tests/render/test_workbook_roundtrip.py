@@ -207,10 +207,10 @@ def test_refusal_after_libreoffice_names_the_sheet_and_cell(kinds, tmp_path):
     with pytest.raises(InputError) as info:
         app.reprice(saved)
     assert str(info.value) == (f"Inputs!{cell.coordinate} (utilisation, system 2): "
-                               f"must be at most 1, got 1.5")
+                               f"must be at most 100 %, got 150 %")
     run = CliRunner().invoke(main, ["reprice", str(saved)])
     assert run.exit_code == 2
-    assert f"Inputs!{cell.coordinate} (utilisation, system 2): must be at most 1" in run.output
+    assert f"Inputs!{cell.coordinate} (utilisation, system 2): must be at most 100 %" in run.output
 
 
 @pytest.mark.libreoffice
@@ -276,7 +276,7 @@ def _coordinate(path: Path, name: str) -> str:
                                     "the spreadsheet and its locale)"),
     ("electricity_price", "=0.1*2", "an input must be a value, not a formula"),
     ("electricity_price", True, "expected a number, got True"),
-    ("utilisation", 1.5, "must be at most 1, got 1.5"),
+    ("utilisation", 1.5, "must be at most 100 %, got 150 %"),  # as the cell shows it
     ("facility_pue", 0.8, "must be at least 1, got 0.8 (scenario key facility.pue)"),
     ("node_accelerators", 2.5, "expected a whole number, got 2.5"),
     ("power_boundary", "=Lists!A3", "expected one of chip, node, rack, facility, got a formula"),
@@ -298,7 +298,7 @@ def test_the_api_names_the_cell(kinds, tmp_path, client, tokens):
     assert resp.status_code == 422
     assert resp.get_json()["errors"] == [{"path": f"Inputs!{cell.coordinate} (utilisation, "
                                                   f"system 2)",
-                                          "message": "must be at most 1, got 1.5"}]
+                                          "message": "must be at most 100 %, got 150 %"}]
 
 
 def test_rent_without_an_hourly_price_names_both_cells(kinds, tmp_path):
@@ -319,8 +319,8 @@ def test_overflow_names_the_cell(kinds, tmp_path):
     assert message.startswith("1e+308 USD/kWh overflows the calculation")
     path = _edit(kinds["curve"].path, tmp_path / "tiny.xlsx",
                  {"operating_point_throughput": 1e-308})
-    assert _refusal(path).endswith("must be at least 1e-06, got 1e-308 (scenario key "
-                                   "operating_point.throughput)")
+    assert _refusal(path).endswith("must be at least 1e-06 token/s, got 1e-308 token/s "
+                                   "(scenario key operating_point.throughput)")
 
 
 def test_a_calculation_respelled_is_no_edit_and_a_changed_one_is(kinds, tmp_path):

@@ -50,7 +50,7 @@ def test_a_percent_field_is_answered_in_percent(page, live_server):
     assert page.locator("#utilisation-error").inner_text().strip() == \
         "must be at most 100 %, got 170 %"
     assert page.get_attribute("#f-utilisation", "aria-invalid") == "true"
-    assert "utilisation: must be at most 100 %, got 170 %" in \
+    assert "Utilisation: must be at most 100 %, got 170 %" in \
         page.locator(".not-priced").inner_text()
     at_widths(page, "price-percent-bound")
     assert not page.js_errors

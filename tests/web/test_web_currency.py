@@ -63,11 +63,14 @@ def test_the_form_sends_the_money_table_the_api_takes():
      "'EUX' is not an ISO 4217 currency code (e.g. EUR, GBP, JPY; blank for USD)"),
     ({**EUR, "currency": "euro"}, "currency",
      "'euro' is not an ISO 4217 currency code (e.g. EUR, GBP, JPY; blank for USD)"),
-    ({**EUR, "fx_rate": ""}, "fx_rate", "required"),
+    ({**EUR, "fx_rate": ""}, "fx_rate", "figures in EUR need the rate they are converted at: "
+                                        "type how many EUR one USD buys (a bare number is "
+                                        "EUR/USD)"),
     ({**EUR, "fx_rate": "0"}, "fx_rate", "rate: must be greater than zero, got 0 EUR / USD"),
     ({**EUR, "fx_rate": "0.92 GBP/USD"}, "fx_rate", "a rate for EUR is in EUR/USD, got GBP/USD"),
     ({**EUR, "fx_date": "30 Nov"}, "fx_date", "a date as YYYY-MM-DD (or YYYY-MM), got '30 Nov'"),
-    ({**EUR, "fx_source": ""}, "fx_source", "required"),
+    ({**EUR, "fx_source": ""}, "fx_source", "type where the EUR rate comes from (e.g. a central "
+                                            "bank's reference rate of the day)"),
     (FX, "fx_rate", "choose the currency this rate is for (without one results are in USD), "
                     "or clear it"),
 ])

@@ -141,3 +141,22 @@ def test_the_compare_page_shows_every_system_in_euros(page, live_server):
                      page.get_by_test_id("money-note").inner_text())
     at_widths(page, "compare-in-euros")
     assert not page.js_errors
+
+
+def test_a_currency_without_its_rate_says_what_is_missing_by_its_label(page, live_server):
+    """EUR chosen and nothing else: each blank field is named by its label and says what to
+    type; nothing is priced."""
+    page.goto("/")
+    page.fill("#f-currency", "EUR")
+    page.click("button[type=submit]")
+    page.wait_for_url("**currency=EUR*")
+    listed = page.locator(".not-priced li").all_inner_texts()
+    assert listed == [
+        "Exchange rate: figures in EUR need the rate they are converted at: type how many EUR "
+        "one USD buys (a bare number is EUR/USD)",
+        "Date of the rate: type the date of the EUR rate (YYYY-MM-DD), so the figures say "
+        "when it held",
+        "Source of the rate: type where the EUR rate comes from (e.g. a central bank's "
+        "reference rate of the day)"]
+    assert page.locator("#fx_rate-error").inner_text().startswith("figures in EUR need")
+    assert page.locator("[data-figure]").count() == 0  # nothing priced

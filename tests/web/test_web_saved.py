@@ -240,7 +240,7 @@ def test_a_bad_field_is_refused_with_the_api_message_and_nothing_is_saved(app, c
     (message,) = [e["message"] for e in api.json["errors"] if e["path"] ==
                   "scenario.utilisation"]
     text = _text(r.text)
-    assert f"Nothing was saved: fix the scenario first utilisation: {message}" in text
+    assert f"Nothing was saved: fix the scenario first Utilisation: {message}" in text
     # an empty name is refused at the name field, with pydantic's words as the API gives
     r = _save(client, "")
     assert r.status_code == 422

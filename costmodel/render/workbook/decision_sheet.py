@@ -252,8 +252,9 @@ class _Writer:
                                   ("option_bill", "Bill a month", "USD/month"),
                                   ("option_per_mtok", "Per million tokens", "USD/Mtok"),
                                   ("option_rank", "Rank (1: the cheapest)", "dimensionless"),
-                                  ("option_term_total", "Over the term", "USD"),
-                                  ("option_term_pv", "Present value over the term", "USD")):
+                                  ("option_term_total", "Nominal over the term", "USD"),
+                                  ("option_term_pv", "Present value at the discount rate",
+                                   "USD")):
             row += 1
             self.rows[name] = row
             self._label(row, words, name, unit)

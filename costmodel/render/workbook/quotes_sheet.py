@@ -17,7 +17,7 @@ from typing import Any
 
 from ...decisions.quotes import HOURS_PER_MONTH
 from ...model.units import MONTHS_PER_YEAR
-from ..display import display_unit, excel_format
+from ..display import FREE_MARGIN, NO_BREAK_EVEN, display_unit, excel_format
 from .layout import FIRST_COL, WorkbookSystem, system_header, system_ref, system_width
 from .sheet import Sheet, cell_ref, col_name
 
@@ -41,12 +41,12 @@ LABELS = {
     "headroom": "Quoted revenue per hour at full load, less its variable energy",
     "break_even": "Break-even utilisation",
     "monthly": "Quoted payment per month",
-    "quote_total": "Quoted total over the term",
-    "own_total": "Our cost over the term",
+    "quote_total": "Quote, nominal over the term",
+    "own_total": "Our cost, nominal over the term",
     "rate": "Monthly discount rate",
-    "quote_pv": "Present value of the quote",
-    "own_pv": "Present value of our cost",
-    "saving_pv": "Present value saved by buying the quote",
+    "quote_pv": "Quote, present value at the discount rate",
+    "own_pv": "Our cost, present value at the discount rate",
+    "saving_pv": "Saving of buying the quote, present value at the discount rate",
     "flags": "Flags",
 }
 UNITS = {"price_input": "USD/Mtok", "price_output": "USD/Mtok", "hourly": "USD/h",
@@ -58,8 +58,8 @@ UNITS = {"price_input": "USD/Mtok", "price_output": "USD/Mtok", "hourly": "USD/h
          "rate": "dimensionless", "quote_pv": "USD", "own_pv": "USD", "saving_pv": "USD"}
 _NAMES = {"margin": "implied_margin", "break_even": "break_even_utilisation",
           "rate": "monthly_discount_rate", "accelerators": "node_accelerators"}  # a count
-NOT_REACHED = "not reached"
-FREE_OFFER = "not defined (free offer)"  # the margin of a quote priced at 0
+NOT_REACHED = NO_BREAK_EVEN  # the words every face says (costmodel.render.display)
+FREE_OFFER = FREE_MARGIN  # the margin of a quote priced at 0
 _HOURS_PER_MONTH = "(hours_per_year/months_per_year)"
 
 

@@ -33,17 +33,26 @@ the scenario's validation, mapped back from the field to the cell it was read fr
 
 Limits (an export is ~25 kB on disk and ~100 kB inflated, with a few hundred cells per sheet
 and formulas of at most a few hundred characters): the file at most :data:`MAX_BYTES`
-(20 MiB) with at most :data:`MAX_MEMBERS` (1,000) members; each member inflated at most
-:data:`MAX_PART` (16 MiB), all together at most :data:`MAX_UNCOMPRESSED` (64 MiB), and a
-member above :data:`RATIO_FLOOR` (64 KiB) at most :data:`MAX_RATIO` (100) times its
-compressed size; at most :data:`MAX_SHEETS` (50) sheets; each sheet read (Inputs,
+(20 MiB) with at most :data:`MAX_MEMBERS` (1,000) members; each part handed to openpyxl
+inflated at most :data:`MAX_PART` (16 MiB), all members together at most
+:data:`MAX_UNCOMPRESSED` (64 MiB), and a member above :data:`RATIO_FLOOR` (64 KiB) at most
+:data:`MAX_RATIO` (100) times its compressed size (a member not read is inflated in a stream
+and dropped: the total and the ratio bound it, so the largest workbook costmodel writes, a
+task of 10,000 steps on 12 systems whose Task sheet inflates to ~28 MiB, reads back);
+at most :data:`MAX_SHEETS` (50) sheets; each sheet read (Inputs,
 Calculations, Meta) at most :data:`MAX_ROWS` (5,000) rows, :data:`MAX_CELLS` (20,000) cells
 and :data:`MAX_SHEET_ELEMENTS` (100,000) XML elements, any other part handed to openpyxl at
 most :data:`MAX_ELEMENTS` (20,000); a formula at most :data:`MAX_FORMULA` (8,192) characters
 and the shared formulas of a sheet (each cell re-translated from its group's first formula)
 at most :data:`MAX_FORMULA_WORK` (1,000,000) characters in all; only the area A1:IV5000
 (:data:`MAX_COLUMNS`, 256 columns, by :data:`MAX_ROWS` rows) is read and the defined names
-must lie in it; one system's Meta record at most :data:`MAX_META_CHARS` (1 MiB) of JSON.
+must lie in it; a Meta record (a system's, a decision's request) at most
+:data:`MAX_META_CHARS` (1 MiB) of JSON nested at most
+:data:`~costmodel.model.errors.MAX_NESTING` (32) levels, both counted before it is parsed,
+and parsed strictly (no NaN, Infinity or number out of range); a refusal of a record names
+its cell (``Meta!B2 (scenario.utilisation)``). A bound broken by a cell is said as the cell
+shows it (:func:`check_bounds`: "must be at most 100 %, got 7,000 %" for 70 in a percent
+cell).
 """
 from __future__ import annotations
 
@@ -57,7 +66,6 @@ import re
 import struct
 import zipfile
 import zlib
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -69,9 +77,18 @@ from openpyxl import load_workbook
 from openpyxl.utils.cell import get_column_letter, range_boundaries
 from openpyxl.workbook.defined_name import DefinedName
 
-from ...model.inputs import InputError, Scenario, replace_citations, validate_scenario
+from ...model.errors import MAX_NESTING, nested_message
+from ...model.inputs import (
+    InputError,
+    QuantityField,
+    Scenario,
+    quantity_field,
+    replace_citations,
+    validate_scenario,
+)
 from ...model.profile import HOURS_A_DAY
 from ...model.steps import MODEL
+from ..display import display_unit
 from .decision_scan import DECISION_SHEET
 from .export import COUNT_INPUTS, META_FORMAT
 from .layout import DECISION_RECORD, record_row
@@ -167,14 +184,16 @@ class ReadSystem:
 @dataclass
 class WorkbookRead:
     """What an edited workbook holds, validated but not priced; for a decision's workbook, the
-    request it answers (``record``, Meta's) and the sheets read, from which
-    :func:`costmodel.render.workbook.decision_reader.read_decision` reads the Decision
-    sheet's edits."""
+    request it answers (``record``, Meta's, parsed but not yet validated, from the cell
+    ``record_at``) and the sheets read, from which
+    :func:`costmodel.render.workbook.decision_reader.read_decision` validates the record and
+    reads the Decision sheet's edits."""
     systems: list[ReadSystem]
     changes: list[InputChange] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
-    record: dict[str, Any] | None = None
+    record: Any = None
     book: Any = None
+    record_at: str = ""
 
 
 def _fail(message: str, where: str = "workbook") -> InputError:
@@ -236,6 +255,7 @@ def _inspect(z: zipfile.ZipFile, length: int) -> dict[str, bytes]:
 
     def part(name: str) -> bytes | None:
         if name not in inflated and name in by_name:
+            _check_part(by_name[name])
             inflated[name] = _inflate(z, by_name[name], keep=True, xml=True)
             _count_elements(name, inflated[name])  # before it is parsed
         return inflated.get(name)
@@ -257,6 +277,8 @@ def _inspect(z: zipfile.ZipFile, length: int) -> dict[str, bytes]:
     for m in members:  # every member once: what is not needed is inflated, checked, dropped
         if m.filename not in inflated:
             xml = m.filename.lower().endswith(_XML_SUFFIXES) or m.filename in needed
+            if m.filename in needed:
+                _check_part(m)
             got = _inflate(z, m, keep=m.filename in needed, xml=xml)
             if got is not None:
                 inflated[m.filename] = got
@@ -284,9 +306,14 @@ def _check_member(m: zipfile.ZipInfo, length: int) -> None:
     if m.file_size > RATIO_FLOOR and m.file_size > MAX_RATIO * max(m.compress_size, 1):
         raise _fail(f"{m.filename} expands {m.file_size / max(m.compress_size, 1):.0f}-fold; "
                     f"the limit is {MAX_RATIO}-fold (zip bomb?)")
+
+
+def _check_part(m: zipfile.ZipInfo) -> None:
+    """A member handed to openpyxl (parsed, held whole): at most :data:`MAX_PART`. A member
+    not read is inflated in a stream and dropped: the total and the ratio bound it."""
     if m.file_size > MAX_PART:
-        raise _fail(f"{m.filename} inflates to {m.file_size / 2**20:.1f} MiB; the limit per "
-                    f"member is {MAX_PART / 2**20:.0f} MiB")
+        raise _fail(f"{m.filename} inflates to {m.file_size / 2**20:.1f} MiB; the limit for "
+                    f"a part read is {MAX_PART / 2**20:.0f} MiB")
 
 
 def _inflate(z: zipfile.ZipFile, m: zipfile.ZipInfo, *, keep: bool, xml: bool) -> bytes | None:
@@ -294,7 +321,8 @@ def _inflate(z: zipfile.ZipFile, m: zipfile.ZipInfo, *, keep: bool, xml: bool) -
     it declares is refused at once (the declared size was checked against the budgets), fewer
     at its end; an XML member must be UTF-8 without a DTD. Answers the bytes when ``keep``."""
     probe = copy.copy(m)
-    probe.file_size = MAX_PART + 1  # zipfile would stop at the declared size, unnoticed
+    # zipfile would stop at the declared size, unnoticed: past any size a member may declare
+    probe.file_size = MAX_UNCOMPRESSED + 1
     kept: list[bytes] = []
     size, tail = 0, b""
     with z.open(probe) as fh:
@@ -454,11 +482,17 @@ def _needed_sheets(workbook_xml: bytes, rels: bytes, folder: str
 
 @dataclass
 class _Sheet:
-    """The non-empty cells of a sheet's read area, by row and column."""
+    """The non-empty cells of a sheet's read area, by row and column, and the number format
+    of each number shown otherwise than as General (``0.0%``)."""
     rows: dict[int, dict[int, Any]]
+    formats: dict[tuple[int, int], str] = field(default_factory=dict)
 
     def value(self, row: int, col: int) -> Any:
         return self.rows.get(row, {}).get(col)
+
+    def shown(self, row: int, col: int, value: float, name: str, unit: str) -> str:
+        """``value`` [``unit``] as this cell shows it (:func:`shown_number`)."""
+        return shown_number(value, self.formats.get((row, col), ""), name, unit)
 
 
 @dataclass
@@ -508,12 +542,39 @@ def _stand_ins(parts: dict[str, bytes]) -> dict[str, bytes]:
 
 def _grid(ws: Any) -> _Sheet:
     rows: dict[int, dict[int, Any]] = {}
+    formats: dict[tuple[int, int], str] = {}
     # explicit bounds: openpyxl would otherwise pad every row out to the widest cell
     for row in ws.iter_rows(min_row=1, max_row=MAX_ROWS, min_col=1, max_col=MAX_COLUMNS):
         for c in row:
             if c.value is not None:
                 rows.setdefault(c.row, {})[c.column] = c.value
-    return _Sheet(rows)
+                if isinstance(c.value, (int, float)) and c.number_format != "General":
+                    formats[c.row, c.column] = str(c.number_format)[:_MAX_NAME_TEXT]
+    return _Sheet(rows, formats)
+
+
+# a number format's sections outside its quoted text and escapes: a % there shows the value
+# times 100 (Excel's rule; a quoted "%" is text)
+_FORMAT_TEXT = re.compile(r'"[^"]*"|\\.|\[[^\]]*\]')
+
+
+def shown_number(value: float, number_format: str, name: str, unit: str) -> str:
+    """``value`` [``unit``, the engine's] as a cell of ``number_format`` shows it, with the
+    unit the sheet shows beside it (:func:`costmodel.render.display.display_unit`): a
+    percent format's ``0.7`` is ``70 %`` (``%/year`` for a rate a year), digits grouped by
+    three, at most six significant; a fraction not formatted as a percent is a plain number.
+    For an error that says the bounds and the value as the sheet shows them."""
+    shown_unit = display_unit(name, unit)
+    if "%" in _FORMAT_TEXT.sub("", number_format):
+        number, suffix = value * 100, shown_unit if shown_unit.startswith("%") else "%"
+    else:
+        number, suffix = value, "" if shown_unit.startswith("%") else shown_unit
+    if number != 1:
+        suffix = _PLURAL.get(suffix, suffix)
+    return f"{number:,.6g} {suffix}".rstrip()
+
+
+_PLURAL = {"year": "years", "month": "months"}  # the units shown as words
 
 
 _AREA = f"A1:{get_column_letter(MAX_COLUMNS)}{MAX_ROWS}"
@@ -587,7 +648,11 @@ def read_workbook(source: bytes | str | Path, name: str = "workbook") -> Workboo
         label = original.get("name", f"system {i + 1}")
         shown = " ".join(str(label).split())[:200]  # in an error: one line, whatever the name
         cells = {_key(k): _where(v[i], k, i, n) for k, v in values.items()}
-        exported.append(_validated(original, shown, {}))  # as exported (Meta)
+        try:  # as exported (Meta's record, input like any other: refused at its cell)
+            exported.append(validate_scenario(original))
+        except InputError as exc:
+            raise InputError([(f"Meta!B{i + 2} (scenario{'.' + p if p else ''})", m)
+                              for p, m in exc.errors]) from None
         before = exported[-1].to_inputs()
         data_i = _apply(original, {k: v[i] for k, v in values.items()}, before, cells)
         for key, at in _read_profiles(book, data_i, before, i, n).items():
@@ -612,43 +677,72 @@ def read_workbook(source: bytes | str | Path, name: str = "workbook") -> Workboo
                     if not any(d == k or d.startswith(k + ".") for k in replaced)]
         systems.append(ReadSystem(label, scenario, provenance, defaults, cells))
         changes.extend(mine)
+    record, record_at = _record(book.sheets["Meta"], n) or (None, "")
     return WorkbookRead(systems, changes, _formula_warnings(book, n, ProfileLayout(exported)),
-                        _record(book.sheets["Meta"], n), book)
+                        record, book, record_at)
 
 
-def _record(ws: _Sheet, n: int) -> dict | None:
+def _record(ws: _Sheet, n: int) -> tuple[Any, str] | None:
     """The request a decision's workbook answers (its Meta row below the systems', after a
-    blank one), or None."""
-    row = ws.rows.get(record_row(n), {})
+    blank one) as parsed JSON, not yet validated
+    (:mod:`costmodel.render.workbook.decision_record` does), with the cell it starts in; or
+    None."""
+    at = record_row(n)
+    row = ws.rows.get(at, {})
     if row.get(1) != DECISION_RECORD:
         return None
-    return _meta_row(row, lambda r: isinstance(r, dict) and isinstance(r.get("quotes"), list)
-                     and isinstance(r.get("demand"), dict)
-                     and isinstance(r.get("options"), list)
-                     and isinstance(r.get("inputs"), dict))
+    return _meta_row(row, f"Meta!B{at}"), f"Meta!B{at}"
 
 
-def _meta_row(row: dict[int, Any], shaped: Callable[[Any], bool]) -> Any:
-    """A Meta row's JSON (its chunks after the label), refused when longer than
-    :data:`MAX_META_CHARS`, unreadable, or not ``shaped`` as the export writes it."""
+# a JSON string (its escapes included; possessive, and its closing quote optional, so that
+# every character is scanned once whatever the text), and what is not a bracket
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*+"?', re.DOTALL)
+_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+
+
+def _json_depth(text: str) -> int:
+    """How deep ``text``'s arrays and objects nest (outside its strings), counted without
+    parsing: a parser (and every walk after it) recurses once a level."""
+    codes = np.frombuffer(_NOT_BRACKET.sub("", _JSON_STRING.sub("", text)).encode(), np.uint8)
+    if not codes.size:
+        return 0
+    return int(np.cumsum(np.where((codes == ord("[")) | (codes == ord("{")), 1, -1)).max())
+
+
+def _constant(word: str) -> float:
+    raise ValueError(f"{word} is not a JSON number")
+
+
+def _finite(text: str) -> float:
+    number = float(text)
+    if not math.isfinite(number):
+        raise ValueError(f"{text[:40]} is out of range")
+    return number
+
+
+def _meta_row(row: dict[int, Any], where: str) -> Any:
+    """A Meta row's JSON (its chunks after the label, from cell ``where``), bounded before it
+    is parsed (at most :data:`MAX_META_CHARS` characters, nested at most
+    :data:`~costmodel.model.errors.MAX_NESTING` levels) and parsed strictly (no NaN or
+    Infinity, no number out of float range, no integer of more digits than Python reads)."""
     label = row[1]
     text = "".join(str(row[c]) for c in sorted(row) if c > 1)
     if len(text) > MAX_META_CHARS:
-        raise _fail(f"Meta row for {label!r} holds more than {MAX_META_CHARS:,} "
-                    f"characters; the limit is {MAX_META_CHARS:,}")
+        raise _fail(f"Meta row for {str(label)[:100]!r} holds more than {MAX_META_CHARS:,} "
+                    f"characters; the limit is {MAX_META_CHARS:,}", where)
+    if _json_depth(text) > MAX_NESTING:
+        raise _fail(f"Meta row for {str(label)[:100]!r}: {nested_message()}", where)
     try:
-        payload = json.loads(text)
-    except (json.JSONDecodeError, RecursionError):
-        raise _fail(f"Meta row for {label!r} is damaged") from None
-    if not shaped(payload):
-        raise _fail(f"Meta row for {label!r} is damaged")
-    return payload
+        return json.loads(text, parse_constant=_constant, parse_float=_finite)
+    except (ValueError, RecursionError) as exc:  # JSONDecodeError is a ValueError
+        raise _fail(f"Meta row for {str(label)[:100]!r} is damaged: {_describe(exc)}",
+                    where) from None
 
 
-def _where(cell: tuple[str, str, Any], name: str, i: int, n: int) -> str:
+def _where(cell: tuple[str, str, Any, str], name: str, i: int, n: int) -> str:
     """``Inputs!E33 (utilisation, system 2)``: the cell an input of system ``i`` (0-based)
     was read from; the system is named only when there are several."""
-    coord, sheet, _ = cell
+    coord, sheet = cell[:2]
     return f"{sheet}!{coord} ({name})" if n == 1 else f"{sheet}!{coord} ({name}, system {i + 1})"
 
 
@@ -701,7 +795,12 @@ def _meta(ws: _Sheet) -> list[dict]:
         row = ws.rows.get(r, {})
         if row.get(1) is None:
             break
-        payloads.append(_meta_row(row, _payload_ok))
+        at = f"Meta!B{r}"
+        payload = _meta_row(row, at)
+        if not _payload_ok(payload):
+            raise _fail(f"Meta row for {str(row[1])[:100]!r} is damaged: not a system's "
+                        f"record (its scenario, sources and defaults)", at)
+        payloads.append(payload)
     if not payloads:
         raise _fail("Meta lists no system")
     return payloads
@@ -731,16 +830,17 @@ def _read_name(book: _Book, name: str, n: int) -> list[tuple[str, str, Any]]:
         if (unit or "") != declared:
             raise _fail(f"the unit of {name} was changed from {declared!r} to {unit!r}; the "
                         f"formulas assume {declared!r}", f"Inputs!{_coordinate(row, 3)}")
-    return [(_coordinate(r, c), "Inputs", inputs.value(r, c)) for r, c in cells]
+    return [(_coordinate(r, c), "Inputs", inputs.value(r, c), inputs.formats.get((r, c), ""))
+            for r, c in cells]
 
 
-def _apply(original: dict, cells: dict[str, tuple[str, str, Any]],
+def _apply(original: dict, cells: dict[str, tuple[str, str, Any, str]],
            exported: dict[str, float | int], where: dict[str, str]) -> dict:
-    """The exported scenario with the workbook's input values put in. ``exported``: the
-    inputs as exported [each input's unit]; ``where``: scenario key -> the cell it was read
-    from, for errors."""
+    """The exported scenario with the workbook's input values put in. ``cells``: name ->
+    (cell, sheet, value, number format); ``exported``: the inputs as exported [each input's
+    unit]; ``where``: scenario key -> the cell it was read from, for errors."""
     data = json.loads(json.dumps(original))  # a deep copy of plain data
-    for name, (_, _, raw) in cells.items():
+    for name, (_, _, raw, number_format) in cells.items():
         at = where[_key(name)]
         if name in MODEL.enums:
             enum = MODEL.enums[name]
@@ -750,6 +850,14 @@ def _apply(original: dict, cells: dict[str, tuple[str, str, Any]],
                 raise _fail(f"expected one of {', '.join(enum.levels)}, got {got}", at)
             continue
         value = _number(raw, name, at)
+        if value is not None and value != exported[name]:
+            key = MODEL.inputs[name].key
+            try:
+                check_bounds(value, quantity_field(key), number_format, name,
+                             MODEL.inputs[name].unit, at)
+            except InputError as exc:  # as a validation error about the key would be said
+                raise InputError([_locate({key: at}, "", key, m) for _, m in exc.errors]) \
+                    from None
         if name == "money_rate":  # the rate of the currency results are shown in
             _put_rate(data, _as_exported(value, exported[name]), at)
             continue
@@ -832,6 +940,30 @@ def _number(raw: Any, name: str, where: str, *, optional: bool | None = None,
             raise _fail(f"expected a whole number, got {raw!r}", where)
         return int(raw)
     return number
+
+
+def check_bounds(value: float, meta: QuantityField | None, number_format: str, name: str,
+                 unit: str, where: str) -> None:
+    """Refuse a cell's ``value`` [``unit``] outside the bounds its field declares (``meta``,
+    the same the field's validation holds it to), the bounds and the value said as the cell
+    shows them (:func:`shown_number`): "must be at most 100 %, got 7,000 %" for a share
+    typed as 70 in a percent cell, where the field's own check would say "at most 1, got 70"."""
+    if meta is None or not math.isfinite(value):
+        return
+
+    def shown(v: float) -> str:
+        return shown_number(v, number_format, name, unit)
+
+    if value < 0:
+        raise _fail(f"must not be negative, got {shown(value)}", where)
+    if meta.positive and value == 0:
+        raise _fail(f"must be greater than zero, got {shown(value)}", where)
+    if meta.minimum is not None and value < meta.minimum:
+        raise _fail(f"must be at least {shown(meta.minimum)}, got {shown(value)}", where)
+    if meta.maximum is not None and (value >= meta.maximum if meta.below_maximum
+                                     else value > meta.maximum):
+        bound = "below" if meta.below_maximum else "at most"
+        raise _fail(f"must be {bound} {shown(meta.maximum)}, got {shown(value)}", where)
 
 
 def _numeric_text(raw: str) -> bool:
