@@ -176,11 +176,14 @@ def edits_did(imported: app.WorkbookImport) -> list[str]:
         out += [f"  {now.name}", *("  " + line for line in columns(rows, {1, 3, 5}))]
     if imported.decision is not None and imported.decision_before is not None:
         cur = imported.decision.money.currency
-        picks = [d.decision.ranked[0] if d.decision.ranked else None
-                 for d in (imported.decision_before, imported.decision)]
+        decided = (imported.decision_before, imported.decision)
+        picks = [d.decision.ranked[0] if d.decision.ranked else None for d in decided]
         names = [p.option.name if p is not None else "none ranked" for p in picks]
-        monthly = [None if p is None else p.charge.monthly for p in picks]
-        per_mtok = [None if p is None else p.per_mtok for p in picks]
+        # in the currency the decision shows its money in, at its rate [currency/USD]
+        monthly = [None if p is None else p.charge.monthly * d.money.rate
+                   for p, d in zip(picks, decided, strict=True)]
+        per_mtok = [None if p is None else p.per_mtok * d.money.rate
+                    for p, d in zip(picks, decided, strict=True)]
         out += ["  The decision",
                 f"    Cheapest option: {names[0]}" + (" (unchanged)" if names[0] == names[1]
                                                       else f" -> {names[1]}")]

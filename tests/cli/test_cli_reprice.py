@@ -8,6 +8,7 @@ output token costs 4 input tokens.
 """
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -98,20 +99,23 @@ def test_reprice_of_a_decision_shows_the_decision_before_and_after(tmp_path):
     # the same decisions the command makes at the file's demand and at the edited one: the
     # volume edited on the Decision sheet keeps the demand's average over peak, so the file's
     # peak of 30,000 token/s for 50,000 Mtok/month becomes 300 token/s for 500
-    before = run("quotes", "decide", NEGOTIATION, *scenarios)
-    after = run("quotes", "decide", NEGOTIATION, *scenarios, "--demand", "500 Mtok/month",
-                "--peak", "300 token/s")
+    before = json.loads(run("quotes", "decide", NEGOTIATION, *scenarios, "--json"))
+    after = json.loads(run("quotes", "decide", NEGOTIATION, *scenarios, "--json",
+                           "--demand", "500 Mtok/month", "--peak", "300 token/s"))
 
-    def first(decided: str) -> list[str]:
-        line = next(x for x in decided.splitlines() if x.startswith("  => 1"))
-        return line.split()
+    def first(decided: dict) -> tuple[str, str]:
+        """The cheapest option's cost a month and per Mtok, rounded as displayed."""
+        top = decided["ranked"][0]
+        return (format_number(top["monthly_cost"]["value"], "USD/month"),
+                format_number(top["cost_per_mtok"]["value"], "USD/Mtok"))
 
     b, a = first(before), first(after)
+    assert (before["ranked"][0]["offer"], after["ranked"][0]["offer"]) == \
+        ("gpt-oss-120b b200 (illustrative curve)", "gpt-oss-120b h100 (illustrative curve)")
     assert "  gpt-oss-120b b200 (illustrative curve): headline figures unchanged" in text
     assert ("    Cheapest option: gpt-oss-120b b200 (illustrative curve) -> gpt-oss-120b h100 "
             "(illustrative curve)") in text
-    # the ranked table's columns: cost USD/month, then USD/Mtok, after the name and its kind
     month = row(text, "Its cost a month")
-    assert month[:3] == [b[-6], "->", a[-6]] and month[3:6] == ["USD", "per", "month"]
+    assert month[:3] == [b[0], "->", a[0]] and month[3:6] == ["USD", "per", "month"]
     per_mtok = row(text, "Its cost per million tokens")
-    assert per_mtok[:3] == [b[-5], "->", a[-5]]
+    assert per_mtok[:3] == [b[1], "->", a[1]]
