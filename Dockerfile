@@ -5,13 +5,13 @@
 # times out slow ones), never with port 8000 open to clients: each gunicorn thread reads one
 # request at the client's pace, and 64 connections sending a byte a second stop this image's
 # 8 threads from answering, while behind nginx every normal request is answered in a few ms
-# (README "Behind a reverse proxy"; bench/slowclients.py). gunicorn trusts X-Forwarded-Proto
+# (docs/operations.md#behind-a-reverse-proxy; bench/slowclients.py). gunicorn trusts X-Forwarded-Proto
 # only from FORWARDED_ALLOW_IPS (default 127.0.0.1,::1): set it to the proxy's address when the
 # proxy runs in another container or host, never to '*'.
 # Without DATABASE_URL the service keeps a SQLite file in /data (mount a volume there).
-# Limits (README "Limits"): -e REDIS_URL=redis://redis:6379/0 shares the per-key rate and the
+# Limits (docs/pricing-tools.md#limits): -e REDIS_URL=redis://redis:6379/0 shares the per-key rate and the
 # heavy-analysis slots across workers and hosts; without it each worker counts on its own.
-# Several hosts (README "Several hosts"): every container with --env-file deploy/costmodel.env
+# Several hosts (docs/operations.md#several-hosts): every container with --env-file deploy/costmodel.env
 # (one DATABASE_URL, REDIS_URL and COSTMODEL_SECRET_KEY for all), nginx in front with one
 # upstream `server` line a container. gunicorn runs deploy/gunicorn.conf.py, as every host does.
 FROM python:3.11-slim

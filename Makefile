@@ -20,6 +20,8 @@ GEN_STAMP  := $(GEN_VENV)/.installed-$(shell cat $(GEN_PINS) | cksum | cut -d' '
 NPM_STAMP  := $(GENERATORS)/node_modules/.installed-$(shell cat $(NPM_PINS) | cksum | cut -d' ' -f1)
 
 PUBLISHED := fixtures/scenarios/published
+# the port `make run` serves on: make run PORT=8010 when 8000 is taken
+PORT ?= 8000
 # the part of a report before its breakdown: the answer (the full reports go to out/)
 ANSWER := awk '/^Cost breakdown/{exit} {print}'
 
@@ -52,8 +54,8 @@ $(NPM_STAMP): $(NPM_PINS)
 # The main job: price the sample TCO scenario, a time-of-use tariff sample (with its what-if,
 # in EUR), the published DeepSeek R1 comparisons, an agent's task on three curves (each answer printed, the full reports
 # written to out/*.txt), write sample workbooks (live formulas) to out/, then serve the web
-# pages and the pricing API on http://127.0.0.1:8000 (SQLite file costmodel.db, migrated and
-# seeded from fixtures/).
+# pages and the pricing API on http://127.0.0.1:$(PORT) (default 8000; SQLite file costmodel.db,
+# migrated and seeded from fixtures/).
 run: $(RUN_STAMP)
 	@mkdir -p out
 	@$(BIN)/costmodel price fixtures/scenarios/sample-tco.toml > out/sample-tco.txt
@@ -81,9 +83,9 @@ run: $(RUN_STAMP)
 	@echo
 	@echo "Full reports: out/sample-tco.txt, out/sample-tou.txt, out/deepseek-r1-comparison.txt,"
 	@echo "out/agent-task.txt (an agent's task on three systems)."
-	@echo "Open http://127.0.0.1:8000/ in a browser: Price, Compare, Task, Quotes, Saved scenarios and"
-	@echo "Sensitivity pages (API docs at http://127.0.0.1:8000/api/v1/docs). Ctrl-C stops it."
-	@$(BIN)/costmodel serve --host 127.0.0.1 --port 8000
+	@echo "Open http://127.0.0.1:$(PORT)/ in a browser: Price, Compare, Task, Quotes, Saved scenarios"
+	@echo "and Sensitivity pages (API docs at http://127.0.0.1:$(PORT)/api/v1/docs). Ctrl-C stops it."
+	@$(BIN)/costmodel serve --host 127.0.0.1 --port $(PORT)
 
 # The docs site (mkdocs.yml, docs/) is built with --strict first: a broken link or anchor fails.
 test: $(STAMP) $(GEN_STAMP) $(NPM_STAMP)
@@ -92,6 +94,7 @@ test: $(STAMP) $(GEN_STAMP) $(NPM_STAMP)
 	$(BIN)/python -m pytest -q
 
 bench: $(STAMP)
+	$(BIN)/python bench/cli.py
 	$(BIN)/python bench/sweep.py
 	$(BIN)/python bench/frontier.py
 	$(BIN)/python bench/workbook.py

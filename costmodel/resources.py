@@ -10,19 +10,31 @@ are found the same way here, through :mod:`importlib.resources`: no path arithme
 One optional override: ``COSTMODEL_FIXTURES`` names another fixtures folder (same layout:
 ``catalog/``, ``curves/``, ...), for a deployment that prices against its own catalog and seeds
 its database from it. Unset, the packaged fixtures are used.
+
+And the user's cache folder (:func:`cached_build`), where what is slow to build and the same on
+every run is kept: pint's parsed unit definitions. ``COSTMODEL_CACHE_DIR`` names another
+folder; set empty, nothing is cached.
 """
 from __future__ import annotations
 
 import atexit
 import os
+import shutil
+import tempfile
+from collections.abc import Callable
 from contextlib import ExitStack
 from functools import cache
 from importlib import resources
 from pathlib import Path
+from typing import TypeVar
 
-__all__ = ["fixtures_dir", "templates_dir", "FIXTURES_ENV"]
+__all__ = ["fixtures_dir", "templates_dir", "FIXTURES_ENV", "CACHE_ENV", "cache_dir",
+           "cached_build"]
 
 FIXTURES_ENV = "COSTMODEL_FIXTURES"
+CACHE_ENV = "COSTMODEL_CACHE_DIR"
+
+T = TypeVar("T")
 
 _extracted = ExitStack()  # folders extracted from a non-file-system install, kept until exit
 atexit.register(_extracted.close)
@@ -53,3 +65,50 @@ def fixtures_dir() -> Path:
 def templates_dir() -> Path:
     """The packaged HTML templates folder (the API's docs page)."""
     return _folder("costmodel.templates")
+
+
+def cache_dir() -> Path | None:
+    """The folder costmodel caches in: ``$COSTMODEL_CACHE_DIR`` if set (None if set empty),
+    else the user's cache folder (``~/.cache/costmodel`` on Linux)."""
+    override = os.environ.get(CACHE_ENV)
+    if override is not None:
+        return Path(override) if override.strip() else None
+    import platformdirs  # only here: a process that finds its cache needs no more
+    return platformdirs.user_cache_path("costmodel", appauthor=False)
+
+
+def cached_build(name: str, build: Callable[[Path | None], T]) -> T:
+    """``build(folder)`` with ``folder`` the cache ``name`` in :func:`cache_dir`, a folder that
+    holds only complete caches; ``build(None)`` when there is none to use.
+
+    ``build`` reads what the folder holds and writes what it lacks. The first run builds into a
+    private folder of its own and renames it into place whole, so a process starting beside it
+    never reads half a file; runs that lose that race keep what they built and remove their
+    folder. A cache folder that cannot be created (no home, read-only disk) or whose contents
+    fail to load (truncated, unreadable, written by another version) costs time, never a
+    failure: the build runs again without a cache.
+    """
+    base = cache_dir()
+    if base is None:
+        return build(None)
+    folder = base / name
+    if folder.is_dir():
+        try:
+            return build(folder)
+        except Exception:  # whatever a damaged cache raises: build as if there were none
+            return build(None)
+    try:
+        base.mkdir(parents=True, exist_ok=True)
+        private = Path(tempfile.mkdtemp(prefix=f".{name}-", dir=base))
+    except OSError:
+        return build(None)
+    try:
+        built = build(private)
+    except Exception:
+        shutil.rmtree(private, ignore_errors=True)
+        return build(None)
+    try:
+        private.rename(folder)
+    except OSError:  # another process put its cache in place first
+        shutil.rmtree(private, ignore_errors=True)
+    return built

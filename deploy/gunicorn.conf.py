@@ -7,7 +7,7 @@ import os
 wsgi_app = "costmodel.server:create_app()"
 # this host's address: the one nginx's upstream names (never open to clients directly)
 bind = os.environ.get("COSTMODEL_BIND", "127.0.0.1:8000")
-# processes x threads: 2 workers a core, 4 threads each (README "Several hosts": sizing).
+# processes x threads: 2 workers a core, 4 threads each (docs/operations.md#several-hosts: sizing).
 # Each worker holds at most COSTMODEL_DB_POOL_SIZE + COSTMODEL_DB_MAX_OVERFLOW (4 + 2)
 # PostgreSQL connections.
 workers = int(os.environ.get("WEB_CONCURRENCY", "2"))

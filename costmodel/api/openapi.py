@@ -416,7 +416,7 @@ HEAVY_ANSWER_NOTE = ("Such an answer holds a heavy slot while it is built, as th
                      "(default 4); past that the answer is 429 with Retry-After, at once.")
 # answered by the HTTP server in front of the application, before it sees the request: as
 # HTML, not problem+json (gunicorn's limits: request line 4094 bytes, 100 header fields of at
-# most 8190 bytes each; deploy/nginx.conf's are lower: README, Behind a reverse proxy)
+# most 8190 bytes each; deploy/nginx.conf's are lower: docs/operations.md#behind-a-reverse-proxy)
 FRONT = "answered by the server in front of the application (gunicorn, or nginx before it) " \
         "as HTML, not problem+json"
 HTML = {"text/html": {"schema": {"type": "string"}}}
@@ -647,7 +647,8 @@ def build_spec() -> dict[str, Any]:
                                 "414 or 431 may come from the HTTP server in front of the "
                                 "application, as HTML. What this document cannot state (which "
                                 "units have a field's dimension, whether a catalog key exists, "
-                                "cross-field rules) is listed in the README (API contract)."},
+                                "cross-field rules) is listed in "
+                                "docs/operations.md#api-contract-schemathesis."},
         "paths": paths,
         "components": {
             "schemas": schemas,

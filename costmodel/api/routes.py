@@ -700,7 +700,8 @@ def keys_create(body: KeyCreate, principal) -> dict:
 def keys_revoke(key_id: int, principal) -> dict:
     with services().sessions() as session:
         row = repo.key_revoke(session, key_id)
-        forget_keys()  # reads on other workers: within the key cache time (README, Limits)
+        # reads on other workers: within the key cache time (docs/pricing-tools.md#limits)
+        forget_keys()
         return _key(row)
 
 

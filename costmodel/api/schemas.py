@@ -58,7 +58,7 @@ class Out(BaseModel):
 # rule JSON Schema can state is stated (text without control characters, a table's required
 # keys, a quote form's prices, exactly one throughput...). What it cannot state (a unit's
 # dimension, whether a catalog key exists, cross-field rules such as a TBT matching the
-# interactivity) is listed in the README (API contract).
+# interactivity) is listed in docs/operations.md#api-contract-schemathesis.
 
 _SECTIONS = ("accelerator", "node", "rack", "facility", "financing", "electricity",
              "operating_point", "workload", "power", "pricing")

@@ -4,71 +4,67 @@ A face parses its input into the typed requests of :mod:`costmodel.app.specs`, c
 function here with a :class:`~costmodel.app.context.Context`, and renders the typed result.
 Errors are :class:`~costmodel.model.errors.InputError` and its kinds (``UnknownReference``,
 ``UnreachablePoint``), marked with the face's ``subject`` of the scenario they are about.
+
+Each name is imported from its module when first used, so a command that prices a file loads
+pricing, not the analyses (scipy), workbooks (openpyxl) or PDFs (matplotlib) beside it.
 """
-from .analyses import Analysis, analysis_workbook, grid, monte_carlo, tornado
-from .context import Context, LocalContext
-from .curves import CurveView, show_curve
-from .decide import (
-    DecisionRequest,
-    QuotesDecision,
-    decision_workbook,
-    quotes_decide,
-    render_decision_workbook,
-)
-from .load import NOT_FROM_CURVE, load, load_all, prepare
-from .money import ShownMoney, shown_money
-from .planning import Plan, PlanRequest, plan, plan_workbook
-from .pricing import (
-    FLEXIBLE_SHARE,
-    Compared,
-    FlexibleShift,
-    Priced,
-    WorkbookFile,
-    compare,
-    price,
-    price_loaded,
-    render_workbook,
-    shift_flexible,
-    workbook,
-)
-from .profit import (
-    MarketSpec,
-    ProfitAnswer,
-    ProfitRequest,
-    SystemProfit,
-    market_for,
-    profit,
-    profit_rules,
-    profit_workbook,
-    render_profit_workbook,
-    sell,
-)
-from .quotes import (
-    QuotesRanking,
-    TermAnalysis,
-    TermRequest,
-    quotes_compare,
-    quotes_term,
-    quotes_workbook,
-)
-from .reprice import WorkbookImport, reprice
-from .specs import (
-    MATCHED,
-    OWN_POINT,
-    AtInteractivity,
-    FileScenario,
-    InlineScenario,
-    Matched,
-    Override,
-    OwnPoint,
-    Reading,
-    SavedRevision,
-    ScenarioSpec,
-    overrides_from_mapping,
-    overrides_from_text,
-)
-from .summaries import decision_pdf, plan_pdf
-from .task import SystemTask, TaskAnswer, TaskRequest, price_task, steps_asked, task_workbook
+from __future__ import annotations
+
+import importlib
+import sys
+from types import ModuleType
+from typing import Any
+
+# module of this package -> the names it gives the package
+_MODULES: dict[str, tuple[str, ...]] = {
+    "analyses": ("Analysis", "analysis_workbook", "grid", "monte_carlo", "tornado"),
+    "context": ("Context", "LocalContext"),
+    "curves": ("CurveView", "show_curve"),
+    "decide": ("DecisionRequest", "QuotesDecision", "decision_workbook", "quotes_decide",
+               "render_decision_workbook"),
+    "load": ("NOT_FROM_CURVE", "load", "load_all", "prepare"),
+    "money": ("ShownMoney", "shown_money"),
+    "planning": ("Plan", "PlanRequest", "plan", "plan_workbook"),
+    "pricing": ("FLEXIBLE_SHARE", "Compared", "FlexibleShift", "Priced", "WorkbookFile",
+                "compare", "price", "price_loaded", "render_workbook", "shift_flexible",
+                "workbook"),
+    "profit": ("MarketSpec", "ProfitAnswer", "ProfitRequest", "SystemProfit", "market_for",
+               "profit", "profit_rules", "profit_workbook", "render_profit_workbook", "sell"),
+    "quotes": ("QuotesRanking", "TermAnalysis", "TermRequest", "quotes_compare", "quotes_term",
+               "quotes_workbook"),
+    "reprice": ("WorkbookImport", "reprice"),
+    "specs": ("MATCHED", "OWN_POINT", "AtInteractivity", "FileScenario", "InlineScenario",
+              "Matched", "Override", "OwnPoint", "Reading", "SavedRevision", "ScenarioSpec",
+              "overrides_from_mapping", "overrides_from_text"),
+    "summaries": ("decision_pdf", "plan_pdf"),
+    "task": ("SystemTask", "TaskAnswer", "TaskRequest", "price_task", "steps_asked",
+             "task_workbook"),
+}
+_HOME = {name: module for module, names in _MODULES.items() for name in names}
+
+
+class _Package(ModuleType):
+    """This package: a use case is imported with its module when first named."""
+
+    def __getattr__(self, name: str) -> Any:
+        if name not in _HOME:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        value = getattr(importlib.import_module(f".{_HOME[name]}", __name__), name)
+        super().__setattr__(name, value)
+        return value
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        # Importing a module binds it to its name on the package; where a use case has that
+        # name (load, profit, reprice), ``app.profit`` stays the use case, as it always was.
+        if isinstance(value, ModuleType) and _HOME.get(name) == name:
+            return
+        super().__setattr__(name, value)
+
+    def __dir__(self) -> list[str]:
+        return sorted({*super().__dir__(), *_HOME})
+
+
+sys.modules[__name__].__class__ = _Package
 
 __all__ = [
     "Context", "LocalContext",
@@ -86,7 +82,7 @@ __all__ = [
     "Analysis", "tornado", "grid", "monte_carlo", "analysis_workbook",
     "CurveView", "show_curve",
     "PlanRequest", "Plan", "plan", "plan_workbook", "ShownMoney", "shown_money",
-    "TaskRequest", "TaskAnswer", "SystemTask", "price_task", "task_workbook", "steps_asked",
+    "TaskRequest", "TaskAnswer", "SystemTask", "price_task", "steps_asked", "task_workbook",
     "MarketSpec", "ProfitRequest", "ProfitAnswer", "SystemProfit", "profit", "profit_workbook",
     "market_for", "sell", "render_profit_workbook", "profit_rules",
 ]

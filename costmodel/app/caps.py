@@ -7,7 +7,7 @@ Quotes page) meets the same bound, with the same words. The command line is not 
 its context is local, and its own machine's time is its user's to spend.
 
 Each bound keeps the slowest request it allows short: 50 quotes ranked for a demand take
-0.08-0.4 s, 2,000,000 Monte Carlo draws 0.3 s, on one core (README, Limits).
+0.08-0.4 s, 2,000,000 Monte Carlo draws 0.3 s, on one core (docs/pricing-tools.md#limits).
 """
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Limits: requests per API key, and heavy analyses at once, per worker and in total.
 
-The rules (the README's "Limits" says the same):
+The rules (docs/pricing-tools.md#limits says the same):
 
 - **Rate**: ``RATE_LIMIT`` requests (``COSTMODEL_RATE_LIMIT``, e.g. ``600/minute``; default
   ``600/minute``; ``off`` turns it off; a Flask ``TESTING`` app without one set is off) per API

@@ -112,7 +112,8 @@ TYPICAL = _EXAMPLE  # (read by results.check_finite: which input drove a figure 
 def _quantity_schema(meta: QuantityField, description: str) -> dict[str, Any]:
     """A quantity as JSON Schema: text (``"700 W"``) or ``{"value", "unit"}``, and a bare
     number (within the field's bounds) for the units in BARE_NUMBER_UNITS. Which units have
-    the field's dimension is the grammar's business (README, Quantities), not the schema's."""
+    the field's dimension is the grammar's business
+    (docs/architecture.md#quantities-typed-by-people), not the schema's."""
     low = {"exclusiveMinimum": 0} if meta.lowest_excluded else {"minimum": 0}
     value = {"type": "number", **low}  # no quantity is negative, whatever its unit
     text, obj = (dict(s) for s in _QUANTITY_SCHEMA["oneOf"])
@@ -638,6 +639,10 @@ class ReferenceRate(RateEntry):
         return self
 
 
+# the name of a scenario given none that names neither its operating point nor its accelerator
+UNNAMED = "Unnamed scenario"
+
+
 class Scenario(Section):
     """Everything needed to price one system at one operating point."""
     name: str = "scenario"
@@ -658,6 +663,17 @@ class Scenario(Section):
     load: Load | None = None  # a load shape by hour; none: utilisation in every hour
     money: Money = Field(default_factory=Money)
     reference_rate: ReferenceRate | None = None  # the rate it was priced from, if any
+
+    @model_validator(mode="after")
+    def _named(self) -> Scenario:
+        # Unnamed (an API body, a file without `name`), it is called after what it runs, not
+        # "scenario": a decision would otherwise say "Take scenario (own build)".
+        if "name" not in self.model_fields_set:
+            op, accelerator = self.operating_point, self.accelerator.name
+            known = accelerator if "name" in self.accelerator.model_fields_set else None
+            self.name = (op.label or (f"{known or 'accelerator'}, curve {op.curve}"
+                                      if op.curve else known) or UNNAMED)[:200]
+        return self
 
     @property
     def load_basis(self) -> str:
@@ -717,7 +733,7 @@ def default_source(key: str) -> str:
         return "default: InferenceX 8k/1k workload (ISL 8192, OSL 1024)"
     if key == "operating_point.token_kind":
         return "default: mixed tokens (input + output), as InferenceX counts them"
-    return "default: illustrative assumption (README, Defaults)"
+    return "default: illustrative assumption (docs/scenarios.md#defaults)"
 
 
 # The fields that say where a value came from (a citation, its date, a label naming what was

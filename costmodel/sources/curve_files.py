@@ -13,7 +13,7 @@ Formats read (detected from the content):
   output). Rows of one key (the configuration above without the GPU counts: curve ids stay as
   they were) form one curve.
 - The raw ``benchmark_serving.py`` result, given the GPU count of the run.
-- costmodel's own curve CSV, documented in the README ("Curve files"): one row a point, unit
+- costmodel's own curve CSV, documented in docs/curves.md#curve-files: one row a point, unit
   in each numeric column header (``interactivity [token/s/user]``, ``tbt [ms]``...).
 
 Of every InferenceX row: disaggregated rows' ``output_tput_per_gpu`` (per decode GPU) and

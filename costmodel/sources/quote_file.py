@@ -1,4 +1,4 @@
-"""Quote files: TOML (or JSON) with one ``[[quote]]`` table per quote (README, Quotes)."""
+"""Quote files: TOML (or JSON) with one ``[[quote]]`` table per quote (docs/negotiators.md)."""
 from __future__ import annotations
 
 import json

@@ -54,7 +54,7 @@ def make_engine(url: str | None = None, *, write: bool = True) -> Engine:
 # PostgreSQL connections a worker may hold, and how long a request waits for one. Each worker
 # (a gunicorn process) has its own pool: a host holds at most workers x (size + overflow)
 # connections, and the database's max_connections must exceed that summed over every host
-# (README "Several hosts"). The defaults fit gunicorn's 4 threads a worker: a thread never
+# (docs/operations.md#several-hosts). The defaults fit gunicorn's 4 threads a worker: a thread never
 # waits for a connection another thread holds unless a fifth request runs at once.
 POOL_ENV = {"pool_size": ("COSTMODEL_DB_POOL_SIZE", 4),
             "max_overflow": ("COSTMODEL_DB_MAX_OVERFLOW", 2),

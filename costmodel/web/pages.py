@@ -492,11 +492,16 @@ def profit_xlsx():
 @lru_cache(maxsize=1)
 def fixture_scenarios() -> dict[str, tuple[str, dict[str, Any]]]:
     """The example scenarios shipped in fixtures/scenarios: ``fixture:<name>`` -> (title,
-    mapping); a curve file named there is found by its curve id in the service's curves."""
+    mapping); a curve file named there is named by its curve id, as a request names it (found
+    in the service's curves)."""
     root = fixtures_dir() / "scenarios"
     out = {}
     for path in sorted(root.rglob("*.toml")):
         data = tomllib.loads(path.read_text(encoding="utf-8"))
+        op = data.get("operating_point")
+        if isinstance(op, dict) and "curve" in op and "curve_id" in op:
+            # as a request names it (requests never name files): the curl line works as shown
+            op["curve"] = op.pop("curve_id")
         stem = path.relative_to(root).with_suffix("").as_posix()
         out[f"fixture:{stem}"] = (str(data.get("name") or stem), data)
     return out

@@ -58,7 +58,7 @@ __all__ = ["Refused", "SignedIn", "signed_in", "need", "csrf_token", "SECRET_ENV
 log = logging.getLogger("costmodel.web")
 SECRET_ENV = "COSTMODEL_SECRET_KEY"
 # One secret per process when the operator gives none: sessions survive nothing but this
-# process, and several workers would reject each other's cookies (README, Web pages).
+# process, and several workers would reject each other's cookies (docs/getting-started.md#web-app).
 _PROCESS_SECRET = secrets.token_hex(32)
 CSRF_FIELD = "csrf_token"
 SESSION_ENV = "COSTMODEL_SESSION_HOURS"

@@ -3,7 +3,7 @@
 routes on it; :mod:`costmodel.web` imports them all."""
 from __future__ import annotations
 
-from flask import Blueprint
+from flask import Blueprint, Response
 
 from ..render import display
 from ..resources import templates_dir
@@ -14,6 +14,12 @@ __all__ = ["blueprint"]
 
 blueprint = Blueprint("web", __name__, static_folder=str(templates_dir() / "web" / "static"),
                       static_url_path="/assets")
+
+
+@blueprint.get("/favicon.ico")
+def favicon() -> Response:
+    # every browser asks for it, whatever a page links: else a 404 in each one's console
+    return blueprint.send_static_file("favicon.ico")
 
 
 @blueprint.app_template_filter("qty")

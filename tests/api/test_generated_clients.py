@@ -537,7 +537,9 @@ def test_a_decision_through_the_generated_client(operation, api, live_server):
     out = decide.sync(client=api, body=body_of(decide, body))
     assert not isinstance(out, dict)
     pick = out.recommendation
-    assert (pick.offer, pick.next_) == ("scenario", "api-tokens")
+    # the example names no build: it is called after its accelerator and curve
+    assert (pick.offer, pick.next_) == (
+        "NVIDIA H100 SXM5 80GB, curve h100/gpt-oss-120b/vllm/fp8/8192x1024/none/agg", "api-tokens")
     # the next offer, per Mtok at 0.60 USD in and out: 50,000 x 0.60 = 30,000 USD a month
     assert pick.monthly_cost.value + pick.margin.value == pytest.approx(30_000, rel=1e-12)
     assert out.to_dict() == served(live_server, "post", f"{API}/quotes/decide", body)

@@ -95,5 +95,42 @@ def test_serve_on_loopback_answers_reads_without_a_key(tmp_path):
 ])
 def test_serve_opens_reads_only_on_addresses_that_are_loopback(host, loopback):
     # decided on the resolved address, never on how the name is spelled
-    from costmodel.cli import _is_loopback
+    from costmodel.cli.service import _is_loopback
     assert _is_loopback(host) is loopback
+
+
+def test_serve_on_a_taken_port_says_so_in_one_line_and_changes_nothing(tmp_path, monkeypatch):
+    from costmodel.cli import service
+
+    def no_server(*args, **kwargs):
+        raise AssertionError("gunicorn was started on a taken port")
+
+    monkeypatch.setattr(service, "_gunicorn", no_server)
+    db = tmp_path / "s.db"
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        r = CliRunner().invoke(main, ["serve", "--port", str(port), "--url", f"sqlite:///{db}"])
+    assert r.exit_code == 2
+    assert r.stdout == ""  # no "serving on ..."
+    line, = r.stderr.splitlines()
+    free = re.fullmatch(rf"costmodel: error: --port: 127\.0\.0\.1:{port} is taken by another "
+                        rf"server; choose another port with --port (\d+) "
+                        rf"\(make run PORT=\1\)", line)
+    assert free is not None, line
+    assert int(free.group(1)) > port
+    with socket.socket() as s:  # the port suggested is one that can be listened on
+        s.bind(("127.0.0.1", int(free.group(1))))
+    assert not db.exists()  # nothing migrated
+
+
+def test_make_run_serves_on_the_port_it_is_given():
+    root = Path(__file__).resolve().parents[2]
+    shown = subprocess.run(["make", "-n", "run", "PORT=8010"], cwd=root, capture_output=True,
+                           text=True, timeout=60).stdout
+    assert "costmodel serve --host 127.0.0.1 --port 8010" in shown
+    assert "http://127.0.0.1:8010/" in shown
+    default = subprocess.run(["make", "-n", "run"], cwd=root, capture_output=True, text=True,
+                             timeout=60).stdout
+    assert "costmodel serve --host 127.0.0.1 --port 8000" in default

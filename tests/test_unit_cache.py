@@ -1,0 +1,102 @@
+"""pint's unit definitions are parsed once per machine and kept in the user's cache folder
+(``costmodel.resources.cached_build``; issue 37: the registry was 0.5 s of every command's
+start). A cache folder that cannot be written, is damaged or is being written by another process
+at the same moment costs time, never a wrong unit or a failure.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from costmodel.model.units import build_registry
+from costmodel.resources import CACHE_ENV, cached_build
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _snapshot(folder: Path) -> dict[str, tuple[int, int]]:
+    return {p.name: (p.stat().st_size, p.stat().st_mtime_ns) for p in sorted(folder.iterdir())}
+
+
+def _month_in_hours(registry) -> float:
+    """pint's default registry: a month is 1/12 of a Julian year (costmodel redefines it)."""
+    return registry.Quantity(1, "month").to("hour").magnitude
+
+
+JULIAN_MONTH_H = 365.25 * 24 / 12  # 730.5 h
+
+
+def test_the_first_run_fills_the_cache_and_the_next_reads_it(tmp_path, monkeypatch):
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path))
+    seen = []
+
+    def build(folder):
+        seen.append(folder)
+        return build_registry(folder)
+
+    first = cached_build("pint-test", build)
+    folder = tmp_path / "pint-test"
+    assert folder.is_dir() and any(p.suffix == ".pickle" for p in folder.iterdir())
+    # built in a private folder, renamed into place whole: no other folder is left
+    assert [p.name for p in tmp_path.iterdir()] == ["pint-test"]
+    assert seen[0] != folder and seen[0].parent == tmp_path
+    before = _snapshot(folder)
+    second = cached_build("pint-test", build)
+    assert seen[1] == folder
+    assert _snapshot(folder) == before  # a complete cache is only read (read-only is fine)
+    assert _month_in_hours(first) == _month_in_hours(second) == pytest.approx(JULIAN_MONTH_H)
+    for unit, base in (("kWh", "J"), ("MW", "W"), ("GiB", "byte"), ("week", "s"),
+                       ("percent", "dimensionless"), ("kg", "g")):
+        assert first.Quantity(1, unit).to(base).magnitude == \
+            second.Quantity(1, unit).to(base).magnitude
+    assert second.Quantity(1, "kWh").to("J").magnitude == 3.6e6
+
+
+def test_no_cache_folder_means_no_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv(CACHE_ENV, "")
+    assert cached_build("pint-test", lambda folder: folder) is None
+
+
+def test_a_cache_folder_that_cannot_be_made_builds_without_one(tmp_path, monkeypatch):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    monkeypatch.setenv(CACHE_ENV, str(blocker / "cache"))
+    registry = cached_build("pint-test", build_registry)
+    assert _month_in_hours(registry) == pytest.approx(JULIAN_MONTH_H)
+
+
+def test_a_damaged_cache_builds_without_it(tmp_path, monkeypatch):
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path))
+    cached_build("pint-test", build_registry)
+    for p in (tmp_path / "pint-test").glob("*.pickle"):
+        p.write_bytes(p.read_bytes()[:100])  # truncated, as by a full disk
+    folders = []
+
+    def build(folder):
+        folders.append(folder)
+        return build_registry(folder)
+
+    registry = cached_build("pint-test", build)
+    assert folders == [tmp_path / "pint-test", None]  # tried, refused, built afresh
+    assert _month_in_hours(registry) == pytest.approx(JULIAN_MONTH_H)
+
+
+def test_processes_starting_together_on_an_empty_cache(tmp_path):
+    script = ("from costmodel.model.units import ureg\n"
+              "print(ureg.Quantity(1, 'month').to('hour').magnitude, len(ureg._units))")
+    env = {**os.environ, CACHE_ENV: str(tmp_path), "PYTHONPATH": str(ROOT)}
+    procs = [subprocess.Popen([sys.executable, "-c", script], env=env, text=True,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+             for _ in range(4)]
+    answers = [p.communicate(timeout=120) for p in procs]
+    assert [p.returncode for p in procs] == [0] * 4, [err for _, err in answers]
+    # costmodel's month: 8,760 h / 12; the same units in every process
+    assert len({out for out, _ in answers}) == 1
+    assert answers[0][0].split()[0] == "730.0"
+    # one complete cache, no private folder left behind
+    assert len([p for p in tmp_path.iterdir()]) == 1
+    assert next(tmp_path.iterdir()).name.startswith("pint-")
