@@ -217,6 +217,19 @@ def test_the_comparisons_first_page_answers_the_comparison(printed):
         assert f"{cost / costs[0]:.2f}\u00d7" in first, (cost / costs[0], first)
 
 
+def test_the_first_page_answers_in_the_scenarios_currency(printed):
+    """sample-tou states EUR at 0.92 EUR/USD: page one answers in EUR/Mtok with the rate,
+    its date and source; sample-tco (no [money]) in USD, with no rate."""
+    pages, systems, _ = printed["sample-tou"]
+    first = pages[0][1]
+    eur = systems[0].result.values["cost_per_mtok_total"] * 0.92  # 0.1709 USD/Mtok
+    assert f"Cost per million tokens EUR/Mtok {eur:.4f}" in first, first[:400]
+    assert "Exchange rate (EUR per USD) EUR/USD 0.9200" in first
+    assert "2026-11-30" in first and "USD/Mtok" not in first
+    usd = printed["sample-tco"][0][0][1]
+    assert "Cost per million tokens USD/Mtok" in usd and "Exchange rate" not in usd
+
+
 _WORD = re.compile(r'xMin="([\d.]+)" yMin="([\d.]+)" xMax="([\d.]+)" yMax="([\d.]+)">([^<]*)<')
 
 
