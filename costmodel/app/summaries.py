@@ -6,6 +6,7 @@ from ..render.display import NO_VALUE, format_number, format_percent
 from ..render.onepage import Heading, Paragraph, Table, render_page
 from ..render.report import disclosure_items
 from .decide import QuotesDecision
+from .money import ShownMoney
 from .planning import Plan
 
 __all__ = ["decision_pdf", "plan_pdf"]
@@ -95,6 +96,7 @@ def plan_pdf(planned: Plan) -> bytes:
             ["Cost per million tokens",
              format_number(j["cost_per_mtok"]["total"]["value"], "USD/Mtok"),
              j["cost_per_mtok"]["total"]["unit"]],
+            *_rate_rows(planned.money),
             ["Utilisation", format_percent(a["resulting_utilisation"]),
              "the demand over the fleet's capacity" if a["sized_for"] == "demand"
              else "the scenario's"]]
@@ -110,6 +112,17 @@ def plan_pdf(planned: Plan) -> bytes:
     return render_page(f"Capacity plan: {r.name}", blocks,
                        "The fleet the demand needs (or the whole deployments a power budget "
                        "holds), priced by the engine")
+
+
+def _rate_rows(money: ShownMoney) -> list[list[str]]:
+    """Beside money in another currency: the rate it was converted at, its date and source
+    (none in USD)."""
+    if money.usd:
+        return []
+    rate = money.disclosure["rate"]
+    return [[f"Exchange rate ({money.currency} per USD)", f"{rate['value']:g}",
+             f"{rate['unit']} ({rate['date'] or 'undated'}; "
+             f"{rate['source'] or 'no source given'})"]]
 
 
 def _power_plan_rows(pp: dict | None) -> list[list[str]]:

@@ -447,6 +447,19 @@ def test_number_formats_follow_the_display_rules(cases):
     assert calc.cell(crf.row, 3).value == "%/year" and crf.number_format == "0.0%"
 
 
+def test_rows_are_sized_for_the_wider_of_arial_and_dejavu():
+    from costmodel.render.workbook.sheet import _lines, text_width
+    # a line 10 units wide holds 54 pt of Arial; DejaVu's columns widen with its digit (636
+    # against 556 thousandths of an em), 61.77 pt. 24 i's: 24 x 2.22 = 53.28 pt in Arial (one
+    # line), 24 x 2.78 = 66.72 pt in DejaVu Sans (two)
+    assert _lines("i" * 24, 10) == 2
+    assert _lines("i" * 20, 10) == 1  # 55.6 pt in DejaVu Sans
+    # "0000" is 4 digits in either font; "iiii" 8.88 pt of Arial, 11.12 pt of DejaVu Sans,
+    # over DejaVu's 6.177 pt a unit: 1.80 units
+    assert text_width("0000") == pytest.approx(4 * 5.56 / 5.4)
+    assert text_width("iiii") == pytest.approx(11.12 / 6.1767, rel=1e-3)
+
+
 @pytest.mark.parametrize("case", CASES)
 def test_print_setup(cases, case):
     from costmodel.render.workbook.print_setup import MIN_SCALE, page_scale

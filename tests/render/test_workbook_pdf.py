@@ -2,12 +2,18 @@
 PDF, every formula recalculated first (:func:`costmodel.render.workbook.recalc.to_pdf`).
 
 Each sheet prints on at most the pages docs/finance.md states for it (the table is read
-from the page, so the page and the files cannot disagree), no error value prints, the
-sources print beside the inputs they support, labels lead with words, and a comparison's
-first page answers the comparison.
+from the page, so the page and the files cannot disagree), no error value prints, no row
+prints over the next, no text is cut, the sources print beside the inputs they support,
+labels lead with words, and a comparison's first page answers the comparison.
+
+Every check runs twice: in Liberation Sans (Arial's metrics, what the workbooks are laid out
+for) and in DejaVu Sans (what LibreOffice sets Arial in where neither is installed, as on a
+fresh Debian), each with only its fonts visible (``print_support``), on any machine.
 
 Skipped where LibreOffice is not installed, unless COSTMODEL_REQUIRE_LIBREOFFICE is set (as
 .ci/run sets it): then a missing LibreOffice fails the run instead of hiding the check.
+Where Liberation Sans or pdftotext (poppler-utils: the words' places) are missing, their
+checks are skipped, unless COSTMODEL_REQUIRE_PRINT is set (as .ci/run sets it).
 """
 from __future__ import annotations
 
@@ -19,6 +25,7 @@ from pathlib import Path
 
 import pytest
 from conftest import CURVE_SCENARIOS, ROOT, SCENARIOS, require_libreoffice, workbook_systems
+from print_support import FONTS, REQUIRED, font_env
 
 from costmodel.render.workbook.export import build_workbook, save_workbook
 from costmodel.render.workbook.recalc import to_pdf
@@ -81,10 +88,9 @@ def _decision(files: list[Path]) -> tuple[list, bytes]:
 
 
 @pytest.fixture(scope="module")
-def printed(tmp_path_factory) -> dict[str, tuple[list[tuple[str, str]], list, Path]]:
-    """Each sample printed: its pages as (sheet, text), and its systems (the PDF beside the
-    workbook, as <sample>.pdf)."""
-    folder = tmp_path_factory.mktemp("pdf")
+def books(tmp_path_factory) -> dict[str, tuple[Path, list]]:
+    """Each sample's workbook and its systems."""
+    folder = tmp_path_factory.mktemp("books")
     out = {}
     for sample, (files, matched) in SAMPLES.items():
         if matched == "decision":
@@ -94,9 +100,28 @@ def printed(tmp_path_factory) -> dict[str, tuple[list[tuple[str, str]], list, Pa
         else:
             systems, _ = workbook_systems(files, matched=matched)
             path = save_workbook(build_workbook(systems), folder / f"{sample}.xlsx")
-        pdf = to_pdf(path)
-        path.with_suffix(".pdf").write_bytes(pdf)
+        out[sample] = (path, systems)
+    return out
+
+
+@pytest.fixture(scope="module", params=FONTS)
+def printed(request, books, tmp_path_factory
+            ) -> dict[str, tuple[list[tuple[str, str]], list, Path]]:
+    """Each sample printed in one font: its pages as (sheet, text), and its systems (the PDF
+    as <sample>.pdf)."""
+    folder = tmp_path_factory.mktemp(f"pdf-{request.param}")
+    env = font_env(request.param, folder)
+    out = {}
+    for sample, (path, systems) in books.items():
+        pdf = to_pdf(path, env=env)
+        (folder / f"{sample}.pdf").write_bytes(pdf)
         reader = pypdf.PdfReader(io.BytesIO(pdf))
+        fonts = {str(f["/BaseFont"]) for page in reader.pages
+                 for f in page["/Resources"]["/Font"].values()}
+        # the case prints in its font: a test in the wrong one would prove nothing
+        text = {"liberation": "LiberationSans", "dejavu": "DejaVuSans"}[request.param]
+        assert any(text in f for f in fonts), (sample, request.param, fonts)
+        assert request.param == "liberation" or not any("Liberation" in f for f in fonts)
         pages = []
         for k, page in enumerate(reader.pages, 1):
             text = page.extract_text()
@@ -104,7 +129,7 @@ def printed(tmp_path_factory) -> dict[str, tuple[list[tuple[str, str]], list, Pa
             assert footer and int(footer[2]) == k and int(footer[3]) == len(reader.pages), \
                 (sample, k, text[:200])
             pages.append((footer[1], text))
-        out[sample] = (pages, systems, path.with_suffix(".pdf"))
+        out[sample] = (pages, systems, folder / f"{sample}.pdf")
     return out
 
 
@@ -192,6 +217,19 @@ def test_the_comparisons_first_page_answers_the_comparison(printed):
         assert f"{cost / costs[0]:.2f}\u00d7" in first, (cost / costs[0], first)
 
 
+def test_the_first_page_answers_in_the_scenarios_currency(printed):
+    """sample-tou states EUR at 0.92 EUR/USD: page one answers in EUR/Mtok with the rate,
+    its date and source; sample-tco (no [money]) in USD, with no rate."""
+    pages, systems, _ = printed["sample-tou"]
+    first = pages[0][1]
+    eur = systems[0].result.values["cost_per_mtok_total"] * 0.92  # 0.1709 USD/Mtok
+    assert f"Cost per million tokens EUR/Mtok {eur:.4f}" in first, first[:400]
+    assert "Exchange rate (EUR per USD) EUR/USD 0.9200" in first
+    assert "2026-11-30" in first and "USD/Mtok" not in first
+    usd = printed["sample-tco"][0][0][1]
+    assert "Cost per million tokens USD/Mtok" in usd and "Exchange rate" not in usd
+
+
 _WORD = re.compile(r'xMin="([\d.]+)" yMin="([\d.]+)" xMax="([\d.]+)" yMax="([\d.]+)">([^<]*)<')
 
 
@@ -200,19 +238,61 @@ def test_no_row_prints_over_the_next(printed, sample):
     """Every row is as tall as its wrapped text: no word prints over another (a row too low
     for its lines runs into the next). Words set upright only: a chart's vertical axis
     title is set across the lines beside it."""
-    pdftotext = shutil.which("pdftotext")
-    if pdftotext is None:
-        pytest.skip("pdftotext (poppler-utils) is not installed: the words' places unread")
-    boxes = subprocess.run([pdftotext, "-bbox", str(printed[sample][2]), "-"],
-                           capture_output=True, text=True, check=True).stdout
-    for k, page in enumerate(boxes.split("<page ")[1:], 1):
-        words = [(float(a), float(b), float(c), float(d), w)
-                 for a, b, c, d, w in _WORD.findall(page)]
+    for k, words in enumerate(_words(printed[sample][2]), 1):
         upright = [w for w in words if w[2] - w[0] >= 0.8 * (w[3] - w[1])]
         for i, (x0, y0, x1, y1, w) in enumerate(upright):
             for a0, b0, a1, b1, v in upright[i + 1:]:
                 overlap = min(x1, a1) - max(x0, a0), min(y1, b1) - max(y0, b0)
                 assert overlap[0] <= 1.5 or overlap[1] <= 2.5, (sample, k, w, v)
+
+
+def _words(pdf: Path) -> list[list[tuple[float, float, float, float, str]]]:
+    """Each page's words, with their boxes (x0, y0, x1, y1) [points from the top left]."""
+    pdftotext = shutil.which("pdftotext")
+    if pdftotext is None:
+        message = "pdftotext (poppler-utils) is not installed: the words' places unread"
+        if REQUIRED:
+            pytest.fail(f"COSTMODEL_REQUIRE_PRINT is set but {message}")
+        pytest.skip(message)
+    boxes = subprocess.run([pdftotext, "-bbox", str(pdf), "-"],
+                           capture_output=True, text=True, check=True).stdout
+    return [[(float(a), float(b), float(c), float(d), w) for a, b, c, d, w in _WORD.findall(p)]
+            for p in boxes.split("<page ")[1:]]
+
+
+def test_the_tariff_prints_a_day_a_page_across_with_its_titles_whole(printed):
+    """Each of the Tariff's pages holds a whole day's hours (00 to 23, or a weekend day's),
+    the names column repeated on its left; no text runs out of that column (it would print
+    cut beside the hours of a later day); the titles and each block's line print whole
+    on each day's pages."""
+    pages, _, pdf = printed["sample-tou"]
+    words = _words(pdf)
+    tariff = [(k, text) for k, (title, text) in enumerate(pages) if title == "Tariff"]
+    days = {"weekday": 0, "weekend": 0}
+    first: dict[str, int] = {}  # each day's first page
+    for k, _ in tariff:
+        def line(word, k=k):  # the words on the line of ``word``, left to right
+            return sorted(w for w in words[k] if abs(w[1] - word[1]) < 1 and w is not word)
+        # the header row: "hour", then the hours ("hour" also ends a system's title)
+        header = next(line(w) for w in words[k] if w[4] == "hour" and line(w)
+                      and line(w)[0][4] in ("00", "we") and line(w)[0][0] > w[0])
+        hours = [w[4] for w in header]
+        weekend = hours[0] == "we"
+        assert hours == ([x for h in range(24) for x in ("we", f"{h:02d}")] if weekend else
+                         [f"{h:02d}" for h in range(24)]), (k, hours)
+        day = "weekend" if weekend else "weekday"
+        days[day] += 1
+        first.setdefault(day, k)
+        edge = header[0][0]  # the names column ends where the first hour's header starts
+        for x0, _, x1, _, w in words[k]:
+            assert x0 >= edge - 1 or x1 <= edge + 1, (k, w, x0, x1, edge)
+    assert days["weekday"] == days["weekend"] >= 1, days
+    for k in first.values():  # each day's first page carries the titles whole
+        text = pages[k][1]
+        flat = _squeezed(text)
+        assert _squeezed("Tariff and load by hour: change the blue cells and every figure "
+                         "recomputes") in flat, (k, text[:300])
+        assert _squeezed("electricity_tariff_rates: energy rate by month and hour") in flat
 
 
 def test_to_pdf_refuses_a_missing_file(tmp_path):

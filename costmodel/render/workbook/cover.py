@@ -9,15 +9,16 @@ from typing import Any
 
 from ... import __version__
 from ...model.results import ALLOCATION_RULE, CONVENTIONS
-from ...model.steps import MODEL
+from ...model.steps import MODEL, SHOWN, shown
 from ..display import display_unit, excel_format
+from ..report import money_text
 from .excel_formula import MAY_BE_EMPTY, live_formula
 from .layout import FIRST_COL, WorkbookSystem, system_header
 from .model_sheets import input_value
 from .sheet import Sheet
 
 __all__ = ["write_cover", "write_sources", "LIVE_ITEMS", "live_value", "describe",
-           "source_groups", "SHARED_SOURCES"]
+           "source_groups", "SHARED_SOURCES", "headline_currency", "write_rate"]
 
 # (label, the name a live item shows): inputs and steps; units and formats follow the name
 LIVE_ITEMS = [("power boundary", "power_boundary"), ("power basis", "power_basis"),
@@ -49,18 +50,47 @@ def live_value(system: WorkbookSystem, name: str) -> Any:
     return input_value(system.result.scenario.to_inputs(), name)
 
 
+def headline_currency(systems: Sequence[WorkbookSystem]) -> str:
+    """The currency the headline (Summary, Cover) shows money in: the systems' own
+    (``money.currency``) where they share one, else USD (the Results sheet then shows each
+    system's own)."""
+    codes = {s.result.currency for s in systems}
+    return codes.pop() if len(codes) == 1 else "USD"
+
+
 def write_live(ws: Sheet, row: int, systems: Sequence[WorkbookSystem], text: str,
-               name: str, style: str = "result") -> None:
+               name: str, style: str = "result", currency: str = "USD") -> None:
     """One live row: label, unit as displayed, ``=name`` in each system's column (a dash
-    where the system has no value)."""
+    where the system has no value). A money figure in another ``currency`` reads its
+    step in that currency, ``=shown(name)`` (the USD figure times money_rate on Inputs)."""
     unit = unit_of(name)
+    ref = shown(name) if currency != "USD" and name in SHOWN else name
     ws.text(row, 1, text)
-    ws.text(row, 3, display_unit(name, unit) if unit else "")
+    ws.text(row, 3, (display_unit(name, unit).replace("USD", currency)
+                     if ref != name else display_unit(name, unit)) if unit else "")
     for i, s in enumerate(systems):
-        value = live_value(s, name)
+        value = live_value(s, ref)
         num_format = excel_format(name, unit) if unit else None
-        ws.formula(row, FIRST_COL + i, live_formula(name), value, style, num_format,
+        ws.formula(row, FIRST_COL + i, live_formula(ref), value, style, num_format,
                    empty=name in MAY_BE_EMPTY)
+
+
+def write_rate(ws: Sheet, row: int, systems: Sequence[WorkbookSystem], currency: str,
+               style: str = "calc") -> int:
+    """Beside money shown in ``currency`` (not USD): the exchange rate each system's figures
+    are converted at, live (``=money_rate``: edit it on Inputs and they follow), then its date
+    and source. Returns the last row written."""
+    ws.text(row, 1, f"Exchange rate ({currency} per USD)")
+    ws.text(row, 3, f"{currency}/USD")
+    for i, s in enumerate(systems):
+        ws.formula(row, FIRST_COL + i, live_formula("money_rate"), s.result.scenario.money.rate,
+                   style, "0.0000")
+    ws.text(row + 1, 1, "  the rate's date and source")
+    for i, s in enumerate(systems):
+        fx = s.result.scenario.money.fx[currency]
+        ws.text(row + 1, FIRST_COL + i, f"{fx.date or 'undated'}; "
+                                        f"{fx.source or 'no source given'}", "source")
+    return row + 1
 
 
 def describe() -> dict[str, Callable[[dict], str]]:
@@ -72,6 +102,7 @@ def describe() -> dict[str, Callable[[dict], str]]:
             "electricity source": lambda d: d["electricity"]["source"] or "no source given",
             "electricity date": lambda d: d["electricity"]["date"] or "undated",
             "reference rate": lambda d: _rate(d["reference_rate"]),
+            "money": lambda d: money_text(d["money"]),
             "defaults used": lambda d: ", ".join(d["defaults_used"]) or "none"}
 
 
@@ -95,11 +126,17 @@ def write_cover(ws: Sheet, systems: Sequence[WorkbookSystem], title: str | None,
     ws.text(top, 1, "Disclosure: what every figure divides by", "section")
     ws.header(top + 1, system_header(systems, ["item", "", "unit"]))
     row = top + 1
+    currency = headline_currency(systems)
     for text, name in LIVE_ITEMS:
         row += 1
-        write_live(ws, row, systems, text, name)
+        write_live(ws, row, systems, text, name, currency=currency)
+    if currency != "USD":
+        row = write_rate(ws, row + 1, systems, currency, "result")
     disclosures = [s.result.disclosure() for s in systems]
     for text, get in describe().items():
+        if text == "money" and currency == "USD" and \
+                all(s.result.currency == "USD" for s in systems):
+            continue  # money in USD throughout: nothing to say (as before a [money] table)
         row += 1
         ws.text(row, 1, text)
         said = [get(d) for d in disclosures]

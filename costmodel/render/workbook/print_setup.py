@@ -7,6 +7,11 @@ than shrunk until nobody can read it. The width is estimated from the column wid
 export sets: a unit of width is the digit of the workbook's Arial 10, 7 pixels (7.2 allowed:
 LibreOffice's Liberation Sans has Arial's metrics and measures a column about 2 % wider),
 96 pixels an inch. The sheets are laid out to print one page wide at 85 % or more.
+
+The estimate only chooses between fitting and :data:`WIDE_SCALE`: a fitted sheet is scaled
+by the spreadsheet, with the font it has. Where Arial and a metric-compatible font are
+missing (LibreOffice then sets the workbook in DejaVu Sans, whose digit is 14 % wider, and
+widens every column with it) a fitted sheet prints smaller, never wider than its pages.
 """
 from __future__ import annotations
 
@@ -50,7 +55,7 @@ def print_setup(sheet: Sheet, *, last_col: int | None = None, last_row: int | No
     repeat at the top of each page, the first ``title_cols`` columns on its left.
     ``one_page``: fit the whole area on one page (the Summary). ``page_cols``: a sheet
     wider than a page prints ``page_cols`` columns a page after its title columns (the
-    Tariff's 24 hours of a day), at the scale where they fit."""
+    Tariff's 24 hours of a day), fitted so that each page's columns fit its width."""
     ws = sheet.ws
     last_col = last_col or max(sheet.last_col, 1)
     last_row = last_row or max(sheet.last_row, 1)
@@ -66,12 +71,16 @@ def print_setup(sheet: Sheet, *, last_col: int | None = None, last_row: int | No
     if one_page:
         ws.fit_to_pages(1, 1)
         return
-    if page_cols is not None and last_col > title_cols + page_cols:
-        scale = page_scale(sheet, 1, title_cols + page_cols)
-        ws.set_print_scale(max(int(scale * 100), 10))
-        sheet.print_scale = max(int(scale * 100), 10) / 100
+    if page_cols is not None:
+        # fitted to as many pages wide as there are groups, each after a manual break
+        # (LibreOffice keeps the breaks and scales until each group fits its page, in the
+        # font it has); a fixed scale would let a wider font push columns onto pages of
+        # their own
+        breaks = list(range(title_cols + page_cols, last_col, page_cols))
+        ws.fit_to_pages(len(breaks) + 1, 0)
+        sheet.print_scale = page_scale(sheet, 1, title_cols + page_cols)
         ws.repeat_columns(0, title_cols - 1)
-        ws.set_v_pagebreaks(list(range(title_cols + page_cols, last_col, page_cols)))
+        ws.set_v_pagebreaks(breaks)
         return
     scale = page_scale(sheet, 1, last_col)
     if scale >= MIN_SCALE:

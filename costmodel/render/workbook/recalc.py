@@ -12,7 +12,7 @@ import os
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 __all__ = ["soffice", "recalculate", "save_with_libreoffice", "to_pdf", "RecalcError"]
@@ -55,19 +55,21 @@ def save_with_libreoffice(paths: Sequence[str | Path], out_dir: str | Path, *,
     return _convert(paths, out_dir, "xlsx", recalc=recalc, timeout=timeout)
 
 
-def to_pdf(path: str | Path, *, timeout: float = 120) -> bytes:
+def to_pdf(path: str | Path, *, timeout: float = 120,
+           env: Mapping[str, str] | None = None) -> bytes:
     """The workbook at ``path`` printed to PDF by LibreOffice: every visible sheet's print
     area, every formula recalculated first (the pages show what the formulas compute, not
-    only the values cached in the file). [timeout: s]"""
+    only the values cached in the file). ``env``: variables added to LibreOffice's
+    environment (``FONTCONFIG_FILE``: the fonts it may use). [timeout: s]"""
     with tempfile.TemporaryDirectory(prefix="costmodel-pdf-") as out:
-        (pdf,) = _convert([path], out, "pdf", recalc=True, timeout=timeout)
+        (pdf,) = _convert([path], out, "pdf", recalc=True, timeout=timeout, env=env)
         return pdf.read_bytes()
 
 
 def _convert(paths: Sequence[str | Path], out_dir: str | Path, kind: str, *, recalc: bool,
-             timeout: float) -> list[Path]:
+             timeout: float, env: Mapping[str, str] | None = None) -> list[Path]:
     """Convert each of ``paths`` to ``kind`` (``xlsx``, ``pdf``) in ``out_dir`` in one
-    LibreOffice run with a throw-away profile."""
+    LibreOffice run with a throw-away profile (``env`` added to its environment)."""
     exe = soffice()
     if exe is None:
         raise RecalcError("LibreOffice (soffice) is not installed")
@@ -89,7 +91,8 @@ def _convert(paths: Sequence[str | Path], out_dir: str | Path, kind: str, *, rec
                "--norestore", "--calc", "--convert-to", kind, "--outdir", str(out),
                *map(str, sources)]
         try:
-            done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+            done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
+                                  env={**os.environ, **env} if env else None)
         except subprocess.TimeoutExpired as exc:
             raise RecalcError(f"LibreOffice took longer than {timeout:g} s") from exc
     missing = [r.name for r in results if not r.exists()]

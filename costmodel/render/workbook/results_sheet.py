@@ -69,9 +69,9 @@ def write_ratios(ws: Sheet, row: int, systems: Sequence[WorkbookSystem], names: 
 
 
 def cost_stack_chart(ws: Sheet, rows: dict[str, int], n: int, header_row: int,
-                     *, width: int = 560, height: int = 300) -> Any:
+                     *, width: int = 560, height: int = 300, currency: str = "USD") -> Any:
     """A stacked column chart of energy, capital and operating cost per million tokens, one
-    column per system, from ``rows`` (step name -> row on ``ws``)."""
+    column per system, from ``rows`` (step name -> row on ``ws``, in ``currency``)."""
     chart = ws.book.wb.add_chart({"type": "column", "subtype": "stacked"})
     sheet = ws.title
     last = FIRST_COL - 1 + n - 1
@@ -86,7 +86,7 @@ def cost_stack_chart(ws: Sheet, rows: dict[str, int], n: int, header_row: int,
             "gap": 80,
         })
     chart.set_title({"name": "Cost per million tokens", "name_font": {"size": 12}})
-    chart.set_y_axis({"name": "USD per million tokens", "num_format": "#,##0.00",
+    chart.set_y_axis({"name": f"{currency} per million tokens", "num_format": "#,##0.00",
                       "major_gridlines": {"visible": True, "line": {"color": "#D9D9D9"}}})
     chart.set_x_axis({"num_font": {"size": 9}})
     chart.set_legend({"position": "bottom"})

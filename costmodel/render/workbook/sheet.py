@@ -7,7 +7,9 @@ so (an absent optional input; a step that reads one, whose formula then gives em
 cached as such, shown as a dash by :func:`with_dash`), else the spreadsheet error ``#N/A``.
 
 The workbook's font is Arial 10 (Liberation Sans in LibreOffice, with the same metrics): the
-widths and row heights set here print alike in Excel and LibreOffice.
+widths and row heights set here print alike in Excel and LibreOffice. A row is as tall as its
+wrapped text in whichever of Arial and DejaVu Sans (what LibreOffice uses where neither Arial
+nor Liberation Sans is installed) takes more lines, so it prints whole in either.
 """
 from __future__ import annotations
 
@@ -25,7 +27,7 @@ from ..display import excel_format
 from .styles import STYLES
 
 __all__ = ["Book", "Sheet", "col_name", "cell_ref", "cached", "NA", "EMPTY", "with_dash",
-           "FONT", "ROW_PIXELS", "rows_for"]
+           "FONT", "ROW_PIXELS", "rows_for", "text_width"]
 
 NA = "#N/A"
 EMPTY = ""  # a formula's result where the engine has no value (see the module docstring)
@@ -143,24 +145,56 @@ _ARIAL = {" ": 278, "!": 278, '"': 355, "#": 556, "$": 556, "%": 889, "&": 667, 
                      (667, 667, 722, 722, 667, 611, 778, 722, 278, 500, 667, 556, 833, 722,
                       778, 667, 778, 722, 667, 611, 722, 667, 944, 667, 667, 611),
                      strict=True))}
-_BOLD = 1.08  # Arial Bold is about this much wider
-_POINTS_PER_WIDTH = 5.4  # [points] of a line of text in a unit of column width (measured in
+# DejaVu Sans's: what LibreOffice sets Arial in where neither Arial nor a font with its
+# metrics (Liberation Sans) is installed, as on a fresh Debian
+_DEJAVU = {" ": 318, "!": 401, '"': 460, "#": 838, "$": 636, "%": 950, "&": 780, "'": 275,
+           "(": 390, ")": 390, "*": 500, "+": 838, ",": 318, "-": 361, ".": 318, "/": 337,
+           ":": 337, ";": 337, "<": 838, "=": 838, ">": 838, "?": 531, "@": 1000, "[": 390,
+           "\\": 337, "]": 390, "^": 838, "_": 500, "`": 500, "{": 636, "|": 337, "}": 636,
+           "~": 838, **dict.fromkeys("0123456789", 636),
+           **dict(zip("abcdefghijklmnopqrstuvwxyz",
+                      (613, 635, 550, 635, 615, 352, 635, 634, 278, 278, 579, 278, 974, 634,
+                       612, 635, 635, 411, 521, 392, 634, 592, 818, 592, 592, 525),
+                      strict=True)),
+           **dict(zip("ABCDEFGHIJKLMNOPQRSTUVWXYZ",
+                      (684, 686, 698, 770, 632, 575, 775, 752, 295, 295, 656, 557, 863, 748,
+                       787, 603, 787, 695, 635, 611, 732, 684, 989, 685, 611, 685),
+                      strict=True))}
+_Font = namedtuple("_Font", "widths, bold, digit")
+# each font's bold is about this much wider; a column's width unit is the font's digit,
+# so a column widens with the font that sets it
+_FONTS = (_Font(_ARIAL, 1.08, 556), _Font(_DEJAVU, 1.13, 636))
+_POINTS_PER_WIDTH = 5.4  # [points] of a line of Arial in a unit of column width (measured in
 # LibreOffice: 5.55, less a margin)
 
 
-def _points(text: str, size: float, bold: bool = False) -> float:
-    """How long ``text`` is in Arial at ``size`` points [points]."""
-    return sum(_ARIAL.get(c, 556) for c in text) * size / 1000 * (_BOLD if bold else 1.0)
+def _points(text: str, size: float, bold: bool = False, font: _Font = _FONTS[0]) -> float:
+    """How long ``text`` is in ``font`` (Arial) at ``size`` points [points]."""
+    return sum(font.widths.get(c, font.digit) for c in text) * size / 1000 * \
+        (font.bold if bold else 1.0)
+
+
+def text_width(text: str, size: float = 10, bold: bool = False) -> float:
+    """The column width ``text`` takes on one line in the wider of Arial and DejaVu Sans
+    [characters]."""
+    return max(_points(text, size, bold, f) / (_POINTS_PER_WIDTH * f.digit / _FONTS[0].digit)
+               for f in _FONTS)
 
 
 def _lines(text: str, width: float, size: float = 10, bold: bool = False) -> int:
-    """Lines ``text`` takes wrapped at its spaces in ``width`` units of column width (a word
-    longer than a line breaks where the line ends, as spreadsheets break it)."""
-    line = width * _POINTS_PER_WIDTH
-    space = _points(" ", size, bold)
+    """Lines ``text`` takes wrapped at its spaces in ``width`` units of column width, in
+    whichever of Arial and DejaVu Sans wraps it onto more (a row sized for both prints
+    whole in either); a word longer than a line breaks where the line ends, as
+    spreadsheets break it."""
+    return max(_font_lines(text, width, size, bold, f) for f in _FONTS)
+
+
+def _font_lines(text: str, width: float, size: float, bold: bool, font: _Font) -> int:
+    line = width * _POINTS_PER_WIDTH * font.digit / _FONTS[0].digit
+    space = _points(" ", size, bold, font)
     lines, used = 1, 0.0
     for word in text.split():
-        w = _points(word, size, bold)
+        w = _points(word, size, bold, font)
         if used and used + space + w <= line:
             used += space + w
             continue
@@ -307,12 +341,13 @@ class Sheet:
         else:
             self.number(row, col, value, style, num_format)
 
-    def paragraph(self, row: int, text: str, last_col: int, style: str = "note_wrap") -> None:
-        """Text across columns A..``last_col`` (merged), wrapped: nothing runs off the printed
-        page."""
-        self.text(row, 1, text, style, span=last_col)
-        if last_col > 1:
-            self.ws.merge_range(row - 1, 0, row - 1, last_col - 1, text,
+    def paragraph(self, row: int, text: str, last_col: int, style: str = "note_wrap", *,
+                  first_col: int = 1) -> None:
+        """Text across columns ``first_col``..``last_col`` (merged), wrapped: nothing runs off
+        the printed page."""
+        self.text(row, first_col, text, style, span=last_col - first_col + 1)
+        if last_col > first_col:
+            self.ws.merge_range(row - 1, first_col - 1, row - 1, last_col - 1, text,
                                 self.book.format(style))
 
     def header(self, row: int, labels: Iterable[str], first_col: int = 1) -> None:

@@ -22,6 +22,10 @@ STYLES: dict[str, dict[str, Any]] = {
     "header": {**_BOX, "bold": True, "font_color": "#FFFFFF", "bg_color": "#1F3864",
                "text_wrap": True},
     "label": {"bold": True, "valign": "top"},
+    # a title or label wrapped across the columns it heads (the Tariff's hours)
+    "section_wrap": {"bold": True, "font_size": 10.5, "font_color": "#1F3864",
+                     "text_wrap": True, "valign": "top"},
+    "label_wrap": {"bold": True, "text_wrap": True, "valign": "top"},
     "input": {**_BOX, "font_color": "#0000FF", "bg_color": "#FFF2CC"},
     "constant": {**_BOX, "bg_color": "#EDEDED"},
     "calc": {**_BOX},

@@ -8,7 +8,7 @@ from datetime import datetime
 
 from ... import __version__
 from ..display import label
-from .cover import describe, write_live
+from .cover import describe, headline_currency, write_live, write_rate
 from .layout import FIRST_COL, WorkbookSystem, system_header, system_width
 from .print_setup import print_setup
 from .results_sheet import STACK, cost_stack_chart, write_ratios
@@ -47,15 +47,20 @@ def write_summary(ws: Sheet, systems: Sequence[WorkbookSystem], title: str | Non
     ws.header(4, system_header(systems, ["The answer", "", "unit"]))
     rows: dict[str, int] = {}
     row = 4
+    # money in the systems' currency where they share one, the rate it is converted at
+    # beside it (live: the figures follow an edited rate)
+    currency = headline_currency(systems)
     for name in ANSWER:
         row += 1
         rows[name] = row
-        write_live(ws, row, systems, label(name), name, "result")
+        write_live(ws, row, systems, label(name), name, "result", currency)
     for name, _ in STACK:
         row += 1
         rows[name] = row
         write_live(ws, row, systems, "  of which " + label(name).replace(
-            " per million tokens", "").lower(), name, "calc")
+            " per million tokens", "").lower(), name, "calc", currency)
+    if currency != "USD":
+        row = write_rate(ws, row + 1, systems, currency)
     if n > 1:
         row += 2
         ws.height(row - 1, _SPACER)
@@ -90,7 +95,7 @@ def write_summary(ws: Sheet, systems: Sequence[WorkbookSystem], title: str | Non
     chart_row = row + 1
     pixels = int((36 + 1 + 12 + width * n) * 7)
     chart = cost_stack_chart(ws, rows, n, 4, width=min(max(420, pixels), 900),
-                             height=_CHART_HEIGHT)
+                             height=_CHART_HEIGHT, currency=currency)
     ws.ws.insert_chart(chart_row - 1, 0, chart, {"x_offset": 4, "y_offset": 2})
     ws.last_row = max(ws.last_row, chart_row + rows_for(_CHART_HEIGHT + 2))
     ws.ws.activate()

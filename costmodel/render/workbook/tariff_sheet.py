@@ -28,7 +28,7 @@ from ...model.steps import MODEL
 from ..display import excel_format
 from .excel_formula import NOT_AVAILABLE, Cell, cell_formula, to_formula
 from .layout import Names, WorkbookSystem, suffixed, system_ref
-from .sheet import Sheet, cell_ref
+from .sheet import Sheet, cell_ref, text_width
 
 __all__ = ["ProfileLayout", "PROFILE_STEPS", "reads_profiles", "write_tariff",
            "TARIFF_SHEET"]
@@ -38,7 +38,8 @@ PROFILE_STEPS = [n for n, s in MODEL.steps.items() if s.axes]
 _ITEMS = [*MODEL.profile_inputs, *PROFILE_STEPS]
 _AXES = {**{n: MODEL.inputs[n].axes for n in MODEL.profile_inputs},
          **{n: MODEL.steps[n].axes for n in PROFILE_STEPS}}
-_FIRST = 2  # column B: hour 00 (column A names the block, then labels its months)
+_FIRST = 2  # column B: hour 00 (column A labels a block's months or periods)
+_DAY = 24  # hours a page across: a weekday's, then a weekend day's
 # calendar weights are conventions, not choices: shown as constants
 _CALENDAR = {"tariff_month_weight", "tariff_months_billed", "hour_weight",
              "electricity_tariff_demand_period_months"}
@@ -149,20 +150,31 @@ def _cell_value(value: float) -> float:
     return float(value) if math.isfinite(value) else math.nan
 
 
+def _across(ws: Sheet, row: int, text: str, style: str, days: int) -> None:
+    """``text`` over each day's hours (merged, wrapped), not in column A: column A is
+    repeated beside each day's page, and text running out of it would print cut there."""
+    for day in range(days):
+        first = _FIRST + day * _DAY
+        ws.paragraph(row, text, first + _DAY - 1, style, first_col=first)
+
+
 def write_tariff(ws: Sheet, systems: Sequence[WorkbookSystem], layout: ProfileLayout,
                  names: Names) -> None:
-    """The Tariff sheet (only written when some system has a tariff or a load shape)."""
-    ws.text(1, 1, "Tariff and load by hour: change the blue cells and every figure "
-                  "recomputes", "title")
+    """The Tariff sheet (only written when some system has a tariff or a load shape).
+    It prints a day's hours a page across, column A repeated on each: the titles and each
+    block's line are written over each day's hours, so every page carries them whole."""
     widest = max(hours for _, hours in layout.shapes.values())
+    days = -(-widest // _DAY)
+    _across(ws, 1, "Tariff and load by hour: change the blue cells and every figure "
+                   "recomputes", "title", days)
     # the row labels print whole: a demand period's ("period 1 (Jun-Sep)") is the longest
     labels = [label for s in systems if s.result.scenario.electricity.tariff is not None
               for label in period_labels(s.result.scenario.electricity.tariff)]
-    ws.set_widths({1: max([12.0, *(len(x) + 1.0 for x in labels)]),
+    ws.set_widths({1: max([12.0, *(text_width(x) + 1.0 for x in labels)]),
                    **{_FIRST + h: 6.5 for h in range(widest)}})
-    ws.paragraph(2, "Hours are local time (00 = 00:00-01:00); 'we' columns are weekend "
-                    "days. Weekdays weigh 5/7 of the year and weekend days 2/7; a month "
-                    "weighs its days in a 365-day year.", 1 + 24)
+    _across(ws, 2, "Hours are local time (00 = 00:00-01:00); 'we' columns are weekend "
+                   "days. Weekdays weigh 5/7 of the year and weekend days 2/7; a month "
+                   "weighs its days in a 365-day year.", "note_wrap", days)
     for i, (months, hours) in layout.shapes.items():
         s = systems[i]
         scenario = s.result.scenario
@@ -172,7 +184,8 @@ def write_tariff(ws: Sheet, systems: Sequence[WorkbookSystem], layout: ProfileLa
             (f", effective {tariff.effective}" if tariff.effective else "")
         load = "load shape by hour" if scenario.load is not None else "utilisation in " \
                                                                       "every hour"
-        ws.text(title, 1, f"{s.result.name}: {what}; {load}", "section")
+        _across(ws, title, f"{s.result.name}: {what}; {load}", "section_wrap",
+                -(-hours // _DAY))
         ws.header(title + 1, ["hour", *slot_labels(hours)])
         rows = {"month": [MONTH_NAMES[m] if months == 12 else "all year"
                           for m in range(months)],
@@ -192,8 +205,9 @@ def _write_block(ws: Sheet, block: _Block, name: str, layout: ProfileLayout, sys
     is_input = name in MODEL.inputs
     item = MODEL.inputs[name] if is_input else MODEL.steps[name]
     value = layout.values[system, name]
-    # one line above the block: its name, what it is, its unit (text running to the right)
-    ws.text(block.row - 1, 1, f"{name}: {item.description} [{item.unit}]", "label")
+    # one line above the block: its name, what it is, its unit (over each day's hours)
+    _across(ws, block.row - 1, f"{name}: {item.description} [{item.unit}]", "label_wrap",
+            -(-block.cols // _DAY))
     fmt = excel_format(name, item.unit)
     style = "constant" if name in _CALENDAR else "input" if is_input else "calc"
     rows = _row_axis(name)
