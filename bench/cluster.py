@@ -317,6 +317,23 @@ class Cluster:
     def front(self) -> str:
         return f"http://127.0.0.1:{self.nginx_port}"
 
+    @property
+    def nginx_log(self) -> Path:
+        """nginx's log: its access lines and its error log (warnings and worse) together."""
+        return self.folder / "nginx" / "nginx.log"
+
+    def nginx_errors(self, since: int = 0) -> list[str]:
+        """The lines of nginx's error log written after byte ``since`` of its log (an upstream
+        that failed, was marked down, or none left), its access lines left out."""
+        log = self.nginx_log
+        if not log.exists():
+            return []
+        with log.open("rb") as fh:
+            fh.seek(since)
+            text = fh.read().decode(errors="replace")
+        return [line for line in text.splitlines()
+                if re.search(r"\[(warn|error|crit|alert|emerg)\]", line)]
+
     def key(self, role: str = "admin", name: str = "cluster") -> str:
         """A new API key's token, made by the operator's command."""
         out = subprocess.run([str(BIN / "costmodel"), "keys", "create", "--name", name,
