@@ -225,26 +225,33 @@ class Redteam:
         stop.set()
         prober.join(30)
         as_json = self.post("/api/v1/task", body)
+        # the Task page's workbook: its three systems (the page takes at most six, each
+        # once), 10,000 steps, 8 at once from one signed-in viewer
         browser = Browser(self.c.front, self.viewer)
-        systems = "&".join(f"sys=fixture:curve-gpt-oss-120b-{('b200', 'h100', 'mi300x')[i % 3]}"
-                           for i in range(12))
-        page_status, page_time = _page(browser,
-                                       f"/task.xlsx?t_steps=10000&t_target=1e6&{systems}")
+        systems = "&".join(f"sys=fixture:curve-gpt-oss-120b-{hw}"
+                           for hw in ("b200", "h100", "mi300x"))
+        pages: list[tuple[int | str, float]] = []
+        threads = [threading.Thread(target=lambda: pages.append(_page(
+            browser, f"/task.xlsx?t_steps=10000&t_target=1e6&{systems}"))) for _ in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(TIMEOUT + 30)
         refused_or_done = {200, 413, 422, 429}
         slow_probes = [p for p in probes if p[1] != 200 or p[2] > 5.0]
         json_ok = as_json.status_code in (413, 422) or len(as_json.content) <= 2**20
         holds = (one.status_code in refused_or_done
                  and all(s in refused_or_done for s, _ in answers)
                  and max((t for _, t in answers), default=0) < 60 and not slow_probes
-                 and json_ok and page_status in refused_or_done)
+                 and json_ok and all(p in refused_or_done and t < 60 for p, t in pages))
         return Verdict(holds, (
             f"alone {one.status_code} in {alone:.1f} s ({len(one.content):,} B); 16 at once: "
             f"{_counts(s for s, _ in answers)}, slowest "
             f"{max((t for _, t in answers), default=0):.1f} s; "
             f"healthz/price probes slower than 5 s or failed: {len(slow_probes)} of "
             f"{len(probes)}; JSON {as_json.status_code} {len(as_json.content):,} B "
-            f"(bounded: 413/422 or at most 1 MiB); /task.xlsx {page_status} in "
-            f"{page_time:.1f} s"))
+            f"(bounded: 413/422 or at most 1 MiB); /task.xlsx 8 at once: "
+            f"{_counts(p for p, _ in pages)}, slowest {max(t for _, t in pages):.1f} s"))
 
     # ---- 3 --------------------------------------------------------------------------------
     def item3(self) -> Verdict:
