@@ -186,6 +186,7 @@ class Redteam:
         16 at once from one viewer key with /healthz and a price asked meanwhile; the task's
         JSON; GET /task.xlsx likewise."""
         body = self._task_body()
+        browser = Browser(self.c.front, self.viewer)  # signed in before the load
         t0 = time.monotonic()
         one = self.post("/api/v1/task", body, Accept=XLSX)
         alone = time.monotonic() - t0
@@ -224,10 +225,11 @@ class Redteam:
             t.join(TIMEOUT + 30)
         stop.set()
         prober.join(30)
+        self.settle()  # what nginx gave up on may still run: each part on its own
         as_json = self.post("/api/v1/task", body)
+        self.settle()
         # the Task page's workbook: its three systems (the page takes at most six, each
         # once), 10,000 steps, 8 at once from one signed-in viewer
-        browser = Browser(self.c.front, self.viewer)
         systems = "&".join(f"sys=fixture:curve-gpt-oss-120b-{hw}"
                            for hw in ("b200", "h100", "mi300x"))
         pages: list[tuple[int | str, float]] = []
