@@ -27,6 +27,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 NGINX = "/usr/sbin/nginx"
@@ -260,6 +261,10 @@ class Cluster:
     nginx: subprocess.Popen | None = None
     nginx_port: int = 0
     env: dict[str, str] = field(default_factory=dict)
+    # the hosts reach PostgreSQL through a proxy that can stop forwarding (bench/freezer.py):
+    # a database that accepts and never answers
+    freezable: bool = False
+    freezer: Any = None
 
     def start(self) -> Cluster:
         self.folder.mkdir(parents=True, exist_ok=True)
@@ -268,7 +273,12 @@ class Cluster:
         self.postgres.create_database()
         self.redis = OwnRedis(self.folder)
         self.redis.start()
-        self.env = {**os.environ, "DATABASE_URL": self.postgres.url,
+        url = self.postgres.url
+        if self.freezable:
+            from freezer import Freezer
+            self.freezer = Freezer("127.0.0.1", self.postgres.port).start()
+            url = url.replace(f":{self.postgres.port}/", f":{self.freezer.port}/")
+        self.env = {**os.environ, "DATABASE_URL": url,
                     "REDIS_URL": self.redis.url, "COSTMODEL_SECRET_KEY": SECRET,
                     "COSTMODEL_OPEN_READS": "0", "WEB_CONCURRENCY": str(self.workers),
                     "GUNICORN_THREADS": str(self.threads), **self.extra_env}
@@ -317,6 +327,23 @@ class Cluster:
     def front(self) -> str:
         return f"http://127.0.0.1:{self.nginx_port}"
 
+    @property
+    def nginx_log(self) -> Path:
+        """nginx's log: its access lines and its error log (warnings and worse) together."""
+        return self.folder / "nginx" / "nginx.log"
+
+    def nginx_errors(self, since: int = 0) -> list[str]:
+        """The lines of nginx's error log written after byte ``since`` of its log (an upstream
+        that failed, was marked down, or none left), its access lines left out."""
+        log = self.nginx_log
+        if not log.exists():
+            return []
+        with log.open("rb") as fh:
+            fh.seek(since)
+            text = fh.read().decode(errors="replace")
+        return [line for line in text.splitlines()
+                if re.search(r"\[(warn|error|crit|alert|emerg)\]", line)]
+
     def key(self, role: str = "admin", name: str = "cluster") -> str:
         """A new API key's token, made by the operator's command."""
         out = subprocess.run([str(BIN / "costmodel"), "keys", "create", "--name", name,
@@ -331,6 +358,8 @@ class Cluster:
             host.stop()
         if self.redis is not None:
             self.redis.stop()
+        if self.freezer is not None:
+            self.freezer.stop()
         if self.postgres is not None:
             with contextlib.suppress(subprocess.SubprocessError, OSError, RuntimeError):
                 self.postgres.stop()

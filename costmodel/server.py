@@ -13,6 +13,10 @@ Configuration comes from the environment (or the ``config`` mapping, which wins)
 - ``COSTMODEL_KEY_CACHE_SECONDS`` (``KEY_CACHE_SECONDS``): how long a worker's reads trust a
   key it verified (default 2; writes and key management always ask the database: see
   :mod:`costmodel.api.auth`);
+- ``COSTMODEL_DRAIN_MAX`` (32 MiB) and ``COSTMODEL_DRAIN_SECONDS`` (5): what is left of a
+  body the service answered without reading (a refusal) is read and dropped, up to that many
+  bytes within that time, so that nginx never sees a refusal as a host failing (see
+  :mod:`costmodel.http.drain`);
 - limits (see :mod:`costmodel.http.limits`): ``COSTMODEL_RATE_LIMIT`` (``RATE_LIMIT``, default
   ``600/minute`` a key, ``off``), ``REDIS_URL`` (shared counts), ``COSTMODEL_REDIS_PREFIX``,
   ``COSTMODEL_HEAVY_PER_WORKER`` (2), ``COSTMODEL_HEAVY_TOTAL`` (4, with Redis),
@@ -38,6 +42,7 @@ from .api.openapi import build_spec
 from .api.routes import catalog, keys, pricing, scenarios
 from .api.services import Services
 from .http import limits, security
+from .http.drain import DrainBody, drain_from_env
 from .http.errors import register_error_handlers
 from .resources import templates_dir
 from .web import blueprint as web_pages
@@ -86,12 +91,16 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
                                                KEY_CACHE_SECONDS)),
         **limits.config_from_env(),
     )
+    app.config["DRAIN_MAX"], app.config["DRAIN_SECONDS"] = drain_from_env(os.environ)
     app.config.update(config)
     app.extensions["costmodel"] = Services(app.config["DATABASE_URL"])
     app.extensions[KEYS] = VerifiedKeys(app.config["KEY_CACHE_SECONDS"])
     limits.install(app)
     security.install(app)
     register_error_handlers(app)
+    # a refusal reads what the client sent before it answers (a dead host to nginx otherwise)
+    app.wsgi_app = DrainBody(app.wsgi_app, app.config["DRAIN_MAX"],  # type: ignore[method-assign]
+                             app.config["DRAIN_SECONDS"])
     for bp in (pricing, catalog, scenarios, keys, web_pages):
         app.register_blueprint(bp)
     app.jinja_env.globals["version"] = __version__

@@ -1,6 +1,7 @@
 """Engines, sessions and migrations."""
 from __future__ import annotations
 
+import math
 import os
 from pathlib import Path
 
@@ -8,7 +9,7 @@ from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.orm import Session, sessionmaker
 
 __all__ = ["DEFAULT_URL", "database_url", "make_engine", "make_sessions", "upgrade",
-           "pool_settings", "POOL_ENV"]
+           "pool_settings", "POOL_ENV", "TIMEOUT_ENV"]
 
 DEFAULT_URL = "sqlite:///costmodel.db"
 
@@ -24,10 +25,13 @@ def database_url(url: str | None = None) -> str:
     return url
 
 
-def make_engine(url: str | None = None, *, write: bool = True) -> Engine:
+def make_engine(url: str | None = None, *, write: bool = True,
+                deadlines: bool = True) -> Engine:
     """An engine for ``url``. On SQLite a ``write`` engine takes the write lock when a
     transaction begins (two writers never deadlock upgrading read locks); a read engine
-    begins deferred, so reads run beside the writer (WAL). Elsewhere both are the same."""
+    begins deferred, so reads run beside the writer (WAL). Elsewhere both are the same, and
+    every wait for the server is bounded (``deadlines``; migrations, which may run long on a
+    large table, go without: :mod:`costmodel.store.deadline`)."""
     url = database_url(url)
     if url.startswith("sqlite"):
         engine = create_engine(url, connect_args={"timeout": 30, "check_same_thread": False})
@@ -48,7 +52,17 @@ def make_engine(url: str | None = None, *, write: bool = True) -> Engine:
         def _sqlite_begin(conn):  # pragma: no cover - driver hook
             conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
         return engine
-    return create_engine(url, **pool_settings())
+    settings = pool_settings()
+    statement_timeout = settings.pop("statement_timeout")
+    statement_timeout = statement_timeout if deadlines else 0.0
+    engine = create_engine(url, **settings)
+    if url.startswith("postgresql+psycopg"):
+        from . import deadline
+
+        @event.listens_for(engine, "do_connect")
+        def _connect(_dialect, _record, cargs, cparams):  # pragma: no cover - driver hook
+            return deadline.connect(cargs, cparams, statement_timeout=statement_timeout)
+    return engine
 
 
 # PostgreSQL connections a worker may hold, and how long a request waits for one. Each worker
@@ -59,15 +73,20 @@ def make_engine(url: str | None = None, *, write: bool = True) -> Engine:
 POOL_ENV = {"pool_size": ("COSTMODEL_DB_POOL_SIZE", 4),
             "max_overflow": ("COSTMODEL_DB_MAX_OVERFLOW", 2),
             "pool_timeout": ("COSTMODEL_DB_POOL_TIMEOUT", 10)}  # [s], then a 503
-CONNECT_TIMEOUT = 5  # [s] a database that does not accept a connection in time: a 503
+# How long the server may take, then a 503 (docs/operations.md; costmodel.store.deadline):
+# to accept a connection, and to answer one statement (a server that answers nothing at all
+# is given GRACE seconds more)
+TIMEOUT_ENV = {"connect_timeout": ("COSTMODEL_DB_CONNECT_TIMEOUT", 5),  # [s]
+               "statement_timeout": ("COSTMODEL_DB_STATEMENT_TIMEOUT", 10)}  # [s], 0: none
+CONNECT_TIMEOUT = TIMEOUT_ENV["connect_timeout"][1]
 
 
 def pool_settings() -> dict:
     """``create_engine``'s pool arguments for a server database, from the environment: a
     bounded pool, each connection checked before use (a database back from a restart is used
-    again at once: no restart of the service), and a bounded wait to connect."""
-    settings: dict = {"pool_pre_ping": True,
-                      "connect_args": {"connect_timeout": CONNECT_TIMEOUT}}
+    again at once: no restart of the service), a bounded wait to connect, and
+    ``statement_timeout`` [s] (not an engine argument: :func:`make_engine` takes it out)."""
+    settings: dict = {"pool_pre_ping": True}
     for name, (env, default) in POOL_ENV.items():
         raw = os.environ.get(env, "").strip()
         value = int(raw) if raw.isdigit() else default if not raw else -1
@@ -75,6 +94,19 @@ def pool_settings() -> dict:
             raise ValueError(f"{env}={raw}: expected a whole number "
                              f"{'of at least 1' if name == 'pool_size' else '>= 0'}")
         settings[name] = value
+    for name, (env, default) in TIMEOUT_ENV.items():
+        raw = os.environ.get(env, "").strip()
+        try:
+            value = float(raw) if raw else default
+        except ValueError:
+            value = -1
+        least = 1 if name == "connect_timeout" else 0  # 0 would mean no bound at all
+        if not value >= least or value == float("inf"):
+            raise ValueError(f"{env}={raw}: expected a number of seconds >= {least}")
+        settings[name] = value
+    # libpq takes whole seconds (2 at least); a fraction is rounded up, never to none
+    settings["connect_args"] = {"connect_timeout": max(2, math.ceil(settings.pop(
+        "connect_timeout")))}
     return settings
 
 

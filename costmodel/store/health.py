@@ -9,10 +9,11 @@ SQLite says ``database or disk is full`` (SQLITE_FULL: the disk, or ``max_page_c
 write is rolled back whole: nothing is half-written.
 
 A database that does not answer at all (stopped, restarting, unreachable, out of connections)
-is told apart too (:func:`unreachable_reason`): the faces answer 503 with its own problem type
-and a ``Retry-After``, never a 500, and the next request tries again (the pool checks each
-connection before use, so a database back from a restart is used again without a restart of
-the service).
+is told apart too (:func:`unreachable_reason`), and so is one that accepts and never answers
+(each wait bounded: :mod:`costmodel.store.deadline`): the faces answer 503 with its own
+problem type and a ``Retry-After``, never a 500, and the next request tries again (the pool
+checks each connection before use, so a database back from a restart is used again without a
+restart of the service).
 """
 from __future__ import annotations
 
@@ -41,6 +42,8 @@ PROBE_TABLE = "costmodel_write_probe"  # created and rolled back: never kept
 # SQLSTATEs of a database that is not answering: class 08 (connection exception), 57P01-03
 # (shut down by an administrator or a crash, starting up), 53300 (too many connections)
 _GONE_SQLSTATES = ("57P01", "57P02", "57P03", "53300")
+# query_canceled: the server's statement_timeout (costmodel.store.deadline), or a cancel
+_STATEMENT_TIMEOUT = "57014"
 _SQLITE_GONE = (("database is locked", "the database is busy (locked by another writer)"),
                 ("unable to open database file", "the database file cannot be opened"))
 
@@ -88,11 +91,18 @@ def unreachable_reason(exc: BaseException) -> str | None:
     if type(orig).__module__.startswith("sqlite3"):
         message = str(orig).lower()
         return next((why for fragment, why in _SQLITE_GONE if fragment in message), None)
+    if getattr(orig, "store_timeout", False):  # no answer in time (costmodel.store.deadline)
+        return str(orig)
+    kinds = {k.__name__ for k in type(orig).__mro__}
+    if "ConnectionTimeout" in kinds:  # psycopg: connect_timeout passed
+        return "the database did not accept a connection in time"
     state = getattr(orig, "sqlstate", None) or getattr(orig, "pgcode", None)
+    if state == _STATEMENT_TIMEOUT:
+        return "the database did not answer within its statement timeout"
     if exc.connection_invalidated or (state and (state.startswith("08")
                                                  or state in _GONE_SQLSTATES)):
         return "the database is unreachable or restarting"
-    if state is None and type(orig).__name__ in ("OperationalError", "InterfaceError"):
+    if state is None and kinds & {"OperationalError", "InterfaceError"}:
         return "the database is unreachable"  # refused or lost before any SQLSTATE
     return None
 

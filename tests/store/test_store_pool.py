@@ -13,11 +13,18 @@ from costmodel.store.db import make_engine, pool_settings
 
 def test_the_defaults_and_the_environment(monkeypatch):
     for name in ("COSTMODEL_DB_POOL_SIZE", "COSTMODEL_DB_MAX_OVERFLOW",
-                 "COSTMODEL_DB_POOL_TIMEOUT"):
+                 "COSTMODEL_DB_POOL_TIMEOUT", "COSTMODEL_DB_CONNECT_TIMEOUT",
+                 "COSTMODEL_DB_STATEMENT_TIMEOUT"):
         monkeypatch.delenv(name, raising=False)
     got = pool_settings()
     assert (got["pool_size"], got["max_overflow"], got["pool_timeout"]) == (4, 2, 10)
     assert got["pool_pre_ping"] is True and got["connect_args"] == {"connect_timeout": 5}
+    assert got["statement_timeout"] == 10
+    # libpq counts whole seconds, 2 at least: 1.5 s is 2, never 0 (no bound)
+    monkeypatch.setenv("COSTMODEL_DB_CONNECT_TIMEOUT", "1.5")
+    monkeypatch.setenv("COSTMODEL_DB_STATEMENT_TIMEOUT", "0.25")
+    got = pool_settings()
+    assert got["connect_args"] == {"connect_timeout": 2} and got["statement_timeout"] == 0.25
     monkeypatch.setenv("COSTMODEL_DB_POOL_SIZE", "7")
     monkeypatch.setenv("COSTMODEL_DB_MAX_OVERFLOW", "0")
     engine = make_engine("postgresql://postgres@127.0.0.1:1/none")  # no connection made
@@ -27,7 +34,10 @@ def test_the_defaults_and_the_environment(monkeypatch):
 
 @pytest.mark.parametrize("name, value", [("COSTMODEL_DB_POOL_SIZE", "0"),
                                          ("COSTMODEL_DB_MAX_OVERFLOW", "-1"),
-                                         ("COSTMODEL_DB_POOL_TIMEOUT", "ten")])
+                                         ("COSTMODEL_DB_POOL_TIMEOUT", "ten"),
+                                         ("COSTMODEL_DB_CONNECT_TIMEOUT", "0"),
+                                         ("COSTMODEL_DB_STATEMENT_TIMEOUT", "-1"),
+                                         ("COSTMODEL_DB_STATEMENT_TIMEOUT", "inf")])
 def test_a_bad_value_is_refused_naming_it(monkeypatch, name, value):
     monkeypatch.setenv(name, value)
     with pytest.raises(ValueError, match=name):

@@ -74,6 +74,14 @@ def test_the_reasons_are_told_apart():
     assert unreachable_reason(OperationalError("SELECT", {}, sqlite3.OperationalError(
         "database is locked"))) == "the database is busy (locked by another writer)"
     assert unreachable_reason(ValueError("x")) is None
+    # issue 38, item 3: psycopg's connect_timeout (a server that accepts and never answers)
+    # was a 500 (its class is a subclass of OperationalError, not OperationalError itself)
+    import psycopg
+    assert unreachable_reason(OperationalError("connect", {}, psycopg.errors.ConnectionTimeout(
+        "connection timeout expired"))) == "the database did not accept a connection in time"
+    assert unreachable_reason(OperationalError("SELECT", {}, psycopg.errors.QueryCanceled(
+        "canceling statement due to statement timeout"))) == \
+        "the database did not answer within its statement timeout"
 
 
 @pytest.fixture

@@ -19,7 +19,8 @@ def run_migrations_offline() -> None:
 
 
 def run_migrations_online() -> None:
-    engine = make_engine(config.get_main_option("sqlalchemy.url"))
+    # no statement deadline: a migration may rewrite a large table
+    engine = make_engine(config.get_main_option("sqlalchemy.url"), deadlines=False)
     with engine.connect() as connection:
         context.configure(connection=connection, target_metadata=target_metadata,
                           render_as_batch=True)  # SQLite alters tables by copying them
