@@ -709,12 +709,14 @@ def _gunicorn(app, host: str, port: int, *, workers: int, threads: int) -> None:
     _Server().run()
 
 
+from .chargeback import chargeback_command  # noqa: E402  (its own module; registered here)
 from .plan import plan  # noqa: E402  (its own module; registered here)
 from .profit import profit  # noqa: E402  (its own module; registered here)
 from .sensitivity import sensitivity  # noqa: E402  (its own module; registered here)
 from .tariff import tariff  # noqa: E402  (its own module; registered here)
 from .task import task  # noqa: E402  (its own module; registered here)
 
+main.add_command(chargeback_command)
 main.add_command(plan)
 main.add_command(profit)
 main.add_command(sensitivity)
