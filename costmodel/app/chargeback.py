@@ -36,7 +36,7 @@ from ..model.errors import InputError
 from ..model.inputs import MIN_UTILISATION, Load
 from ..model.results import Result, check_finite
 from ..sources.fleet_file import Fleet, Pool, validate_fleet
-from ..sources.scenario_file import LoadedScenario
+from ..sources.scenario_file import LoadedScenario, read_scenario_file
 from .context import Context
 from .load import load
 from .pricing import WorkbookFile
@@ -44,8 +44,8 @@ from .profit import MarketSpec, market_for
 from .specs import FileScenario, InlineScenario, ScenarioSpec
 
 __all__ = ["ChargebackRequest", "Chargeback", "PoolLedger", "Line", "chargeback",
-           "chargeback_workbook", "focus_csv", "RULES", "IDLE_RULES", "COMPONENTS",
-           "MAX_TENANTS"]
+           "chargeback_workbook", "focus_csv", "read_fleet", "price_at", "RULES",
+           "IDLE_RULES", "COMPONENTS", "MAX_TENANTS"]
 
 RULES = calc.RULES
 IDLE_RULES = calc.IDLE_RULES
@@ -304,6 +304,11 @@ def _spec(pool: Pool, k: int, base: Path | None, where: str) -> ScenarioSpec:
         return ScenarioSpec(FileScenario(base / pool.scenario), subject=subject)
     return ScenarioSpec(InlineScenario(pool.scenario, label=f"pool {pool.name}"),
                         subject=subject)
+
+
+def read_fleet(path: str | Path) -> tuple[dict[str, Any], Path]:
+    """A fleet file's plain data and the folder its scenario paths are beside."""
+    return read_scenario_file(path), Path(path).resolve().parent
 
 
 def price_at(loaded: LoadedScenario, u: float) -> Result:

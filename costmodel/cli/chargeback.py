@@ -4,8 +4,6 @@ over a period and what each tenant owes (the use case is
 :func:`costmodel.app.chargeback.chargeback`)."""
 from __future__ import annotations
 
-from pathlib import Path
-
 import click
 
 from ..app.chargeback import (
@@ -15,10 +13,10 @@ from ..app.chargeback import (
     chargeback,
     chargeback_workbook,
     focus_csv,
+    read_fleet,
 )
 from ..model.errors import InputError
 from ..render.report import MARK, PAD, columns, wrap
-from ..sources.scenario_file import read_scenario_file
 from ..sources.usage import UsageError, read_usage
 from .common import CONTEXT, check_xlsx, emit_json, fail, fail_input, write_file
 
@@ -58,10 +56,9 @@ def chargeback_command(usage: tuple[str, ...], fleet_path: str, period: str | No
     except UsageError as exc:
         fail(str(exc))
     try:
-        data = read_scenario_file(fleet_path)
+        data, base = read_fleet(fleet_path)
         ledger = chargeback(CONTEXT, ChargebackRequest(
-            data, records, base=Path(fleet_path).resolve().parent, period=period, by=by,
-            idle=idle, where=fleet_path))
+            data, records, base=base, period=period, by=by, idle=idle, where=fleet_path))
     except InputError as exc:
         fail_input(exc, _OPTIONS)
     if workbook:
@@ -118,11 +115,12 @@ def chargeback_text(answer: dict) -> list[str]:
               f"{_fmt(c['assumed'])} at the assumed; idle {_money(pool['idle'])} USD",
             PAD, PAD + "  ")
     d = answer["disclosure"]
-    lines += [""] + wrap(
+    records = d["records"]
+    lines += ["", *wrap(
         f"Basis: tenants by {d['tenant_key']!r}, idle {d['idle_rule']}, cached weight "
-        f"{d['weights']['cached_weight']:g}; {d['records']['in_period']:,} records in the "
-        f"period ({d['records']['outside_period']:,} outside); sources: "
-        f"{', '.join(d['sources'])}.", PAD, PAD)
+        f"{d['weights']['cached_weight']:g}; {records['in_period']:,} records in the period "
+        f"({records['outside_period']:,} outside); sources: {', '.join(d['sources'])}.",
+        PAD, PAD)]
     lines += wrap("Rules: " + "; ".join(RULES) + ".", PAD, PAD)
     return lines
 

@@ -161,7 +161,7 @@ def largest_remainder(amounts: Sequence[float] | np.ndarray, total: float) -> np
     x = np.round(np.asarray(amounts, dtype=float) * 100.0, CENTS_DIGITS)
     floor = np.floor(x)
     remainder = np.round(x - floor, CENTS_DIGITS)
-    want = int(round(round(total * 100.0, CENTS_DIGITS)))
+    want = round(round(total * 100.0, CENTS_DIGITS))
     left = want - int(floor.sum())
     cents = floor.astype(np.int64)
     if left < 0 or left > len(cents):
