@@ -45,7 +45,8 @@ from .specs import FileScenario, InlineScenario, ScenarioSpec
 
 __all__ = ["ChargebackRequest", "Chargeback", "PoolLedger", "Line", "chargeback",
            "chargeback_workbook", "focus_csv", "read_fleet", "price_at", "RULES",
-           "IDLE_RULES", "COMPONENTS", "MAX_TENANTS"]
+           "IDLE_RULES", "COMPONENTS", "MAX_TENANTS", "MAX_USAGE_ROWS", "usage_from_rows",
+           "usage_from_file"]
 
 RULES = calc.RULES
 IDLE_RULES = calc.IDLE_RULES
@@ -304,6 +305,52 @@ def _spec(pool: Pool, k: int, base: Path | None, where: str) -> ScenarioSpec:
         return ScenarioSpec(FileScenario(base / pool.scenario), subject=subject)
     return ScenarioSpec(InlineScenario(pool.scenario, label=f"pool {pool.name}"),
                         subject=subject)
+
+
+MAX_USAGE_ROWS = 1_000_000  # records of one request on the service (about 1 s to charge)
+_ROW_KEYS = ("time", "start", "end", "input_tokens", "cached_input_tokens", "output_tokens",
+             "requests")
+
+
+def usage_from_rows(rows: Sequence[Mapping[str, Any]], where: str = "records") -> Any:
+    """Usage records given inline (an API body: one object a record, the CSV's columns as
+    keys) as the readers' records; InputError at ``where[i].column`` for a bad one."""
+    import csv
+    import io
+
+    from ..sources.usage import UsageError, read_usage_bytes
+    if len(rows) > MAX_USAGE_ROWS:
+        raise InputError([(where, f"at most {MAX_USAGE_ROWS:,} records, got {len(rows):,}")])
+    columns = list(dict.fromkeys(k for r in rows for k in r))
+    out = io.StringIO()
+    w = csv.writer(out)
+    w.writerow(columns)
+    for k, r in enumerate(rows):
+        bad = [c for c, v in r.items() if not isinstance(v, (str, int, float)) or
+               isinstance(v, bool)]
+        if bad:
+            raise InputError([(f"{where}[{k}].{bad[0]}", "a number or a text")])
+        w.writerow(["" if r.get(c) is None else r.get(c) for c in columns])
+    try:
+        return read_usage_bytes(out.getvalue().encode(), where)
+    except UsageError as exc:
+        at = f"{where}[{exc.line - 2}]" if exc.line and exc.line > 1 else where
+        raise InputError([(f"{at}.{exc.column}" if exc.column else at, exc.message)]) \
+            from None
+
+
+def usage_from_file(data: bytes, name: str, where: str = "usage") -> Any:
+    """An uploaded usage file's records; InputError at ``where`` naming its line and column
+    otherwise (nothing is charged from a file that does not read whole)."""
+    from ..sources.usage import UsageError, read_usage_bytes
+    try:
+        records = read_usage_bytes(data, name)
+    except UsageError as exc:
+        raise InputError([(where, str(exc))]) from None
+    if len(records) > MAX_USAGE_ROWS:
+        raise InputError([(where, f"at most {MAX_USAGE_ROWS:,} records, got "
+                                  f"{len(records):,}")])
+    return records
 
 
 def read_fleet(path: str | Path) -> tuple[dict[str, Any], Path]:
