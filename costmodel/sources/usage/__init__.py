@@ -76,9 +76,12 @@ def _times(values: list[str], name: str, column: str, first_line: int) -> np.nda
 
 def _numbers(values: list[str], name: str, column: str, first_line: int) -> np.ndarray:
     try:
-        out = np.array([v if v.strip() else "0" for v in values], dtype=np.float64)
+        out = np.array(values, dtype=np.float64)
     except ValueError:
-        out = None
+        try:
+            out = np.array([v if v.strip() else "0" for v in values], dtype=np.float64)
+        except ValueError:
+            out = None
     if out is not None and np.isfinite(out).all() and (out >= 0).all():
         return out
     for k, v in enumerate(values):
@@ -111,15 +114,14 @@ def read_usage_bytes(data: bytes, name: str, *, shape: str | None = None,
     if "time" not in header and "start" not in header:
         raise UsageError(name, 1, None, "no time column: name one 'time' (or 'start' and "
                                         "'end')")
-    columns: list[list[str]] = [[] for _ in header]
     width = len(header)
-    for line, row in enumerate(rows, start=2):
-        if len(row) != width:
-            if not row:
-                continue
-            raise UsageError(name, line, None, f"{len(row)} fields, the header has {width}")
-        for k, v in enumerate(row):
-            columns[k].append(v)
+    data = [row for row in rows if row]
+    if any(len(row) != width for row in data):
+        line = next(k for k, row in enumerate(csv.reader(io.StringIO(text)), start=1)
+                    if row and len(row) != width)
+        found = len(next(r for r in data if len(r) != width))
+        raise UsageError(name, line, None, f"{found} fields, the header has {width}")
+    columns = [list(c) for c in zip(*data, strict=True)] if data else [[] for _ in header]
     by = dict(zip(header, columns, strict=True))
     n = len(columns[0]) if columns else 0
     start = _times(by["time"] if "time" in by else by["start"], name,
