@@ -36,6 +36,7 @@ from flask import Flask, Response, abort, json, render_template, send_file
 from flask.json.provider import DefaultJSONProvider
 
 from . import __version__
+from .api import chargeback as _chargeback  # noqa: F401  (registers /chargeback on pricing)
 from .api.auth import EXTENSION as KEYS
 from .api.auth import KEY_CACHE_SECONDS, VerifiedKeys
 from .api.openapi import build_spec

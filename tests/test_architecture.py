@@ -30,11 +30,12 @@ CORE = ["model.units", "model.declaration", "model.steps", "model.evaluate", "mo
         "model.errors", "model.profile", "decisions.quotes", "decisions.demand",
         "decisions.decision", "decisions.decision_calculation", "decisions.plan",
         "decisions.sensitivity", "decisions.task", "decisions.task_calculation",
-        "decisions.market", "decisions.profit",
+        "decisions.market", "decisions.profit", "decisions.chargeback",
+        "decisions.chargeback_calculation",
         "render.display",
         "render.report"]
 EDGE = ["sources", "store", "app", "http", "cli", "api", "web", "server", "resources",
-        "render.workbook", "render.frontier_plot", "render.onepage"]
+        "render.workbook", "render.frontier_plot", "render.onepage", "render.focus"]
 # packages whose modules are placed one by one (the model and the decisions are all core)
 SPLIT = ("model", "decisions", "render")
 

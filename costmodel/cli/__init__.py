@@ -22,6 +22,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "compare": ("scenarios", "compare"),
     "workbook": ("scenarios", "workbook"),
     "reprice": ("scenarios", "reprice"),
+    "chargeback": ("chargeback", "chargeback_command"),
     "catalog": ("reference", "catalog"),
     "steps": ("reference", "steps"),
     "energy": ("energy", "energy"),

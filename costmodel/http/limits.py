@@ -81,6 +81,7 @@ HEAVY = frozenset({
     ("GET", "/api/v1/scenarios/{scenario_id}/workbook"),
     ("POST", "/api/v1/quotes/compare"),
     ("POST", "/api/v1/quotes/decide"),
+    ("POST", "/api/v1/chargeback"),
 })
 GRID = ("POST", "/api/v1/sensitivity/grid")
 

@@ -15,6 +15,7 @@ __all__ = ["blueprint"]
 
 # the pages register their routes on the blueprint when imported
 from . import (  # noqa: F401
+    chargeback_page,
     errors,
     pages,
     plan_page,

@@ -119,6 +119,13 @@ INEXPRESSIBLE = {
                                                              "not hold"),
     "batch": (r"^overrides\[\d+\]", "a batch whose rows all fail (any table is a row: each "
                                       "row's own error is in the answer)"),
+    "ledger": (r"no record has the tenant key|no usage record starts in|no pool serves the "
+               r"model|served by two pools|reservations add up to|accelerators reserved, the "
+               r"pool has|pool names must differ|the period ends before|^period: give the "
+               r"period|not a time|the records name no model|^csv: ",
+               "a chargeback's records against its fleet and period: a tenant key no record "
+               "has, a period no record starts in, a model no pool serves, reservations beyond "
+               "a pool, pool names given twice; a usage file's text (csv)"),
     "more": (r": and [\d,]+ more errors?$", "the errors past the first 20 of one answer, "
                                             "counted (costmodel.model.errors.MAX_ERRORS)"),
 }

@@ -238,7 +238,8 @@ COMPUTING = {"web.price_page", "web.price_workbook", "web.price_json", "web.comp
              "web.sensitivity_page", "web.sensitivity_workbook", "web.sensitivity_json",
              "web.saved_revision_json", "web.saved_revision_workbook", "web.saved_new",
              "web.saved_new_post", "web.saved_restore", "web.plan_workbook", "web.task_page",
-             "web.task_json", "web.task_xlsx", "web.profit_json", "web.profit_xlsx"}
+             "web.task_json", "web.task_xlsx", "web.profit_json", "web.profit_xlsx",
+             "web.chargeback_post"}
 
 
 def test_every_page_that_computes_is_guarded_by_a_declared_twin(make_app):
@@ -261,7 +262,7 @@ def test_every_page_that_computes_is_guarded_by_a_declared_twin(make_app):
                      "web.quotes_summary", "web.quotes_workbook", "web.sensitivity_page",
                      "web.sensitivity_workbook", "web.sensitivity_json",
                      "web.saved_revision_workbook", "web.plan_workbook", "web.plan_pdf",
-                     "web.task_xlsx", "web.profit_xlsx"}
+                     "web.task_xlsx", "web.profit_xlsx", "web.chargeback_post"}
 
 
 # ---- a decision prices each offer once a grid scale ----------------------------------------

@@ -52,6 +52,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
+from .chargeback_sheet import CHARGEBACK_SHEET, ChargebackBook, write_chargeback
 from .cover import write_cover, write_sources
 from .curves_sheet import write_curves
 from .decision_sheet import DECISION_SHEET, SCAN_SHEET, write_decision
@@ -106,14 +107,16 @@ def build_workbook(systems: Sequence[WorkbookSystem], *, title: str | None = Non
                    sensitivity: Sequence[Any] = (),
                    task: TaskBook | None = None,
                    profit: ProfitBook | None = None,
-                   decision: Any = None) -> ExportedWorkbook:
+                   decision: Any = None,
+                   chargeback: ChargebackBook | None = None) -> ExportedWorkbook:
     """The workbook for one or more priced systems (see the module docstring).
 
     ``quotes``: (quote, its comparison with each system) pairs for a Quotes sheet;
     ``sensitivity``: tornado, grid and Monte Carlo results for a Sensitivity sheet;
     ``task``: a task and each system's point for a Task sheet; ``profit``: each system's
     market for a Profit sheet; ``decision``: a :class:`.decision_sheet.DecisionBook` for the
-    Decision and Scan sheets (the systems are the decision's own builds).
+    Decision and Scan sheets (the systems are the decision's own builds); ``chargeback``:
+    a period's ledger for a Chargeback sheet (the systems are its pools).
     """
     if not systems:
         raise ValueError("nothing to export")
@@ -122,7 +125,8 @@ def build_workbook(systems: Sequence[WorkbookSystem], *, title: str | None = Non
     book = Book()
     names = Names(book, n)
     profiles = ProfileLayout([s.result.scenario for s in systems])
-    order = [*([DECISION_SHEET] if decision is not None else []),
+    order = [*([CHARGEBACK_SHEET] if chargeback is not None else []),
+             *([DECISION_SHEET] if decision is not None else []),
              "Summary", *([TASK_SHEET] if task is not None else []),
              *([PROFIT_SHEET] if profit is not None else []), "Cover", "Inputs",
              "Calculations",
@@ -138,6 +142,10 @@ def build_workbook(systems: Sequence[WorkbookSystem], *, title: str | None = Non
     # with the sources column: each source prints beside the figure it supports
     print_setup(sheets["Inputs"], last_col=last_system + 1,
                 title_rows=(HEADER_ROW, HEADER_ROW), title_cols=3)
+    if chargeback is not None:
+        header = write_chargeback(sheets[CHARGEBACK_SHEET], sheets["Inputs"], systems,
+                                  chargeback, names, _input_cells(book, "utilisation", n))
+        print_setup(sheets[CHARGEBACK_SHEET], title_rows=header, title_cols=2)
     write_calculations(sheets["Calculations"], systems, names, profiles)
     print_setup(sheets["Calculations"], last_col=last_system,
                 title_rows=(HEADER_ROW, HEADER_ROW), title_cols=3)
@@ -179,6 +187,13 @@ def build_workbook(systems: Sequence[WorkbookSystem], *, title: str | None = Non
         write_meta_row(sheets["Meta"], record_row(n), DECISION_RECORD,
                        {**decision.record, "inputs": exported})
     return ExportedWorkbook(book.close())
+
+
+def _input_cells(book: Book, name: str, n: int) -> list[str]:
+    """The Inputs cells (A1, absolute) of an input's name, one a system."""
+    wanted = [name] if n == 1 else [suffixed(name, i + 1) for i in range(n)]
+    found = {d[0]: d[2].rpartition("!")[2] for d in book.wb.defined_names}
+    return [found[w] for w in wanted]
 
 
 def save_workbook(wb: ExportedWorkbook, path: str | Path) -> Path:

@@ -1,0 +1,372 @@
+"""The Chargeback sheet: a period's ledger as live formulas, rendered from the declaration
+(:mod:`costmodel.decisions.chargeback_calculation`) through its formula algebra.
+
+- **The period** (blue input cells): its hours (``chargeback_hours``) and the weight of a
+  cached input token (``chargeback_cached_weight``).
+- **Pools**, one column each (pool *i* is system *i* of the model's sheets, priced at its
+  measured utilisation): accelerators (an input cell), equivalents an accelerator serves an
+  hour (the model's ``throughput``, ``weighted_tokens_per_request``,
+  ``tokens_per_request``), its cost an hour by part (the model's
+  ``electricity_cost_per_hour``, ``capex_per_hour``, ``opex_per_hour``), capacity, use,
+  measured utilisation, cost, the usage rate, the idle cost and its line. Each pool's
+  utilisation on Inputs is a formula reading its measured utilisation here, so an edited
+  token count re-prices the energy as the engine does.
+- **Lines**, one row a tenant on a pool (tokens and reserved share as input cells), then
+  each pool's idle line: equivalents, the reserved, usage and idle parts, the line's total
+  and its cents by largest remainder (the cents left over given to the largest remainders,
+  ties to the earlier line; helper columns show the arithmetic).
+- **Tenants**: each tenant's tokens and charge (SUMIF over the lines), cost per million
+  tokens and share; the **check**: the lines add up to the fleet's cost, unrounded and in
+  cents.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ...decisions import chargeback_calculation as calc
+from ...model.inputs import MIN_UTILISATION
+from .decision_formulas import Formula, Formulas, value_of
+from .layout import FIRST_COL, Names, WorkbookSystem, system_ref
+from .sheet import Sheet, cell_ref
+
+__all__ = ["CHARGEBACK_SHEET", "ChargebackBook", "PoolBook", "write_chargeback",
+           "ChargeFormulas", "LINE_COLUMNS"]
+
+CHARGEBACK_SHEET = "Chargeback"
+# the lines' columns, 1-based
+LINE_COLUMNS = {"tenant": 1, "pool": 2, "input": 3, "cached": 4, "output": 5, "reserved": 6,
+                "equivalents": 7, "over": 8, "weight": 9, "reserved_charge": 10, "usage": 11,
+                "idle": 12, "total": 13, "read": 14, "floor": 15, "remainder": 16, "cents": 17,
+                "charge": 18}
+_HEADERS = {"tenant": "tenant", "pool": "pool", "input": "new input [token]",
+            "cached": "cached input [token]", "output": "output [token]",
+            "reserved": "reserved share", "equivalents": "equivalents [token]",
+            "over": "usage equivalents [token]", "weight": "idle weight",
+            "reserved_charge": "reserved [USD]",
+            "usage": "usage [USD]", "idle": "idle share [USD]", "total": "line [USD]",
+            "read": "cents read", "floor": "cents floored", "remainder": "remainder",
+            "cents": "cents", "charge": "charge [USD]"}
+# the pool block's rows: (label of the declaration's cell or a term, words, unit, format)
+_POOL_ROWS = [
+    ("accelerators", "Accelerators", "count", "#,##0"),
+    ("hours", "Hours in the period", "h", "#,##0.00"),
+    ("per_hour", "Equivalents an accelerator serves an hour", "token/h", "#,##0"),
+    ("output_weight", "Output weight (pricing_output_weight)", "input tokens", "0.00"),
+    ("energy", "Energy an accelerator-hour, at the measured utilisation", "USD/h", "0.0000"),
+    ("capital", "Capital (or rent) an accelerator-hour", "USD/h", "0.0000"),
+    ("operating", "Operating an accelerator-hour", "USD/h", "0.0000"),
+    ("capacity", "Capacity in the period", "token", "#,##0"),
+    ("used", "Equivalents used", "token", "#,##0"),
+    ("utilisation", "Measured utilisation (Inputs' utilisation reads it)", "fraction",
+     "0.00%"),
+    ("cost", "Cost in the period", "USD", "#,##0.00"),
+    ("reserved share", "Reserved share", "fraction", "0.00%"),
+    ("usage", "Usage equivalents (beyond reservations)", "token", "#,##0"),
+    ("shared cost", "Unreserved cost", "USD", "#,##0.00"),
+    ("rate", "Usage rate", "USD/token", "0.000E+00"),
+    ("idle", "Idle cost (unreserved cost usage does not pay)", "USD", "#,##0.00"),
+    ("weights", "Idle shared over (usage or tenants)", "", "#,##0.##"),
+    ("idle line", "Idle line", "USD", "#,##0.00"),
+]
+_ROW_STYLE = {"accelerators": "input", "cost": "result", "idle line": "result"}
+_LINE_LABELS = {"equivalents": "equivalents", "over": "over", "reserved": "reserved_charge",
+                "usage": "usage", "idle": "idle", "weight": "weight", "total": "total"}
+_MONEY = "#,##0.00"
+_TOKENS = "#,##0"
+
+
+@dataclass(frozen=True)
+class PoolBook:
+    """A pool as the sheet needs it: its name, accelerators, reservations [fraction] by
+    tenant, uses (one a tenant of the ledger), its charge (the engine's) and whether its
+    scenario has a load shape (its utilisation on Inputs is then not read)."""
+    name: str
+    accelerators: int
+    reserved: Mapping[str, float]
+    uses: Sequence[calc.Use]
+    charge: calc.PoolCharge
+    load_shape: bool
+
+
+@dataclass(frozen=True)
+class ChargebackBook:
+    """The ledger as the sheet writes it: the fleet, the period and its hours, the idle
+    rule, the cached weight, the tenants, the pools (system i is pool i) and the lines (each
+    with ``tenant`` None for an idle line, ``pool``, ``amount``, ``cents``)."""
+    fleet: str
+    period: str
+    hours: float
+    idle_rule: str
+    cached_weight: float
+    tenants: Sequence[str]
+    pools: Sequence[PoolBook]
+    lines: Sequence[Any]
+    rules: Sequence[str]
+    by: str
+
+
+class ChargeFormulas(Formulas):
+    """The chargeback's algebra over formulas: the decision's, with a division that is 0
+    where the divisor is (``IF(b=0,0,a/b)``), 1 where a value is positive, a column's sum
+    (``SUM`` of a range when the cells are one column in a row) and the chargeback's named
+    constants."""
+
+    def div0(self, a: Any, b: Any) -> Formula:
+        from .decision_formulas import _operand, literal
+        a, b = literal(a), literal(b)
+        value = calc.FLOATS.div0(a.value, b.value)
+        return Formula(f"IF({_operand(b, 1)}=0,0,{_operand(a, 3)}/{_operand(b, 3)})", value)
+
+    def positive(self, x: Any) -> Formula:
+        from .decision_formulas import _operand, literal
+        x = literal(x)
+        return Formula(f"IF({_operand(x, 1)}>0,1,0)", calc.FLOATS.positive(x.value))
+
+    def total(self, xs: Sequence[Any]) -> Any:
+        from .decision_formulas import literal
+        xs = [literal(x) for x in xs]
+        value = calc.FLOATS.total([x.value for x in xs])
+        if not xs:
+            return literal(0.0)
+        refs = [_REF.fullmatch(x.text) for x in xs]
+        if all(refs) and len({m.group(1) for m in refs}) == 1:
+            rows = [int(m.group(2)) for m in refs]
+            if rows == list(range(rows[0], rows[0] + len(rows))):
+                return Formula(f"SUM({xs[0].text}:{xs[-1].text})", value)
+        return Formula(f"SUM({','.join(x.text for x in xs)})", value)
+
+    def const(self, name: str) -> Formula:
+        return Formula(name, calc.CONSTANTS[name])
+
+
+_REF = re.compile(r"\$([A-Z]+)\$(\d+)")
+
+
+def _abs(row: int, col: int) -> str:
+    return cell_ref(row, col, absolute=True)
+
+
+def write_chargeback(ws: Sheet, inputs: Sheet, systems: Sequence[WorkbookSystem],
+                     book: ChargebackBook, names: Names, utilisation_cells: Sequence[str]
+                     ) -> tuple[int, int]:
+    """The Chargeback sheet (see the module docstring); each pool's utilisation cell on
+    Inputs (``utilisation_cells``: A1 references, one a pool) becomes a formula reading its
+    measured utilisation here. Returns the header rows to repeat when printed."""
+    n = len(systems)
+    C = LINE_COLUMNS
+    last_col = C["charge"]
+    ws.set_widths({1: 30, 2: 12, 3: 14, 4: 13, 5: 14, 6: 9, 7: 15, 8: 15, 9: 7, 10: 11,
+                   11: 11, 12: 11, 13: 12, 14: 11, 15: 9, 16: 9, 17: 9, 18: 12})
+    ws.text(1, 1, f"Chargeback: {book.fleet}, {book.period}", "title")
+    ws.paragraph(2, "Blue cells are inputs: the period's hours, the cached weight, each "
+                    "pool's accelerators and each tenant's tokens and reserved share. Change "
+                    "one and every charge, the idle cost and the cents recompute; a pool's "
+                    "utilisation on Inputs reads its measured utilisation here, so its "
+                    "energy follows. Tenant key: "
+                 + f"{book.by}; idle rule: {book.idle_rule}.", last_col)
+    ws.paragraph(3, "; ".join(book.rules) + ".", last_col)
+    # -- the period ------------------------------------------------------------------------
+    row = 5
+    ws.text(row, 1, "The period", "section")
+    row += 1
+    ws.text(row, 1, "Hours in the period", "wrap")
+    ws.text(row, 2, "chargeback_hours", "name")
+    ws.text(row, 3, "h")
+    ws.number(row, FIRST_COL, book.hours, "input", "#,##0.00")
+    names.add("chargeback_hours", ws.title, _abs(row, FIRST_COL))
+    row += 1
+    ws.text(row, 1, "Weight of a cached input token", "wrap")
+    ws.text(row, 2, "chargeback_cached_weight", "name")
+    ws.text(row, 3, "input tokens")
+    ws.number(row, FIRST_COL, book.cached_weight, "input", "0.00")
+    names.add("chargeback_cached_weight", ws.title, _abs(row, FIRST_COL))
+    # -- where each thing sits ---------------------------------------------------------------
+    pool_top = row + 2
+    pool_row = {label: pool_top + 1 + k for k, (label, *_) in enumerate(_POOL_ROWS)}
+    lines_header = pool_top + len(_POOL_ROWS) + 3
+    first_line = lines_header + 1
+    line_row = {id(x): first_line + k for k, x in enumerate(book.lines)}
+    last_line = first_line + len(book.lines) - 1
+    # -- pools ------------------------------------------------------------------------------
+    ws.header(pool_top, ["pools", "name", "unit", *(p.name for p in book.pools)])
+    for label, words, unit, _ in _POOL_ROWS:
+        r = pool_row[label]
+        ws.text(r, 1, words, "wrap")
+        ws.text(r, 2, "pool_" + label.replace(" ", "_"), "name")
+        ws.text(r, 3, unit)
+    fmt = {label: f for label, _, _, f in _POOL_ROWS}
+    for i, (pool, system) in enumerate(zip(book.pools, systems, strict=True)):
+        col = FIRST_COL + i
+        v = {**system.result.scenario.to_inputs(), **system.result.values}
+
+        def model(name: str, i: int = i, v: Mapping[str, float] = v) -> Formula:
+            return Formula(system_ref(name, i, n), v[name])
+
+        def put(label: str, f: Formula, style: str | None = None, col: int = col) -> Formula:
+            r = pool_row[label]
+            ws.formula(r, col, "=" + f.text, f.value, style or _ROW_STYLE.get(label, "calc"),
+                       fmt[label])
+            if col == FIRST_COL:  # the name spans every pool's column
+                names.row("pool_" + label.replace(" ", "_"), ws.title, r)
+            return Formula(_abs(r, col), f.value)
+
+        r = pool_row["accelerators"]
+        ws.number(r, col, pool.accelerators, "input", fmt["accelerators"])
+        if i == 0:
+            names.row("pool_accelerators", ws.title, r)
+        accelerators = Formula(_abs(r, col), float(pool.accelerators))
+        hours = put("hours", Formula("chargeback_hours", book.hours))
+        o = ChargeFormulas()
+        per_hour = put("per_hour", calc.per_hour(o, model("throughput"),
+                                                 model("weighted_tokens_per_request"),
+                                                 model("tokens_per_request")))
+        weight = put("output_weight", model("pricing_output_weight"))
+        terms = calc.PoolTerms(hours, accelerators,
+                               put("energy", model("electricity_cost_per_hour")),
+                               put("capital", model("capex_per_hour")),
+                               put("operating", model("opex_per_hour")),
+                               per_hour, weight,
+                               Formula("chargeback_cached_weight", book.cached_weight))
+        rows = [(x, line_row[id(x)]) for x in book.lines if x.pool == pool.name]
+        tenant_rows = [(x, r) for x, r in rows if x.tenant is not None]
+        idle_row = next(r for x, r in rows if x.tenant is None)
+        uses = []
+        for x, r in tenant_rows:
+            j = list(book.tenants).index(x.tenant)
+            u = pool.uses[j]
+            ws.text(r, C["tenant"], x.tenant)
+            ws.text(r, C["pool"], pool.name)
+            for key, value, f in (("input", u.input, _TOKENS), ("cached", u.cached, _TOKENS),
+                                  ("output", u.output, _TOKENS),
+                                  ("reserved", u.reserved, "0.00%")):
+                ws.number(r, C[key], float(value), "input", f)
+            uses.append(calc.Use(*(Formula(_abs(r, C[k]), float(value_of(getattr(u, a))))
+                                   for k, a in (("input", "input"), ("cached", "cached"),
+                                                ("output", "output"),
+                                                ("reserved", "reserved")))))
+
+        def place(label: str, f: Formula, col: int = col, tenant_rows=tenant_rows,
+                  idle_row: int = idle_row) -> Formula | None:
+            head, _, k = label.rpartition(" ")
+            if k.isdigit() and head in _LINE_LABELS:
+                key = _LINE_LABELS[head]
+                r = tenant_rows[int(k)][1]
+                style = "result" if key == "total" else "calc"
+                ws.formula(r, C[key], "=" + f.text, f.value, style,
+                           _TOKENS if key in ("equivalents", "over") else
+                           "0" if key == "weight" else _MONEY)
+                return Formula(_abs(r, C[key]), f.value)
+            if label == "idle line":
+                ws.formula(idle_row, C["total"], "=" + f.text, f.value, "result", _MONEY)
+            return put(label, f, col=col)
+
+        o.place = place
+        charge = calc.charge_pool(o, terms, uses, book.idle_rule)
+        ws.text(idle_row, C["tenant"], "(idle: no tenant's usage)", "note")
+        ws.text(idle_row, C["pool"], pool.name)
+        # the pool's utilisation on Inputs reads the measured one (the engine's floor kept)
+        if not pool.load_shape:
+            inputs.formula(*_rowcol(utilisation_cells[i]),
+                           f"=MAX({system_ref('pool_utilisation', i, n)},{MIN_UTILISATION:.6f})",
+                           max(float(value_of(charge.utilisation)), MIN_UTILISATION),
+                           "calc", "0.00%")
+    # -- cents by largest remainder -------------------------------------------------------------
+    fleet_row = last_line + 2
+    ws.header(lines_header, [_HEADERS[k] for k in C])
+    total_range = f"{_abs(first_line, C['total'])}:{_abs(last_line, C['total'])}"
+    floors = f"{_abs(first_line, C['floor'])}:{_abs(last_line, C['floor'])}"
+    rem = lambda a, b: f"{_abs(a, C['remainder'])}:{_abs(b, C['remainder'])}"  # noqa: E731
+    left_ref = _abs(fleet_row + 3, FIRST_COL)
+    for x, r in ((x, line_row[id(x)]) for x in book.lines):
+        amount = x.amount
+        read = round(amount * 100, 6)
+        floor = float(int(read // 1))
+        ws.formula(r, C["read"], f"=ROUND({cell_ref(r, C['total'])}*100,6)", read, "calc",
+                   "0.000000")
+        ws.formula(r, C["floor"], f"=INT({cell_ref(r, C['read'])})", floor, "calc", "0")
+        ws.formula(r, C["remainder"],
+                   f"=ROUND({cell_ref(r, C['read'])}-{cell_ref(r, C['floor'])},6)",
+                   round(read - floor, 6), "calc", "0.000000")
+        before = "0" if r == first_line else \
+            f"SUMPRODUCT(({rem(first_line, r - 1)}={cell_ref(r, C['remainder'])})*1)"
+        rank = f"SUMPRODUCT(({rem(first_line, last_line)}>{cell_ref(r, C['remainder'])})*1)" \
+               f"+{before}"
+        ws.formula(r, C["cents"], f"={cell_ref(r, C['floor'])}+IF({rank}<{left_ref},1,0)",
+                   float(x.cents), "calc", "0")
+        ws.formula(r, C["charge"], f"={cell_ref(r, C['cents'])}/100", x.cents / 100,
+                   "result", _MONEY)
+    # -- the fleet and the check ------------------------------------------------------------------
+    fleet_cost = sum(float(value_of(p.charge.cost)) for p in book.pools)
+    cost_refs = ",".join(system_ref("pool_cost", i, n) for i in range(n))
+    checks = [
+        ("chargeback_fleet_cost", "The fleet's cost for the period", "USD",
+         f"=SUM({cost_refs})", fleet_cost, _MONEY),
+        ("chargeback_lines_total", "The lines, added up (tenants and idle lines)", "USD",
+         f"=SUM({total_range})", sum(x.amount for x in book.lines), _MONEY),
+        ("chargeback_fleet_cents", "The fleet's cost in cents", "cents",
+         "=ROUND(ROUND(chargeback_fleet_cost*100,6),0)", float(round(fleet_cost * 100)), "0"),
+        ("chargeback_cents_left", "Cents left over after flooring, given to the largest "
+                                  "remainders", "cents",
+         f"=chargeback_fleet_cents-SUM({floors})",
+         float(sum(x.cents for x in book.lines) - sum(int(round(x.amount * 100, 6) // 1)
+                                                      for x in book.lines)), "0"),
+        ("chargeback_cents_total", "The lines' cents, added up", "cents",
+         f"=SUM({_abs(first_line, C['cents'])}:{_abs(last_line, C['cents'])})",
+         float(sum(x.cents for x in book.lines)), "0"),
+    ]
+    for k, (name, words, unit, formula, value, f) in enumerate(checks):
+        r = fleet_row + k
+        ws.text(r, 1, words, "wrap")
+        ws.text(r, 2, name, "name")
+        ws.text(r, 3, unit)
+        ws.formula(r, FIRST_COL, formula, value, "result" if k == 0 else "calc", f)
+        names.add(name, ws.title, _abs(r, FIRST_COL))
+    r = fleet_row + len(checks)
+    ws.text(r, 1, "Check: the lines' cents are the fleet's cost in cents", "wrap")
+    ws.formula(r, FIRST_COL, '=IF(chargeback_cents_total=chargeback_fleet_cents,"conserved",'
+                             '"NOT CONSERVED")', "conserved", "result")
+    names.add("chargeback_check", ws.title, _abs(r, FIRST_COL))
+    # -- tenants ----------------------------------------------------------------------------------
+    top = r + 2
+    ws.header(top, ["tenant", "", "new input [token]", "cached input [token]",
+                    "output [token]", "", "charge [USD]", "USD per Mtok", "share"])
+    tenant_col = f"{_abs(first_line, C['tenant'])}:{_abs(last_line, C['tenant'])}"
+
+    def sumif(tenant_ref: str, key: str) -> str:
+        span = f"{_abs(first_line, C[key])}:{_abs(last_line, C[key])}"
+        return f"SUMIF({tenant_col},{tenant_ref},{span})"
+
+    for k, t in enumerate(book.tenants):
+        r = top + 1 + k
+        ws.text(r, 1, t)
+        ref = cell_ref(r, 1)
+        tokens = [sum(float(value_of(p.uses[k].input)) for p in book.pools),
+                  sum(float(value_of(p.uses[k].cached)) for p in book.pools),
+                  sum(float(value_of(p.uses[k].output)) for p in book.pools)]
+        for col, key, value in ((3, "input", tokens[0]), (4, "cached", tokens[1]),
+                                (5, "output", tokens[2])):
+            ws.formula(r, col, "=" + sumif(ref, key), value, "calc", _TOKENS)
+        cents = sum(x.cents for x in book.lines if x.tenant == t)
+        ws.formula(r, 7, f"={sumif(ref, 'cents')}/100", cents / 100, "result", _MONEY)
+        all_tokens = sum(tokens)
+        ws.formula(r, 8, f"=IF(SUM(C{r}:E{r})=0,0,G{r}/SUM(C{r}:E{r})*tokens_per_mtok)",
+                   cents / 100 / all_tokens * 1e6 if all_tokens else 0.0, "calc", "0.0000")
+        total_cents = sum(x.cents for x in book.lines)
+        ws.formula(r, 9, f"=IF(chargeback_fleet_cents=0,0,G{r}*100/chargeback_fleet_cents)",
+                   cents / total_cents if total_cents else 0.0, "calc", "0.00%")
+    ws.keep_together(top, top + len(book.tenants))
+    return (lines_header, lines_header)
+
+
+def _rowcol(ref: str) -> tuple[int, int]:
+    """``$D$12`` -> (12, 4), 1-based."""
+    m = _REF.fullmatch(ref)
+    letters, row = m.group(1), int(m.group(2))
+    col = 0
+    for ch in letters:
+        col = col * 26 + ord(ch) - 64
+    return row, col
+
