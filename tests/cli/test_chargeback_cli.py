@@ -65,8 +65,8 @@ def test_bad_input_is_one_line_and_no_file(tmp_path):
     out = tmp_path / "book.xlsx"
     r = run(usage, "--fleet", fleet_toml(tmp_path), "--workbook", out)
     assert r.exit_code == 2
-    assert r.output.strip() == (f"costmodel: error: {usage}:2: column output_tokens: not a "
-                                f"number: 'x'")
+    assert r.output.strip() == (f"costmodel: error: {usage} line 2, column output_tokens: "
+                                f"cannot read 'x' as a number")
     assert not out.exists()
     usage.write_text(TWO_TENANTS)
     r = run(usage, "--fleet", fleet_toml(tmp_path), "--by", "team")

@@ -55,4 +55,4 @@ def test_without_the_csrf_token_it_is_refused(web):
 def test_a_bad_row_is_a_422_naming_the_line_and_column(web):
     r = _post(web, usage=TWO_TENANTS.replace("1000000000,0,1000000000", "1000000000,0,x"))
     assert r.status_code == 422
-    assert "usage.csv:2: column output_tokens: not a number" in r.text
+    assert "usage.csv line 2, column output_tokens: cannot read &#39;x&#39; as a number" in r.text

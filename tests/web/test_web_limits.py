@@ -253,7 +253,7 @@ def test_every_page_that_computes_is_guarded_by_a_declared_twin(make_app):
         "web.price_workbook", "web.compare_workbook", "web.quotes", "web.quotes_post",
         "web.quotes_summary", "web.quotes_workbook", "web.sensitivity_page",
         "web.sensitivity_workbook", "web.sensitivity_json", "web.saved_revision_workbook",
-        "web.plan_workbook"}
+        "web.plan_workbook", "web.chargeback_post"}
     # every workbook and PDF holds a slot, whatever its twin's JSON does (issue 38)
     heavy = {name for name, view in application.view_functions.items()
              if getattr(view, "heavy", False)}
