@@ -8,10 +8,11 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from flask import Response, request
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema, model_validator
 
 from ..app.chargeback import (
     MAX_USAGE_ROWS,
+    SHIPPED,
     ChargebackRequest,
     chargeback,
     chargeback_workbook,
@@ -28,7 +29,6 @@ from .schemas import (
     EXAMPLE_SCENARIO,
     MarketBody,
     Out,
-    ScenarioBody,
     Strict,
     _examples,
 )
@@ -78,13 +78,42 @@ class ReservationBody(Strict):
     accelerators: Annotated[int, Field(ge=1, le=10_000_000)] | None = None
 
 
+def _shipped_names() -> tuple[str, ...]:
+    """``fixture:<name>`` of every example scenario shipped in fixtures/scenarios."""
+    from ..sources.catalog import fixtures_dir
+    root = fixtures_dir() / "scenarios"
+    return tuple(f"{SHIPPED}{p.relative_to(root).with_suffix('').as_posix()}"
+                 for p in sorted(root.rglob("*.toml")))
+
+
+SHIPPED_NAMES = _shipped_names()
+
+
+def _pool_scenario(value: Any) -> Any:
+    """A pool's scenario: a table (validated as a scenario when the pool is priced) or a
+    shipped example's name; refused at the field otherwise, in words."""
+    if isinstance(value, dict) or (isinstance(value, str) and value in SHIPPED_NAMES):
+        return value
+    shown = repr(value)[:80]
+    raise ValueError(f"a scenario table (the scenario inline), or a shipped example's name such "
+                     f"as {SHIPPED}sample-tco (the service reads no file paths), got {shown}")
+
+
+# a table, or a shipped example scenario by its name (the document lists them: a name the
+# schema allows is one the service has)
+PoolScenario = Annotated[Any, BeforeValidator(_pool_scenario), WithJsonSchema({"anyOf": [
+    {"allOf": [{"$ref": "#/components/schemas/ScenarioInput"}]},
+    {"type": "string", "enum": list(SHIPPED_NAMES)}]})]
+
+
 class PoolBody(Strict):
-    """One pool: its scenario (inline), its size (accelerators, nodes or "demand"), the
-    models it serves, reservations by tenant and its market (none: the fleet's)."""
+    """One pool: its scenario (inline, or a shipped example's name), its size (accelerators,
+    nodes or "demand"), the models it serves, reservations by tenant and its market (none:
+    the fleet's)."""
     model_config = _examples({"name": "p1", "scenario": EXAMPLE_SCENARIO, "accelerators": 8},
                              rules=[_one_of("accelerators", "nodes", "size")])
     name: Annotated[str, Field(pattern=_NAME)]
-    scenario: ScenarioBody
+    scenario: PoolScenario
     accelerators: Annotated[int, Field(ge=1, le=10_000_000)] | None = None
     nodes: Annotated[int, Field(ge=1, le=10_000_000)] | None = None
     size: Literal["demand"] | None = None

@@ -296,12 +296,37 @@ def _finite(x: float) -> float | None:
 
 # -- the use case ------------------------------------------------------------------------------
 
+SHIPPED = "fixture:"  # a scenario shipped in fixtures/scenarios, named as the pages name it
+
+
+def shipped_scenario(name: str, where: str) -> Path:
+    """The file of a shipped example scenario, ``fixture:<name>`` (``fixture:sample-tco``,
+    ``fixture:published/deepseek-r1_gb300_peak``): a name, never a path a request gives, so the
+    service may read it; InputError at ``where`` for a name it does not ship."""
+    from ..sources.catalog import fixtures_dir
+    root = (fixtures_dir() / "scenarios").resolve()
+    stem = name[len(SHIPPED):]
+    parts = stem.split("/")
+    if (not stem or len(stem) > 200 or any(not p or p.startswith(".") for p in parts)
+            or not all(ch.isalnum() or ch in "-_./" for ch in stem)):
+        raise InputError([(where, f"not a shipped scenario: {name[:80]!r}")])
+    path = (root / f"{stem}.toml").resolve()
+    if root not in path.parents or not path.is_file():
+        raise InputError([(where, f"no shipped scenario {name[:80]!r} (fixtures/scenarios "
+                                  f"holds the examples)")])
+    return path
+
+
 def _spec(pool: Pool, k: int, base: Path | None, where: str) -> ScenarioSpec:
     subject = f"{where}.pools[{k}].scenario"
     if isinstance(pool.scenario, str):
+        if pool.scenario.startswith(SHIPPED):
+            return ScenarioSpec(FileScenario(shipped_scenario(pool.scenario, subject)),
+                                subject=subject)
         if base is None:
-            raise InputError([(subject, "give the scenario inline (a table): the service "
-                                        "reads no file paths")])
+            raise InputError([(subject, "give the scenario inline (a table) or a shipped "
+                                        "one (fixture:sample-tco): the service reads no "
+                                        "file paths")])
         return ScenarioSpec(FileScenario(base / pool.scenario), subject=subject)
     return ScenarioSpec(InlineScenario(pool.scenario, label=f"pool {pool.name}"),
                         subject=subject)

@@ -85,8 +85,34 @@ def test_bad_input_is_a_problem_with_the_field_path(client, tokens):
     r = post(client, tokens, {"fleet": data, "csv": TWO_TENANTS})
     assert r.status_code == 422
     assert r.get_json()["errors"][0]["path"] == "fleet.pools[0].scenario"
+    for name in ("fixture:../../etc/passwd", "fixture:/etc/passwd", "fixture:no-such",
+                 "fixture:sample-tco/../../pyproject"):
+        data["pools"][0]["scenario"] = name  # a shipped example's name, never a path
+        r = post(client, tokens, {"fleet": data, "csv": TWO_TENANTS})
+        assert r.status_code == 422, name
+        assert r.get_json()["errors"][0]["path"] == "fleet.pools[0].scenario"
     r = post(client, tokens, {"fleet": fleet(), "csv": TWO_TENANTS, "records": []})
     assert r.status_code == 422
+
+
+def test_a_shipped_scenario_by_name_prices_as_its_file(client, tokens):
+    """``fixture:sample-tco`` in a posted fleet is fixtures/scenarios/sample-tco.toml: the
+    pool costs what the same file costs on the command line."""
+    from conftest import ROOT
+
+    from costmodel.app.chargeback import ChargebackRequest, chargeback
+    from costmodel.cli.common import CONTEXT
+    from costmodel.sources.usage import read_usage_bytes
+    data = fleet()
+    data["pools"][0]["scenario"] = "fixture:sample-tco"
+    r = post(client, tokens, {"fleet": data, "csv": TWO_TENANTS})
+    assert r.status_code == 200, r.get_json()
+    data["pools"][0]["scenario"] = "sample-tco.toml"  # the file, as the command line reads it
+    by_file = chargeback(CONTEXT, ChargebackRequest(
+        data, read_usage_bytes(TWO_TENANTS.encode(), "usage.csv"),
+        base=ROOT / "fixtures" / "scenarios")).to_json()
+    assert cents_of(r.get_json()) == cents_of(by_file)
+    assert r.get_json()["total"]["value"] > 1000  # the sample's rack, not the hand scenario
 
 
 def test_the_documented_example_answers(client, tokens):
