@@ -6,9 +6,9 @@ Bottom to top::
     model/       the declared calculation and what it reads: pure
     decisions/   quotes, demand, decisions, planning, sensitivity: pure, on the model
     sources/     files in, files out (scenario, quote, curve and power files; catalogs)
-    store/       the database
+    store/       the database (the app's alone: no face imports it)
     render/      display rules, terminal text, PDF one-pagers, plots, workbooks
-    app/         the use cases every face calls
+    app/         the use cases every face calls, saving and keys included
     http/        the HTTP plumbing both HTTP faces share (problems, limits, headers)
     cli/ api/ web/   the faces, side by side: none imports another
     server       the application factory: the one module that imports both api and web
@@ -39,6 +39,7 @@ by calling the core or the scenario loader directly.
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -253,6 +254,32 @@ def test_no_face_imports_the_store(graph):
                          for t in e if layer_of(t) == "store")
         assert reached == [], f"{face} imports the store: {reached}"
     assert any(layer_of(t) == "store" for t in graph["costmodel.app.saved"])
+
+
+ARCHITECTURE = PACKAGE.parent / "docs" / "architecture.md"
+
+
+def drawn_layers(page: str) -> tuple[set[str], set[tuple[str, str]]]:
+    """The layers and the ``a --> b`` arrows ("a may import b") of the architecture page's
+    Mermaid drawing."""
+    block = page.split("```mermaid\n", 1)[1].split("```", 1)[0]
+    nodes = set(re.findall(r"^\s*(\w+)\[", block, re.M))
+    arrows = set(re.findall(r"^\s*(\w+) --> (\w+)\s*$", block, re.M))
+    return nodes, arrows
+
+
+def test_the_architecture_page_draws_these_layers():
+    """docs/architecture.md draws the layers this test holds: every layer, and no arrow the
+    rules forbid (none from a face to the store)."""
+    nodes, arrows = drawn_layers(ARCHITECTURE.read_text(encoding="utf-8"))
+    assert nodes == set(ALLOWED)
+    assert len(arrows) > len(ALLOWED)  # not vacuous: the arrows were read
+    assert sorted((a, b) for a, b in arrows if b not in ALLOWED[a]) == []
+    # every layer is drawn with what it stands on (the root stands on nothing)
+    assert {a for a, _ in arrows} == set(ALLOWED) - {"root"}
+    # the check reads a forbidden arrow as one
+    _, drawn = drawn_layers('```mermaid\nflowchart TB\n  web["pages"]\n  web --> store\n```')
+    assert [(a, b) for a, b in drawn if b not in ALLOWED[a]] == [("web", "store")]
 
 
 def _probe(tmp_path: Path, files: dict[str, str]) -> dict[str, dict[str, bool]]:
