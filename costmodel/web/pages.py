@@ -355,7 +355,7 @@ def _price_page(market_needed: bool = False):
             else None
         sold = _sell(ctx, priced, market, form) if priced is not None and market is not None \
             else None
-        save = save_offer(request.args)
+    save = save_offer(request.args)  # (its own read: one connection at a time)
     if share is not None and shift is None:
         priced = None  # a what-if that cannot be answered: nothing is shown as priced
     if (market is not None and sold is None) or form.errors:
@@ -641,9 +641,9 @@ def in_currency(ctx, choice: Choice, money: dict[str, Any]) -> Choice:
 def _compare(args: dict[str, Any]):
     """Everything the Compare page and its downloads need."""
     errors: dict[str, str] = {}
+    saved = saved_titles()  # (its own read: one connection at a time)
     with _services().sessions(write=False) as session:
         ctx = _services().context(session)
-        saved = saved_titles()
         choices: list[Choice] = []
         for i, v in enumerate(args["values"]):
             try:

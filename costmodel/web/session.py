@@ -185,7 +185,7 @@ def signed_in() -> SignedIn | None:
     who, why = None, None
     key_id, digest = session.get("key_id"), session.get("key_digest")
     if key_id is not None:
-        # signed out (here or elsewhere), too old, or the key revoked since: ended
+        # the key read again: still live, the one signed in with, at this generation, in time
         state, holder = check_session(services(), key_id, digest, session.get("generation"),
                                       within_lifetime=_current(session.get("issued_at")))
         if holder is not None:

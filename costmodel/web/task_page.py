@@ -167,9 +167,9 @@ def _priced(values: list[str], ta: TaskArgs, money: SimpleNamespace,
     errors: dict[str, str] = {}
     answer = workbook = None
     table, _ = money_table(money.values, money.errors)
+    saved = saved_titles()  # (its own read: one connection at a time)
     with services().sessions(write=False) as session:
         ctx = services().context(session)
-        saved = saved_titles()
         choices: list[Choice] = []
         for i, v in enumerate(values):
             if v in values[:i]:
