@@ -41,10 +41,11 @@ from .api.auth import EXTENSION as KEYS
 from .api.auth import KEY_CACHE_SECONDS, VerifiedKeys
 from .api.openapi import build_spec
 from .api.routes import catalog, keys, pricing, scenarios
-from .api.services import Services
+from .app.services import Services
 from .http import limits, security
 from .http.drain import DrainBody, drain_from_env
 from .http.errors import register_error_handlers
+from .http.services import install
 from .resources import templates_dir
 from .web import blueprint as web_pages
 
@@ -94,7 +95,8 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     )
     app.config["DRAIN_MAX"], app.config["DRAIN_SECONDS"] = drain_from_env(os.environ)
     app.config.update(config)
-    app.extensions["costmodel"] = Services(app.config["DATABASE_URL"])
+    services = Services(app.config["DATABASE_URL"])  # handed to both faces, once
+    install(app, services)
     app.extensions[KEYS] = VerifiedKeys(app.config["KEY_CACHE_SECONDS"])
     limits.install(app)
     security.install(app)
@@ -112,7 +114,7 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
         # unreachable: 503 (nothing answers). Unwritable (disk full, read-only): 200 and
         # "degraded", since reads and prices still answer; a balancer that took every host
         # out over one full disk or a read-only database would stop those too.
-        state = app.extensions["costmodel"].health()
+        state = services.health()
         body = {"status": "ok" if state["database"] == "ok" else "degraded", **state,
                 "version": __version__}
         return Response(json.dumps(body), status=503 if state["database"] == "unreachable"

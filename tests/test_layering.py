@@ -6,16 +6,19 @@ Bottom to top::
     model/       the declared calculation and what it reads: pure
     decisions/   quotes, demand, decisions, planning, sensitivity: pure, on the model
     sources/     files in, files out (scenario, quote, curve and power files; catalogs)
-    store/       the database
+    store/       the database (the app's alone: no face imports it)
     render/      display rules, terminal text, PDF one-pagers, plots, workbooks
-    app/         the use cases every face calls
+    app/         the use cases every face calls, saving and keys included
     http/        the HTTP plumbing both HTTP faces share (problems, limits, headers)
     cli/ api/ web/   the faces, side by side: none imports another
     server       the application factory: the one module that imports both api and web
 
 A layer imports its own layer and those listed for it in ``ALLOWED``, nothing else: the model
 nothing above it, decisions the model only, renderings no face, the app no face, no face
-another face. And no import circle anywhere in ``costmodel/``.
+another face, and no face the store (saved scenarios, revisions, keys, sessions, the catalog
+and curves held in the database, and the database itself are the app's use cases: a face is
+handed the app's ``Services`` and calls them). And no import circle anywhere in
+``costmodel/``.
 
 The import graph is read from the source with ``ast``: every ``import`` and ``from ... import``
 anywhere in a module (inside functions too), relative ones resolved, ``from . import x`` an
@@ -36,6 +39,7 @@ by calling the core or the scenario loader directly.
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -44,6 +48,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "costmodel"
 
 # layer -> the layers it may import besides its own
 BELOW_APP = {"root", "model", "decisions", "sources", "store", "render"}
+FACE_BELOW = BELOW_APP - {"store"}  # the faces reach the database through the app alone
 ALLOWED: dict[str, set[str]] = {
     "root": set(),
     "model": {"root"},
@@ -53,9 +58,9 @@ ALLOWED: dict[str, set[str]] = {
     "render": {"root", "model", "decisions", "sources"},
     "app": BELOW_APP,
     "http": BELOW_APP | {"app"},
-    "cli": BELOW_APP | {"app", "server"},  # `costmodel serve` runs the server
-    "api": BELOW_APP | {"app", "http"},
-    "web": BELOW_APP | {"app", "http"},
+    "cli": FACE_BELOW | {"app", "server"},  # `costmodel serve` runs the server
+    "api": FACE_BELOW | {"app", "http"},
+    "web": FACE_BELOW | {"app", "http"},
     "server": BELOW_APP | {"app", "http", "api", "web"},
 }
 FACES = ("cli", "api", "web")
@@ -240,6 +245,43 @@ def test_no_import_circles(graph):
     assert circles(graph) == []
 
 
+def test_no_face_imports_the_store(graph):
+    """Saving, revisions, keys and sessions are the app's use cases: no face opens the store
+    (the rule is in ALLOWED; this says it by name, and that the app does use the store)."""
+    for face in FACES:
+        assert "store" not in ALLOWED[face]
+        reached = sorted(f"{m} -> {t}" for m, e in graph.items() if layer_of(m) == face
+                         for t in e if layer_of(t) == "store")
+        assert reached == [], f"{face} imports the store: {reached}"
+    assert any(layer_of(t) == "store" for t in graph["costmodel.app.saved"])
+
+
+ARCHITECTURE = PACKAGE.parent / "docs" / "architecture.md"
+
+
+def drawn_layers(page: str) -> tuple[set[str], set[tuple[str, str]]]:
+    """The layers and the ``a --> b`` arrows ("a may import b") of the architecture page's
+    Mermaid drawing."""
+    block = page.split("```mermaid\n", 1)[1].split("```", 1)[0]
+    nodes = set(re.findall(r"^\s*(\w+)\[", block, re.M))
+    arrows = set(re.findall(r"^\s*(\w+) --> (\w+)\s*$", block, re.M))
+    return nodes, arrows
+
+
+def test_the_architecture_page_draws_these_layers():
+    """docs/architecture.md draws the layers this test holds: every layer, and no arrow the
+    rules forbid (none from a face to the store)."""
+    nodes, arrows = drawn_layers(ARCHITECTURE.read_text(encoding="utf-8"))
+    assert nodes == set(ALLOWED)
+    assert len(arrows) > len(ALLOWED)  # not vacuous: the arrows were read
+    assert sorted((a, b) for a, b in arrows if b not in ALLOWED[a]) == []
+    # every layer is drawn with what it stands on (the root stands on nothing)
+    assert {a for a, _ in arrows} == set(ALLOWED) - {"root"}
+    # the check reads a forbidden arrow as one
+    _, drawn = drawn_layers('```mermaid\nflowchart TB\n  web["pages"]\n  web --> store\n```')
+    assert [(a, b) for a, b in drawn if b not in ALLOWED[a]] == [("web", "store")]
+
+
 def _probe(tmp_path: Path, files: dict[str, str]) -> dict[str, dict[str, bool]]:
     root = tmp_path / "costmodel"
     for name, text in files.items():
@@ -267,12 +309,15 @@ def test_the_checks_catch_a_broken_rule(tmp_path):
         "web/__init__.py": "from . import page\nblueprint = 1\n",
         "web/page.py": "from . import blueprint\nfrom ..api import routes\n",
         "api/__init__.py": "",
-        "api/routes.py": "",
+        "api/routes.py": "from ..store.repo import NotFound\n",
+        "store/__init__.py": "",
+        "store/repo.py": "",
     })
     assert circles(graph) == [
         ["costmodel.model.a", "costmodel.model.b", "costmodel.model.c"],
         ["costmodel.web", "costmodel.web.page"]]
     assert layer_violations(graph) == [
+        "costmodel.api.routes (api) -> costmodel.store.repo (store)",
         "costmodel.model.c (model) -> costmodel.render.table (render)",
         "costmodel.web.page (web) -> costmodel.api.routes (api)"]
     assert graph["costmodel.model.d"] == {"costmodel.model.e": True}
@@ -320,8 +365,8 @@ def _imports(path: Path, package: str | None = None) -> list[tuple[str, str]]:
 
 def test_faces_are_found():
     names = {str(p.relative_to(PACKAGE)) for p in FACE_FILES}
-    assert {"cli/__init__.py", "api/routes.py", "api/services.py", "cli/sensitivity.py",
-            "web/pages.py"} <= names
+    assert {"cli/__init__.py", "api/routes.py", "api/auth.py", "cli/sensitivity.py",
+            "web/pages.py", "web/saved.py", "cli/saved.py"} <= names
 
 
 def _orchestration(imports: list[tuple[str, str]]) -> list[str]:

@@ -23,8 +23,9 @@ from dataclasses import dataclass
 
 from flask import current_app, request
 
+from ..app.keys import role_allows, verify
 from ..http.errors import Problem
-from ..store.repo import key_verify, role_allows
+from ..http.services import services
 
 __all__ = ["Principal", "require", "NEEDED_ROLE", "VerifiedKeys", "KEY_CACHE_SECONDS",
            "forget_keys"]
@@ -125,9 +126,9 @@ def _principal(token: str, *, cached: bool) -> Principal | None:
         hit = keys.get(digest)
         if hit is not None:
             return hit
-    with current_app.extensions["costmodel"].sessions(write=False) as session:
-        row = key_verify(session, token)
-        principal = Principal(row.name, row.role, row.id) if row is not None else None
+    holder = verify(services(), token)
+    principal = Principal(holder.name, holder.role, holder.key_id) if holder is not None \
+        else None
     if principal is None:
         keys.drop(digest)  # revoked: this worker's reads stop trusting it at once too
     else:

@@ -8,24 +8,26 @@ from typing import Annotated, Any
 from urllib.parse import quote
 
 import orjson
-from flask import Blueprint, Response, current_app, json, request
+from flask import Blueprint, Response, json, request
 from pydantic import BaseModel, Field, ValidationError
 
-from .. import __version__, app
+from .. import app
+from ..app import catalog as stored
+from ..app import keys as api_keys
+from ..app import saved
 from ..app.batch import price_batch as batch_use_case
 from ..app.caps import MAX_TASK_CELLS, large_task, task_cells, task_workbook_too_large
 from ..app.hints import hinted, with_hint
 from ..http.errors import Problem, input_problem
 from ..http.limits import current_limits
+from ..http.services import services
 from ..model.errors import InputError, more_errors
 from ..model.inputs import Node, Rack, Workload, check_text, error_path, fewer_errors
 from ..model.units import UnitInputError, parse_quantity
 from ..sources.catalog import split_sources
 from ..sources.curve_files import curves_csv_text, read_curve_text
-from ..store import repo
-from ..store.models import MAX_ID
 from .auth import forget_keys
-from .openapi import MAX_FILTER, Answer, ListQuery, body_bytes, etag_of, read_body, route
+from .openapi import MAX_FILTER, Answer, ListQuery, body_bytes, read_body, route
 from .requests import (
     demand_of,
     invalid,
@@ -104,17 +106,12 @@ XLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
 # the workbook as plain bytes: what a generated client reads and sends (openapi-python-client
 # knows application/octet-stream, not a spreadsheet's own media type)
 OCTET = "application/octet-stream"
-ID = f"int(max={MAX_ID})"  # a path id
+ID = f"int(max={saved.MAX_ID})"  # a path id
 
 pricing = Blueprint("pricing", __name__, url_prefix="/api/v1")
 catalog = Blueprint("catalog", __name__, url_prefix="/api/v1")
 scenarios = Blueprint("scenarios", __name__, url_prefix="/api/v1")
 keys = Blueprint("keys", __name__, url_prefix="/api/v1")
-
-
-def services():
-    # (the app behind the proxy: an attribute read through it costs 0.7 us more)
-    return current_app._get_current_object().extensions["costmodel"]
 
 
 # ---- pricing --------------------------------------------------------------------------------
@@ -124,7 +121,7 @@ def services():
        access="read", body=PriceWhatIfRequest, response=ResultOut, errors=(404,),
        query=AnswerQuery)
 def price(body: PriceWhatIfRequest, query: AnswerQuery, principal) -> Response:
-    text, etag = services().price_answer(body, query.view, body_bytes())
+    text, etag = services().price_answer(body, spec_of(body), query.view, body_bytes())
     if query.fields is not None:  # its own ETag, of the fields sent
         text = orjson.dumps(select(orjson.loads(text), query.fields))
         return Answer(text, mimetype="application/json")
@@ -436,26 +433,18 @@ def _catalog_routes(path: str, kind: str) -> None:
     label = path.replace("-", " ")
 
     def list_entries(query: ListQuery, principal) -> dict:
-        with services().sessions(write=False) as session:
-            rows, total = repo.catalog_list(session, kind, q=query.q, limit=query.limit,
-                                            offset=query.offset)
-            return {"items": [_entry(r) for r in rows], "total": total,
-                    "limit": query.limit, "offset": query.offset}
+        rows, total = stored.entries(services(), kind, q=query.q, limit=query.limit,
+                                     offset=query.offset)
+        return {"items": [_entry(r) for r in rows], "total": total,
+                "limit": query.limit, "offset": query.offset}
 
     def get_entry(key: str, principal) -> dict:
-        with services().sessions(write=False) as session:
-            return _entry(repo.catalog_get(session, kind, key))
+        return _entry(stored.entry(services(), kind, key))
 
     def create_entry(body: CatalogCreate, principal) -> dict:
         plain, provenance = _validate_entry(kind, body.data, body.key)
-        with services().sessions() as session:
-            row = repo.catalog_create(session, kind, body.key, plain, provenance,
-                                      origin=f"api:{principal.name}"[:40])
-            out = _entry(row)
-        # this worker looks at the catalog again before its next answer (an undated reference
-        # rate is the latest version: a new one changes it); others within MARKER_SECONDS
-        services().forget_catalog()
-        return out
+        return _entry(stored.add_entry(services(), kind, body.key, plain, provenance,
+                                       origin=f"api:{principal.name}"[:40]))
 
     for fn, suffix in ((list_entries, "list"), (get_entry, "get"), (create_entry, "create")):
         fn.__name__ = f"{kind}_{suffix}"
@@ -491,12 +480,10 @@ def _curve(row, csv: str | None = None) -> dict:
 @route(catalog, "/curves", "GET", summary="List curves", access="read", query=CurveQuery,
        response=CurvePage, cache="revalidate")
 def curves_list(query: CurveQuery, principal) -> dict:
-    with services().sessions(write=False) as session:
-        rows, total = repo.curve_list(session, q=query.q, hardware=query.hardware,
-                                      model=query.model, limit=query.limit,
-                                      offset=query.offset)
-        return {"items": [_curve(r) for r in rows], "total": total, "limit": query.limit,
-                "offset": query.offset}
+    rows, total = stored.curves(services(), q=query.q, hardware=query.hardware,
+                                model=query.model, limit=query.limit, offset=query.offset)
+    return {"items": [_curve(r) for r in rows], "total": total, "limit": query.limit,
+            "offset": query.offset}
 
 
 @route(catalog, "/curves/<path:curve_id>", "GET", summary="A curve with its points (CSV)",
@@ -505,14 +492,10 @@ def curve_get(curve_id: str, principal) -> dict:
     if len(curve_id) > MAX_CURVE_ID:  # none is stored (see curves_create): not looked up
         raise Problem(404, "Not found", f"no curve: curve ids are at most {MAX_CURVE_ID} "
                                         f"characters")
-    with services().sessions(write=False) as session:
-        row = repo.curve_get(session, curve_id)
-        # a file to save: written again from the worker's parsed copy, so no cell a
-        # spreadsheet would evaluate (neutralised as curves_csv_text does; rows stored
-        # before it did too)
-        held = services().curves(session)[1].get(curve_id)
-        curve = held[0] if held is not None else repo.curve_of(row)
-        return _curve(row, csv=curves_csv_text([curve]))
+    row, curve = stored.curve(services(), curve_id)
+    # a file to save: written again from the parsed curve, so no cell a spreadsheet would
+    # evaluate (neutralised as curves_csv_text does; rows stored before it did too)
+    return _curve(row, csv=curves_csv_text([curve]))
 
 
 @route(catalog, "/curves", "POST", summary="Import curves (InferenceX rows, API export, CSV)",
@@ -530,47 +513,29 @@ def curves_create(body: CurveCreate, principal) -> dict:
         raise Problem.from_input(InputError([("content", (
             f"curve {long[0].id[:60]}...: hardware names are at most 100 characters, models "
             f"200 and curve ids {MAX_CURVE_ID}"))]))
-    with services().sessions() as session:
-        rows = []
-        for c in parsed:
-            rows.append(repo.curve_create(session, c, origin=f"api:{principal.name}"[:40]))
-        return {"items": [_curve(r) for r in rows], "total": len(rows), "limit": len(rows),
-                "offset": 0}
+    rows = stored.add_curves(services(), parsed, origin=f"api:{principal.name}"[:40])
+    return {"items": [_curve(r) for r in rows], "total": len(rows), "limit": len(rows),
+            "offset": 0}
 
 
 # ---- scenarios ------------------------------------------------------------------------------
-
-def _revision(rev) -> dict:
-    return {"scenario_id": rev.scenario_id, "number": rev.number,
-            "content_hash": rev.content_hash, "created_at": rev.created_at,
-            "created_by": rev.created_by, "created_by_key_id": rev.created_by_key_id,
-            "engine_version": rev.engine_version, "scenario": rev.data, "result": rev.result}
-
-
-def revision_etag(rev) -> str:
-    """A revision's ETag, which is its scenario's while it is the latest: the scenario, the
-    revision's number and its content hash (a revision never changes; a new one has another
-    number). Every answer of a revision carries it; If-Match is compared with it."""
-    return etag_of(f"scenario {rev.scenario_id} revision {rev.number} "
-                   f"{rev.content_hash}".encode())
-
 
 SCENARIO_ETAG = ("the saved scenario's version (its latest revision's number and content): "
                  "send it back as If-Match when saving the next revision")
 
 
-def _revision_answer(rev, status: int = 200) -> Answer:
-    answer = Answer(json.dumps(_revision(rev)), status=status, mimetype="application/json")
-    answer.headers["ETag"] = revision_etag(rev)
+def _revision_answer(rev: saved.Revision, status: int = 200) -> Answer:
+    answer = Answer(json.dumps(rev.to_json()), status=status, mimetype="application/json")
+    answer.headers["ETag"] = rev.etag
     return answer
 
 
-def _if_match():
+def _if_match() -> saved.Expect | None:
     """The If-Match of the request as a check of the latest revision, or None without one."""
     if "If-Match" not in request.headers:
         return None
     tags = request.if_match  # strong comparison (RFC 9110 13.1.1); "*": any scenario
-    return lambda latest: tags.star_tag or tags.contains(revision_etag(latest).strip('"'))
+    return saved.if_match(tags, tags.star_tag)
 
 
 def _stale(scenario_id: int, latest) -> Problem:
@@ -578,40 +543,29 @@ def _stale(scenario_id: int, latest) -> Problem:
                    f"scenario {scenario_id} moved on to revision {latest.number} (by "
                    f"{latest.created_by}) since the ETag given in If-Match: nothing was "
                    f"written. Read it again (its ETag is in this answer), apply the edit to "
-                   f"it and send that ETag.", headers={"ETag": revision_etag(latest)})
+                   f"it and send that ETag.", headers={"ETag": saved.revision_etag(latest)})
 
 
-def _scenario(row) -> dict:
+def _scenario(row: saved.Scenario) -> dict:
     return {"id": row.id, "name": row.name, "latest_revision": row.latest_revision,
             "created_at": row.created_at}
-
-
-def _priced(session, data: dict) -> dict:
-    """The result of a scenario about to be saved, as JSON data."""
-    spec = app.ScenarioSpec(app.InlineScenario(data), subject="scenario.")
-    return app.price(services().context(session), spec).result.to_json()
 
 
 @route(scenarios, "/scenarios", "GET", summary="List saved scenarios", access="read",
        query=ListQuery, response=ScenarioPage, cache="revalidate")
 def scenarios_list(query: ListQuery, principal) -> dict:
-    with services().sessions(write=False) as session:
-        rows, total = repo.scenario_list(session, q=query.q, limit=query.limit,
-                                         offset=query.offset)
-        return {"items": [_scenario(r) for r in rows], "total": total, "limit": query.limit,
-                "offset": query.offset}
+    rows, total = saved.scenarios(services(), q=query.q, limit=query.limit,
+                                  offset=query.offset)
+    return {"items": [_scenario(r) for r in rows], "total": total, "limit": query.limit,
+            "offset": query.offset}
 
 
 @route(scenarios, "/scenarios", "POST", summary="Save a scenario (priced, as revision 1)",
        access="write", body=ScenarioCreate, response=RevisionOut, status=201,
        etag=SCENARIO_ETAG)
 def scenarios_create(body: ScenarioCreate, principal) -> Answer:
-    with services().sessions() as session:
-        result = _priced(session, body.scenario)
-        rev = repo.scenario_create(session, body.name, body.scenario, result,
-                                   engine_version=__version__, created_by=principal.name,
-                                   created_by_key_id=principal.key_id)
-        return _revision_answer(rev, 201)
+    done = saved.save(services(), body.scenario, principal, name=body.name)
+    return _revision_answer(done.revision, 201)
 
 
 @route(scenarios, f"/scenarios/<{ID}:scenario_id>", "GET",
@@ -619,8 +573,7 @@ def scenarios_create(body: ScenarioCreate, principal) -> Answer:
        access="read", response=RevisionOut, errors=(404,), cache="revalidate",
        etag=SCENARIO_ETAG)
 def scenario_get(scenario_id: int, principal) -> Answer:
-    with services().sessions(write=False) as session:
-        return _revision_answer(repo.revision_get(session, scenario_id, None))
+    return _revision_answer(saved.revision(services(), scenario_id)[1])
 
 
 @route(scenarios, f"/scenarios/<{ID}:scenario_id>/revisions", "POST",
@@ -629,22 +582,14 @@ def scenario_get(scenario_id: int, principal) -> Answer:
        also=(200,), etag=SCENARIO_ETAG, if_match=True)
 def scenario_revise(scenario_id: int, body: ScenarioRevise, principal) -> Answer:
     """The check of If-Match, the comparison with the latest revision and the new number
-    are one step, under the scenario's lock (:func:`repo.scenario_revise`)."""
-    expect = _if_match()
-    with services().sessions() as session:
-        try:
-            # 404 and a stale edit before pricing anything (checked again under the lock)
-            repo.revision_expected(session, scenario_id, expect)
-            result = _priced(session, body.scenario)
-            rev, created = repo.scenario_revise(session, scenario_id, body.scenario, result,
-                                                engine_version=__version__,
-                                                created_by=principal.name,
-                                                created_by_key_id=principal.key_id,
-                                                expect=expect)
-        except repo.Stale as exc:
-            raise _stale(scenario_id, exc.latest) from None
-        # 200: equal to the latest, nothing new was written
-        return _revision_answer(rev, 201 if created else 200)
+    are one step, under the scenario's lock (:func:`costmodel.app.saved.save`)."""
+    try:
+        done = saved.save(services(), body.scenario, principal, scenario_id=scenario_id,
+                          expect=_if_match())
+    except saved.Stale as exc:
+        raise _stale(scenario_id, exc.latest) from None
+    # 200: equal to the latest, nothing new was written
+    return _revision_answer(done.revision, 201 if done.created else 200)
 
 
 @route(scenarios, f"/scenarios/<{ID}:scenario_id>/revisions/<{ID}:number>", "GET",
@@ -653,8 +598,7 @@ def scenario_revise(scenario_id: int, body: ScenarioRevise, principal) -> Answer
        etag=SCENARIO_ETAG.replace("the saved scenario's version", "the revision's version, "
                                   "the scenario's while it is the latest"))
 def revision_get(scenario_id: int, number: int, principal) -> Answer:
-    with services().sessions(write=False) as session:
-        return _revision_answer(repo.revision_get(session, scenario_id, number))
+    return _revision_answer(saved.revision(services(), scenario_id, number)[1])
 
 
 class RevisionQuery(BaseModel):
@@ -667,15 +611,15 @@ class RevisionQuery(BaseModel):
        errors=(404,))
 def scenario_workbook(scenario_id: int, query: RevisionQuery, principal) -> Response:
     spec = app.ScenarioSpec(app.SavedRevision(scenario_id, query.revision))
+    found, rev = saved.revision(services(), scenario_id, query.revision)  # 404 first
     with services().sessions(write=False) as session:
-        rev = repo.revision_get(session, scenario_id, query.revision)  # 404 first
-        name = f"{repo.scenario_get(session, scenario_id).name} r{rev.number}"
-        return _xlsx(app.workbook(services().context(session), [spec]), name)
+        return _xlsx(app.workbook(services().context(session), [spec]),
+                     f"{found.name} r{rev.number}")
 
 
 # ---- keys -----------------------------------------------------------------------------------
 
-def _key(row) -> dict:
+def _key(row: api_keys.Key) -> dict:
     return {"id": row.id, "name": row.name, "role": row.role, "created_at": row.created_at,
             "revoked_at": row.revoked_at}
 
@@ -683,26 +627,23 @@ def _key(row) -> dict:
 @route(keys, "/keys", "GET", summary="List API keys (never their secrets)", access="admin",
        response=KeyList)
 def keys_list(principal) -> dict:
-    with services().sessions(write=False) as session:
-        return {"items": [_key(r) for r in repo.key_list(session)]}
+    return {"items": [_key(r) for r in api_keys.list_keys(services())]}
 
 
 @route(keys, "/keys", "POST", summary="Create an API key; the token is shown once",
        access="admin", body=KeyCreate, response=KeyCreated, status=201)
 def keys_create(body: KeyCreate, principal) -> dict:
-    with services().sessions() as session:
-        row, token = repo.key_create(session, body.name, body.role)
-        return {**_key(row), "token": token}
+    row, token = api_keys.create_key(services(), body.name, body.role)
+    return {**_key(row), "token": token}
 
 
 @route(keys, f"/keys/<{ID}:key_id>", "DELETE", summary="Revoke an API key", access="admin",
        response=KeyOut, errors=(404,))
 def keys_revoke(key_id: int, principal) -> dict:
-    with services().sessions() as session:
-        row = repo.key_revoke(session, key_id)
-        # reads on other workers: within the key cache time (docs/pricing-tools.md#limits)
-        forget_keys()
-        return _key(row)
+    row = api_keys.revoke_key(services(), key_id)
+    # reads on other workers: within the key cache time (docs/pricing-tools.md#limits)
+    forget_keys()
+    return _key(row)
 
 
 # ---- profit at market prices ------------------------------------------------------------------

@@ -8,7 +8,9 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, WithJsonSchema
 
 from ..app.caps import MAX_DRAWS, MAX_QUOTES, MAX_SCENARIO_NAME, MAX_SCENARIOS
+from ..app.keys import ROLES
 from ..app.pricing import FLEXIBLE_SHARE
+from ..app.saved import MAX_ID
 from ..decisions.demand import Demand
 from ..decisions.market import MARKET_KEY_PATTERN, MARKET_REF_PATTERN, Market, MarketEntry
 from ..decisions.plan import DEPLOYMENTS
@@ -35,8 +37,6 @@ from ..model.rates import DATE_PATTERN, FULL_REF_PATTERN, KEY_PATTERN, REF_PATTE
 from ..model.steps import MODEL
 from ..model.units import CURRENCIES
 from ..sources.curve_point import CURVE_GIVES, SELECTIONS
-from ..store.models import MAX_ID
-from ..store.repo import ROLES
 
 __all__ = ["PriceRequest", "PriceWhatIfRequest", "CompareRequest", "ScenarioCreate",
            "ScenarioRevise", "CatalogCreate", "CATALOG_CREATE", "CurveCreate", "KeyCreate",

@@ -5,6 +5,12 @@ function here with a :class:`~costmodel.app.context.Context`, and renders the ty
 Errors are :class:`~costmodel.model.errors.InputError` and its kinds (``UnknownReference``,
 ``UnreachablePoint``), marked with the face's ``subject`` of the scenario they are about.
 
+The service's use cases take the face's :class:`~costmodel.app.services.Services` (its
+database, catalog snapshot and caches, handed to the face once) and live in their modules:
+saved scenarios and revisions (:mod:`.saved`: price, then save; restore; If-Match), API keys
+and the pages' sessions (:mod:`.keys`), the stored catalog and curves (:mod:`.catalog`), the
+database's schema and fixtures (:mod:`.database`). No face imports the store.
+
 Each name is imported from its module when first used, so a command that prices a file loads
 pricing, not the analyses (scipy), workbooks (openpyxl) or PDFs (matplotlib) beside it.
 """

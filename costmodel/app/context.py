@@ -3,7 +3,7 @@ revisions, and whether scenario files may name other files.
 
 The CLI works on the fixtures folder and the files it is given (:class:`LocalContext`); the
 service works on its database and never reads a file a request names (its own context, in
-:mod:`costmodel.api.services`). A context may be a moment behind other writers: ``fresh=True``
+:mod:`costmodel.app.services`). A context may be a moment behind other writers: ``fresh=True``
 asks it to look again (the use cases do, once, on an unknown catalog key or curve id).
 """
 from __future__ import annotations

@@ -33,6 +33,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "sensitivity": ("sensitivity", "sensitivity"),
     "task": ("task", "task"),
     "tariff": ("tariff", "tariff"),
+    "save": ("saved", "save"),
+    "saved": ("saved", "saved"),
     "db": ("service", "db"),
     "keys": ("service", "keys"),
     "serve": ("service", "serve"),

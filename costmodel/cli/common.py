@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
@@ -25,8 +26,11 @@ from ..app.hints import with_hints
 from ..model.errors import InputError
 from ..model.units import UnitInputError, parse_quantity
 
+if TYPE_CHECKING:
+    from ..app.services import Services
+
 __all__ = ["fail", "fail_input", "input_line", "emit_json", "CONTEXT", "specs_for", "reading_for",
-           "check_xlsx", "write_workbook", "write_file"]
+           "check_xlsx", "write_workbook", "write_file", "service_database"]
 
 CONTEXT = LocalContext()
 
@@ -120,3 +124,17 @@ def write_file(path: str, content: bytes) -> None:
     finally:
         tmp.unlink(missing_ok=True)
 
+
+
+@contextmanager
+def service_database(url: str | None) -> Iterator[Services]:
+    """The service's database at ``url`` (None: ``$DATABASE_URL``, else ``sqlite:///costmodel.db``)
+    as the application layer's services, for one command; the store's refusals in one line."""
+    from ..app.services import Services, StoreUnreachable, StoreUnwritable
+    services = Services(url)
+    try:
+        yield services
+    except (StoreUnreachable, StoreUnwritable) as exc:
+        fail(f"the database: {exc.reason}; nothing was done")
+    finally:
+        services.dispose()

@@ -1,10 +1,11 @@
-"""The service: ``db`` (migrations, fixtures), ``keys`` (API keys) and ``serve``."""
+"""The service: ``db`` (migrations, fixtures), ``keys`` (API keys) and ``serve``, each through
+the application layer (:mod:`costmodel.app.database`, :mod:`costmodel.app.keys`)."""
 from __future__ import annotations
 
 import click
 
 from .. import __version__
-from .common import fail
+from .common import fail, service_database
 
 __all__ = ["db", "keys", "serve"]
 
@@ -18,7 +19,7 @@ def db() -> None:
 @click.option("--url", help="Database URL (default: $DATABASE_URL or sqlite:///costmodel.db).")
 def db_upgrade(url: str | None) -> None:
     """Apply the schema migrations (Alembic) up to the latest."""
-    from ..store.db import database_url, upgrade
+    from ..app.database import database_url, upgrade
     upgrade(url)
     click.echo(f"database at {_redact(database_url(url))} is up to date")
 
@@ -27,13 +28,9 @@ def db_upgrade(url: str | None) -> None:
 @click.option("--url", help="Database URL (default: $DATABASE_URL or sqlite:///costmodel.db).")
 def db_seed(url: str | None) -> None:
     """Load fixtures/ (catalog and curves) into the database; existing entries stay."""
+    from ..app.database import seed
     from ..sources.catalog import fixtures_dir
-    from ..store.db import make_engine, make_sessions
-    from ..store.seed import seed
-    engine = make_engine(url)
-    with make_sessions(engine).begin() as session:
-        added = seed(session, fixtures_dir())
-    engine.dispose()
+    added = seed(url, fixtures_dir())
     click.echo("seeded: " + ", ".join(f"{n} {kind}" for kind, n in added.items()))
 
 
@@ -54,27 +51,22 @@ def keys() -> None:
 @click.option("--url", help="Database URL (default: $DATABASE_URL or sqlite:///costmodel.db).")
 def keys_create(name: str, role: str, url: str | None) -> None:
     """Create a key and print its token (shown once)."""
-    from ..store.db import make_engine, make_sessions
-    from ..store.repo import key_create
-    engine = make_engine(url)
-    with make_sessions(engine).begin() as session:
-        row, token = key_create(session, name, role)
-        click.echo(f"key {row.id} ({name}, {role}): {token}")
-    engine.dispose()
+    from ..app.keys import create_key
+    with service_database(url) as services:
+        row, token = create_key(services, name, role)
+    click.echo(f"key {row.id} ({name}, {role}): {token}")
 
 
 @keys.command("list")
 @click.option("--url", help="Database URL (default: $DATABASE_URL or sqlite:///costmodel.db).")
 def keys_list(url: str | None) -> None:
     """List keys (never their secrets)."""
-    from ..store.db import make_engine, make_sessions
-    from ..store.repo import key_list
-    engine = make_engine(url)
-    with make_sessions(engine).begin() as session:
-        for row in key_list(session):
-            state = f"revoked {row.revoked_at:%Y-%m-%d}" if row.revoked_at else "active"
-            click.echo(f"{row.id:4d}  {row.role:7s}  {state:18s}  {row.name}")
-    engine.dispose()
+    from ..app.keys import list_keys
+    with service_database(url) as services:
+        rows = list_keys(services)
+    for row in rows:
+        state = f"revoked {row.revoked_at:%Y-%m-%d}" if row.revoked_at else "active"
+        click.echo(f"{row.id:4d}  {row.role:7s}  {state:18s}  {row.name}")
 
 
 @keys.command("revoke")
@@ -82,16 +74,12 @@ def keys_list(url: str | None) -> None:
 @click.option("--url", help="Database URL (default: $DATABASE_URL or sqlite:///costmodel.db).")
 def keys_revoke(key_id: int, url: str | None) -> None:
     """Revoke a key by its number."""
-    from ..store.db import make_engine, make_sessions
-    from ..store.repo import NotFound, key_revoke
-    engine = make_engine(url)
-    try:
-        with make_sessions(engine).begin() as session:
-            key_revoke(session, key_id)
-    except NotFound as exc:
-        fail(str(exc))
-    finally:
-        engine.dispose()
+    from ..app.keys import NotFound, revoke_key
+    with service_database(url) as services:
+        try:
+            revoke_key(services, key_id)
+        except NotFound as exc:
+            fail(str(exc))
     click.echo(f"key {key_id} revoked")
 
 
@@ -163,10 +151,9 @@ def serve(host: str, port: int, url: str | None, no_seed: bool, workers: int,
     Migrates and seeds the database first. On a loopback address reads (price, compare,
     catalog) answer without a key; writes always need one.
     """
+    from ..app.database import database_url, prepare
     from ..server import create_app, open_reads_from_env
     from ..sources.catalog import fixtures_dir
-    from ..store.db import database_url
-    from ..store.seed import prepare
     why = _cannot_listen(host, port)  # before anything is migrated: bad input changes nothing
     if why is not None and why.startswith("--host"):
         fail(why)

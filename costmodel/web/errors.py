@@ -13,9 +13,9 @@ from flask import render_template, request
 from werkzeug.exceptions import HTTPException
 from werkzeug.exceptions import NotFound as UnknownAddress
 
+from ..app.saved import NotFound
+from ..app.services import StoreUnreachable, StoreUnwritable
 from ..model.errors import InputError
-from ..store.health import StoreUnreachable, StoreUnwritable
-from ..store.repo import NotFound
 from .site import blueprint
 
 __all__ = ["error_page"]

@@ -16,9 +16,12 @@ from typing import Any
 from urllib.parse import parse_qsl, urlencode
 
 import numpy as np
-from flask import current_app, render_template, request
+from flask import render_template, request
 
 from .. import app
+from ..app import saved as saved_scenarios
+from ..app.keys import role_allows
+from ..http.services import services as _services
 from ..model.errors import InputError, UnreachablePoint
 from ..model.evaluate import Evaluator
 from ..model.profile import shape_of
@@ -27,9 +30,6 @@ from ..model.steps import MODEL
 from ..model.units import UnitInputError, parse_quantity
 from ..render.report import assumed_line, flexible_line, money_line
 from ..resources import fixtures_dir
-from ..store import repo
-from ..store.models import MAX_ID
-from ..store.repo import role_allows
 from .charts import COLOURS, Segment, Series, frontier_chart, hourly_chart, stacked_bar
 from .disclosure import disclosure_lines
 from .downloads import curl_line, json_response, xlsx_response
@@ -65,10 +65,6 @@ MIN_SYSTEMS, MAX_SYSTEMS = 2, 6
 DEFAULT_COMPARE = ("fixture:curve-gpt-oss-120b-h100", "fixture:curve-gpt-oss-120b-b200",
                    "fixture:curve-gpt-oss-120b-mi300x")
 FRONTIER_SAMPLES = 80  # points along each drawn frontier line
-
-
-def _services():
-    return current_app.extensions["costmodel"]
 
 
 def unit_of(name: str) -> str:
@@ -305,7 +301,7 @@ def per_request_view(result: Result) -> dict[str, Any]:
             "tokens_text": _tokens(tokens), "words": words, "model": s.workload.model}
 
 
-def save_offer(session, args) -> dict[str, Any]:
+def save_offer(args) -> dict[str, Any]:
     """What the Price page offers for saving the scenario on screen (saved through the Saved
     page's ``POST /saved/new``, the same use case and repository): ``can``: the signed-in
     key may write; ``who``: that key (None signed out); ``origin``: the saved scenario the
@@ -317,12 +313,12 @@ def save_offer(session, args) -> dict[str, Any]:
                              role_allows(who.role, "editor"), "origin": None, "missing": None}
     raw = str(args.get("from_saved", "")).strip()
     if raw:
-        if not (raw.isdigit() and 1 <= int(raw) <= MAX_ID):
+        if not (raw.isdigit() and 1 <= int(raw) <= saved_scenarios.MAX_ID):
             offer["missing"] = raw[:20]
             return offer
         try:
-            row = repo.scenario_get(session, int(raw))
-        except repo.NotFound:
+            row = saved_scenarios.scenario(_services(), int(raw))
+        except saved_scenarios.NotFound:
             offer["missing"] = raw
             return offer
         based = str(args.get("based_on", "")).strip()
@@ -359,7 +355,7 @@ def _price_page(market_needed: bool = False):
             else None
         sold = _sell(ctx, priced, market, form) if priced is not None and market is not None \
             else None
-        save = save_offer(session, request.args)
+    save = save_offer(request.args)  # (its own read: one connection at a time)
     if share is not None and shift is None:
         priced = None  # a what-if that cannot be answered: nothing is shown as priced
     if (market is not None and sold is None) or form.errors:
@@ -516,9 +512,9 @@ class Choice:
     body: dict[str, Any]
 
 
-def saved_titles(session) -> dict[int, str]:
+def saved_titles() -> dict[int, str]:
     """The saved scenarios a system slot offers: id -> title (the latest hundred)."""
-    rows, _ = repo.scenario_list(session, q=None, limit=100, offset=0)
+    rows, _ = saved_scenarios.scenarios(_services(), limit=100)
     return {r.id: f"saved: {r.name} (revision {r.latest_revision})" for r in rows}
 
 
@@ -645,9 +641,9 @@ def in_currency(ctx, choice: Choice, money: dict[str, Any]) -> Choice:
 def _compare(args: dict[str, Any]):
     """Everything the Compare page and its downloads need."""
     errors: dict[str, str] = {}
+    saved = saved_titles()  # (its own read: one connection at a time)
     with _services().sessions(write=False) as session:
         ctx = _services().context(session)
-        saved = saved_titles(session)
         choices: list[Choice] = []
         for i, v in enumerate(args["values"]):
             try:

@@ -10,9 +10,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from flask import Response, current_app, render_template, request
+from flask import Response, render_template, request
 
 from .. import app
+from ..http.services import services
 from ..model.errors import InputError
 from ..model.units import UnitInputError, parse_quantity
 from ..render.report import money_line
@@ -108,19 +109,15 @@ def plan_args(args) -> PlanArgs:
                     values["pl_deployment"] or None, errors)
 
 
-def _services():
-    return current_app.extensions["costmodel"]
-
-
 def _plan(form: ScenarioForm, pa: PlanArgs):
     if not form.valid or pa.errors:
         return None
     req = app.PlanRequest(app.ScenarioSpec(app.InlineScenario(form.mapping)), pa.demand,
                           pa.power_budget, app.OWN_POINT, pa.availability, pa.headroom,
                           pa.deployment)
-    with _services().sessions(write=False) as session:
+    with services().sessions(write=False) as session:
         try:
-            return app.plan(_services().context(session), req)
+            return app.plan(services().context(session), req)
         except InputError as exc:
             plan_errors = [e for e in exc.errors if e[0] in _WORDS]
             for where, message in plan_errors:
@@ -141,8 +138,8 @@ def plan_page():
     need("read")
     form, pa = scenario_form(request.args), plan_args(request.args)
     planned = _plan(form, pa)
-    with _services().sessions(write=False) as session:
-        catalog = form_catalog(_services().context(session))
+    with services().sessions(write=False) as session:
+        catalog = form_catalog(services().context(session))
     body = {"scenario": form.price_request()["scenario"], **pa.body}
     view = planned.to_json() if planned else None
     return render_template("web/plan.html", form=form, catalog=catalog, pa=pa,

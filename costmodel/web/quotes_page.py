@@ -43,18 +43,19 @@ from werkzeug.datastructures import MultiDict
 from werkzeug.exceptions import RequestEntityTooLarge
 
 from .. import app
+from ..app import saved as saved_scenarios
 from ..app.caps import MAX_SCENARIOS, check_quotes_first
 from ..app.money import USD_MONEY
 from ..decisions.demand import Demand, typed_over, validate_demand
 from ..decisions.quotes import FORMS, Quote
 from ..http.errors import Problem
+from ..http.services import services
 from ..model.curves import PERCENTILES
 from ..model.errors import InputError, parse_nested
 from ..model.units import UnitInputError, parse_quantity
 from ..render import display
 from ..resources import fixtures_dir
 from ..sources.quote_file import quotes_of, read_quotes_text
-from ..store import repo
 from .guard import computes
 from .labels import LABELS, label_of
 from .pages import Choice, fixture_scenarios, in_currency  # the Compare page's examples
@@ -483,9 +484,8 @@ def _answer(form: QuotesForm):
         form.error(where, message)
     if form.errors or not specs:
         return None
-    services = current_app.extensions["costmodel"]
-    with services.sessions(write=False) as s:
-        ctx = services.context(s)
+    with services().sessions(write=False) as s:
+        ctx = services().context(s)
         try:
             if table is not None:  # every own build shown in the page's currency
                 specs = [in_currency(ctx, Choice("", "", spec, {}), table).spec
@@ -496,7 +496,7 @@ def _answer(form: QuotesForm):
             return app.quotes_compare(ctx, form.quotes, specs)
         except InputError as exc:
             _place(form, exc)
-        except repo.NotFound as exc:  # a saved scenario deleted since the list was shown
+        except saved_scenarios.NotFound as exc:  # a saved scenario deleted since the list was shown
             form.error(next((f"scenario{i}" for i, c in enumerate(form.scenarios, 1)
                              if c.startswith("saved:")), "scenario1"), str(exc))
     return None
@@ -519,10 +519,9 @@ def _place(form: QuotesForm, exc: InputError) -> None:
 
 
 def _saved_choices() -> list[tuple[str, str]]:
-    with current_app.extensions["costmodel"].sessions(write=False) as s:
-        rows, _ = repo.scenario_list(s, limit=200)
-        return [(f"saved:{r.id}", f"{r.name} (saved #{r.id}, revision {r.latest_revision})")
-                for r in rows]
+    rows, _ = saved_scenarios.scenarios(services(), limit=200)
+    return [(f"saved:{r.id}", f"{r.name} (saved #{r.id}, revision {r.latest_revision})")
+            for r in rows]
 
 
 # ---- what the page says the view uses ------------------------------------------------------

@@ -3,9 +3,9 @@ revisions compared, and saving a scenario (new, or the next revision of one).
 
 A revision keeps the result computed when it was saved (``ScenarioRevision.result``, the
 API's ``result``): its page shows that stored result and its disclosure, not today's price.
-Saving prices the scenario first through the application layer, as ``POST
-/api/v1/scenarios`` does, and writes with the same repository functions; nothing is written
-when anything is invalid or the signed-in key is not an editor's.
+Saving is the application layer's use case (:func:`costmodel.app.saved.save`, which ``POST
+/api/v1/scenarios`` calls too): the scenario is priced, then saved; nothing is written when
+anything is invalid or the signed-in key is not an editor's.
 """
 from __future__ import annotations
 
@@ -18,13 +18,13 @@ from urllib.parse import urlencode
 
 from flask import Response, current_app, redirect, render_template, request, url_for
 
-from .. import __version__, app
+from .. import app
+from ..app import saved
 from ..app.caps import scenario_name_error
 from ..http.errors import Problem
+from ..http.services import services
 from ..model.errors import InputError
 from ..render.display import format_input
-from ..store import repo
-from ..store.models import MAX_ID
 from .disclosure import Line, disclosure_lines
 from .guard import computes
 from .scenario_form import FIELDS, scenario_form
@@ -268,28 +268,21 @@ def price_query(mapping: Mapping[str, Any]) -> tuple[str, list[str]]:
 
 # ---- reading ---------------------------------------------------------------------------------
 
-def _services():
-    return current_app.extensions["costmodel"]
-
-
 def _revision(scenario_id: int, number: int | None):
-    """(scenario row data, revision data) as plain dicts; :class:`repo.NotFound` (a 404 page
+    """(scenario row data, revision data) as plain dicts; :class:`saved.NotFound` (a 404 page
     in words) when absent."""
-    with _services().sessions(write=False) as s:
-        scenario = repo.scenario_get(s, scenario_id)  # NotFound: the 404 page says which
-        rev = repo.revision_get(s, scenario_id, number)
-        return ({"id": scenario.id, "name": scenario.name,
-                 "latest": scenario.latest_revision},
-                {"number": rev.number, "created_at": rev.created_at,
-                 "created_by": rev.created_by, "created_by_key_id": rev.created_by_key_id,
-                 "engine_version": rev.engine_version,
-                 "content_hash": rev.content_hash, "scenario": rev.data,
-                 "result": rev.result})
+    scenario, rev = saved.revision(services(), scenario_id, number)  # NotFound: the 404 page
+    return ({"id": scenario.id, "name": scenario.name, "latest": scenario.latest_revision},
+            {"number": rev.number, "created_at": rev.created_at,
+             "created_by": rev.created_by, "created_by_key_id": rev.created_by_key_id,
+             "engine_version": rev.engine_version,
+             "content_hash": rev.content_hash, "scenario": rev.scenario,
+             "result": rev.result})
 
 
 def _id(value: int) -> int:
-    if not 1 <= value <= MAX_ID:
-        raise repo.NotFound(f"no scenario or revision {value}")
+    if not 1 <= value <= saved.MAX_ID:
+        raise saved.NotFound(f"no scenario or revision {value}")
     return value
 
 
@@ -301,10 +294,10 @@ def saved_list():
         page = max(1, int(request.args.get("page", "1")))
     except ValueError:
         page = 1
-    with _services().sessions(write=False) as s:
-        rows, total = repo.scenario_list(s, q=q or None, limit=PAGE, offset=(page - 1) * PAGE)
-        items = [{"id": r.id, "name": r.name, "latest": r.latest_revision,
-                  "created_at": r.created_at} for r in rows]
+    rows, total = saved.scenarios(services(), q=q or None, limit=PAGE,
+                                  offset=(page - 1) * PAGE)
+    items = [{"id": r.id, "name": r.name, "latest": r.latest_revision,
+              "created_at": r.created_at} for r in rows]
     return render_template("web/saved.html", items=items, total=total, q=q, page=page,
                            pages=max(1, math.ceil(total / PAGE)))
 
@@ -313,20 +306,18 @@ def saved_list():
 def saved_scenario(scenario_id: int):
     need("read")
     _id(scenario_id)
-    with _services().sessions(write=False) as s:
-        scenario = repo.scenario_get(s, scenario_id)
-        revisions = []
-        for n in range(scenario.latest_revision, 0, -1):
-            rev = repo.revision_get(s, scenario_id, n)
-            head = {f.name: f for f in figures(rev.result)}
-            revisions.append({"number": rev.number, "created_at": rev.created_at,
-                              "created_by": rev.created_by,
-                              "created_by_key_id": rev.created_by_key_id,
-                              "engine_version": rev.engine_version,
-                              "cost": head.get("cost_per_mtok_total"),
-                              "price": head.get("price_per_mtok_total")})
-        info = {"id": scenario.id, "name": scenario.name, "latest": scenario.latest_revision,
-                "created_at": scenario.created_at}
+    scenario, history = saved.history(services(), scenario_id)
+    revisions = []
+    for rev in history:
+        head = {f.name: f for f in figures(rev.result)}
+        revisions.append({"number": rev.number, "created_at": rev.created_at,
+                          "created_by": rev.created_by,
+                          "created_by_key_id": rev.created_by_key_id,
+                          "engine_version": rev.engine_version,
+                          "cost": head.get("cost_per_mtok_total"),
+                          "price": head.get("price_per_mtok_total")})
+    info = {"id": scenario.id, "name": scenario.name, "latest": scenario.latest_revision,
+            "created_at": scenario.created_at}
     return render_template("web/saved_scenario.html", scenario=info, revisions=revisions)
 
 
@@ -346,12 +337,8 @@ def saved_revision(scenario_id: int, number: int):
 @computes("GET", "/api/v1/scenarios/{scenario_id}/revisions/{number}")
 def saved_revision_json(scenario_id: int, number: int):
     need("read")
-    scenario, rev = _revision(_id(scenario_id), _id(number))
-    body = {"scenario_id": scenario["id"], **{k: rev[k] for k in (
-        "number", "content_hash", "created_at", "created_by", "created_by_key_id",
-        "engine_version")},
-        "scenario": rev["scenario"], "result": rev["result"]}
-    return Response(current_app.json.dumps(body), mimetype="application/json", headers={
+    _, rev = saved.revision(services(), _id(scenario_id), _id(number))
+    return Response(current_app.json.dumps(rev.to_json()), mimetype="application/json", headers={
         "Content-Disposition": f'attachment; filename="scenario-{scenario_id}-revision-'
                               f'{number}.json"'})
 
@@ -361,8 +348,8 @@ def saved_revision_json(scenario_id: int, number: int):
 def saved_revision_workbook(scenario_id: int, number: int):
     need("read")
     spec = app.ScenarioSpec(app.SavedRevision(_id(scenario_id), _id(number)))
-    with _services().sessions(write=False) as s:
-        book = app.workbook(_services().context(s), [spec])
+    with services().sessions(write=False) as s:
+        book = app.workbook(services().context(s), [spec])
     return Response(book.content, mimetype=XLSX, headers={
         "Content-Disposition": f'attachment; filename="{book.filename}"'})
 
@@ -385,9 +372,8 @@ def saved_diff(scenario_id: int):
 # ---- saving ----------------------------------------------------------------------------------
 
 def _scenario_choices() -> list[dict]:
-    with _services().sessions(write=False) as s:
-        rows, _ = repo.scenario_list(s, limit=500)
-        return [{"id": r.id, "name": r.name, "latest": r.latest_revision} for r in rows]
+    rows, _ = saved.scenarios(services(), limit=500)
+    return [{"id": r.id, "name": r.name, "latest": r.latest_revision} for r in rows]
 
 
 def _save_page(form, status: int = 200, *, errors: dict[str, str] | None = None,
@@ -397,8 +383,7 @@ def _save_page(form, status: int = 200, *, errors: dict[str, str] | None = None,
     ``moved``: the scenario the save was refused for, having moved on since the page."""
     if result is None and form.valid:
         try:
-            with _services().sessions(write=False) as s:
-                result = _priced(s, form.mapping)
+            result = saved.priced(services(), form.mapping)
         except InputError as exc:
             form.add_errors(api_errors(exc), prefix="scenario.")
     return render_template("web/saved_new.html", form=form, errors=errors or {},
@@ -423,12 +408,6 @@ def _based_on(text: str, scenario_id: int) -> int | None:
 def api_errors(exc: InputError) -> InputError:
     """The error with the API's paths and words (a hint added where the API adds one)."""
     return InputError([(e["path"], e["message"]) for e in Problem.from_input(exc).errors])
-
-
-def _priced(session, data: dict) -> dict:
-    """A scenario about to be saved, priced (the API's ``_priced``): its result as JSON."""
-    spec = app.ScenarioSpec(app.InlineScenario(data), subject="scenario.")
-    return app.price(_services().context(session), spec).result.to_json()
 
 
 @blueprint.get("/saved/new")
@@ -464,34 +443,22 @@ def saved_new_post():
         return _save_page(form, 422, errors=errors, target=target, saved_name=saved_name)
     based_on = None if scenario_id is None else \
         _based_on(request.form.get("based_on", ""), scenario_id)
-    expect = None if based_on is None else (lambda latest: latest.number == based_on)
-    try:
-        with _services().sessions() as s:
-            if scenario_id is not None:  # 404, or moved on, before pricing (and under the lock)
-                repo.revision_expected(s, scenario_id, expect)
-            result = _priced(s, form.mapping)
-            if scenario_id is None:
-                rev = repo.scenario_create(s, saved_name, form.mapping, result,
-                                           engine_version=__version__, created_by=who.name,
-                                           created_by_key_id=who.key_id)
-                created = True
-            else:
-                rev, created = repo.scenario_revise(s, scenario_id, form.mapping, result,
-                                                    engine_version=__version__,
-                                                    created_by=who.name,
-                                                    created_by_key_id=who.key_id,
-                                                    expect=expect)
-            where = (rev.scenario_id, rev.number)
-    except repo.Stale as exc:  # saved by someone else since this page was opened
+    try:  # a revision: 404, or moved on, before pricing (and again under the lock)
+        done = saved.save(services(), form.mapping, who,
+                          name=saved_name if scenario_id is None else None,
+                          scenario_id=scenario_id,
+                          expect=None if based_on is None else saved.based_on(based_on))
+    except saved.Stale as exc:  # saved by someone else since this page was opened
         moved = {"id": scenario_id, "based_on": based_on, "latest": exc.latest.number,
                  "by": exc.latest.created_by, "by_key_id": exc.latest.created_by_key_id}
         return _save_page(form, 409, target=target, saved_name=saved_name, moved=moved)
     except InputError as exc:
         form.add_errors(api_errors(exc), prefix="scenario.")
         return _save_page(form, 422, target=target, saved_name=saved_name)
-    except repo.NotFound as exc:
+    except saved.NotFound as exc:
         errors["target"] = str(exc)
         return _save_page(form, 422, errors=errors, target=target, saved_name=saved_name)
+    where, created = (done.revision.scenario_id, done.revision.number), done.created
     return redirect(url_for("web.saved_revision", scenario_id=where[0], number=where[1],
                             saved=1 if created else "same"), code=303)
 
@@ -501,17 +468,11 @@ def saved_new_post():
 def saved_restore(scenario_id: int, number: int):
     """Save revision ``number``'s inputs again as the latest revision (priced today)."""
     who = need("write")
-    _, rev = _revision(_id(scenario_id), _id(number))
     try:
-        with _services().sessions() as s:
-            result = _priced(s, rev["scenario"])
-            new, created = repo.scenario_revise(s, scenario_id, rev["scenario"], result,
-                                                engine_version=__version__,
-                                                created_by=who.name,
-                                                created_by_key_id=who.key_id)
-            where = new.number
+        done = saved.restore(services(), _id(scenario_id), _id(number), who)
     except InputError as exc:  # inputs that priced then but not with today's catalog: the
         # error page says why, in the API's words; nothing was saved
         raise api_errors(exc) from None
+    where, created = done.revision.number, done.created
     return redirect(url_for("web.saved_revision", scenario_id=scenario_id, number=where,
                             saved=1 if created else "same"), code=303)

@@ -13,9 +13,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from flask import current_app, render_template, request
+from flask import render_template, request
 
 from .. import app
+from ..http.services import services
 from ..model.errors import InputError
 from ..render import display
 from ..render.report import money_line
@@ -96,18 +97,14 @@ def triangular_from(tornado) -> dict[str, str]:
     return out
 
 
-def _services():
-    return current_app.extensions["costmodel"]
-
-
 def _run(form: ScenarioForm, sa: SensitivityArgs):
     """(tornado analysis, Monte Carlo analysis, distributions) or Nones with the errors put
     beside the fields."""
     if not form.valid or sa.errors:
         return None, None, {}
     spec = app.ScenarioSpec(app.InlineScenario(form.mapping))
-    with _services().sessions(write=False) as session:
-        ctx = _services().context(session)
+    with services().sessions(write=False) as session:
+        ctx = services().context(session)
         try:
             t = app.tornado(ctx, spec, output=sa.output, swing=sa.swing)
             dists = triangular_from(t.result)
@@ -133,8 +130,8 @@ def sensitivity_page():
     need("read")
     form, sa = scenario_form(request.args), sensitivity_args(request.args)
     t, mc, dists = _run(form, sa)
-    with _services().sessions(write=False) as session:
-        catalog = form_catalog(_services().context(session))
+    with services().sessions(write=False) as session:
+        catalog = form_catalog(services().context(session))
     view = None
     if t is not None:
         tr = t.result

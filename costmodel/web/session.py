@@ -1,7 +1,7 @@
 """Sign-in with an API key, sign-out, CSRF, and who may read or write the pages.
 
 A person signs in by pasting an API key; it is verified as the API verifies a bearer token
-(:func:`costmodel.store.repo.key_verify`: the key's digest against the store, revoked keys
+(:func:`costmodel.app.keys.verify`: the key's digest against the store, revoked keys
 refused). The session cookie (Flask's, signed with ``SECRET_KEY``) then holds the key's id
 and its stored digest, never the key itself: a stolen cookie is not an API key, and every
 request that needs the identity reads the key's row again (one primary-key query), so a key
@@ -48,8 +48,8 @@ from flask import (
 from flask.sessions import SecureCookieSessionInterface
 from markupsafe import Markup, escape
 
-from ..store.models import ApiKey
-from ..store.repo import key_end_sessions, key_verify, role_allows
+from ..app.keys import check_session, end_sessions, role_allows, verify
+from ..http.services import services
 from .site import blueprint
 
 __all__ = ["Refused", "SignedIn", "signed_in", "need", "csrf_token", "SECRET_ENV",
@@ -165,10 +165,6 @@ def session_seconds(app) -> int:
 
 # ---- who is signed in -----------------------------------------------------------------------
 
-def _services():
-    return current_app.extensions["costmodel"]
-
-
 _IDENTITY = ("key_id", "key_digest", "generation", "issued_at")
 
 
@@ -189,17 +185,13 @@ def signed_in() -> SignedIn | None:
     who, why = None, None
     key_id, digest = session.get("key_id"), session.get("key_digest")
     if key_id is not None:
-        generation = session.get("generation")
-        with _services().sessions(write=False) as s:
-            row = s.get(ApiKey, key_id) if isinstance(key_id, int) else None
-            if row is None or row.revoked_at is not None or not isinstance(digest, str) or \
-                    not hmac.compare_digest(row.secret_hash, digest):
-                why = "key_lost"
-            elif generation != row.session_generation or isinstance(generation, bool) or \
-                    not _current(session.get("issued_at")):
-                why = "session_ended"  # signed out (here or elsewhere), or too old
-            else:
-                who = SignedIn(row.id, row.name, row.role)
+        # the key read again: still live, the one signed in with, at this generation, in time
+        state, holder = check_session(services(), key_id, digest, session.get("generation"),
+                                      within_lifetime=_current(session.get("issued_at")))
+        if holder is not None:
+            who = SignedIn(holder.key_id, holder.name, holder.role)
+        else:
+            why = state.value  # "key_lost" or "session_ended": said on the next page
         if who is None:
             for k in _IDENTITY:
                 session.pop(k, None)
@@ -322,9 +314,8 @@ def signin_post():
     if not token:
         return render_template("web/signin.html", next=_next_target(),
                                error="Paste an API key (it starts with cm_)."), 400
-    with _services().sessions(write=False) as s:
-        row = key_verify(s, token)
-        who = None if row is None else (row.id, row.secret_hash, row.session_generation)
+    holder = verify(services(), token)
+    who = None if holder is None else (holder.key_id, holder.digest, holder.generation)
     if who is None:
         # the API's words for a bad bearer token
         return render_template("web/signin.html", next=_next_target(),
@@ -342,7 +333,6 @@ def signout():
     (a copy of the cookie is refused after this)."""
     who = signed_in()
     if who is not None and who.key_id is not None:
-        with _services().sessions() as s:
-            key_end_sessions(s, who.key_id)
+        end_sessions(services(), who.key_id)
     session.clear()
     return redirect(url_for("web.signin", signed_out=1), code=303)

@@ -23,15 +23,16 @@ from typing import Any
 from urllib.parse import urlencode
 
 import numpy as np
-from flask import current_app, render_template, request
+from flask import render_template, request
 
 from .. import app
+from ..app import saved as saved_scenarios
 from ..app.caps import MAX_SCENARIOS, large_task, task_cells, task_workbook_too_large
 from ..decisions.task import MAX_TASK_STEPS, validate_task
+from ..http.services import services
 from ..model.errors import InputError
 from ..render import display
 from ..render.report import money_line
-from ..store import repo
 from .charts import COLOURS, StepSeries, step_chart
 from .disclosure import disclosure_lines
 from .downloads import curl_line, json_response, xlsx_response
@@ -149,10 +150,6 @@ def _system_values() -> list[str]:
     return [v.strip() for v in request.args.getlist("sys") if v.strip()][:MAX_SYSTEMS]
 
 
-def _services():
-    return current_app.extensions["costmodel"]
-
-
 def money_args() -> SimpleNamespace:
     """The Currency fields as typed (``values``: :data:`MONEY_FIELDS`) and their errors
     (``errors``, filled when read: :func:`money_table`), as the Compare page takes them."""
@@ -170,9 +167,9 @@ def _priced(values: list[str], ta: TaskArgs, money: SimpleNamespace,
     errors: dict[str, str] = {}
     answer = workbook = None
     table, _ = money_table(money.values, money.errors)
-    with _services().sessions(write=False) as session:
-        ctx = _services().context(session)
-        saved = saved_titles(session)
+    saved = saved_titles()  # (its own read: one connection at a time)
+    with services().sessions(write=False) as session:
+        ctx = services().context(session)
         choices: list[Choice] = []
         for i, v in enumerate(values):
             if v in values[:i]:
@@ -195,7 +192,7 @@ def _priced(values: list[str], ta: TaskArgs, money: SimpleNamespace,
                     workbook = app.task_workbook(ctx, task_request)
             except InputError as exc:
                 _place_priced(exc, choices, ta, errors)
-            except repo.NotFound as exc:  # a saved scenario deleted since the list was shown
+            except saved_scenarios.NotFound as exc:  # deleted since the list was shown
                 index = next((i for i, c in enumerate(choices) if c.value.startswith("saved:")),
                              None)
                 errors["systems" if index is None else f"sys{index}"] = str(exc)
