@@ -75,6 +75,10 @@ run: $(RUN_STAMP)
 	    fixtures/scenarios/curve-gpt-oss-120b-mi300x.toml \
 	    --task fixtures/tasks/coding-agent.toml > out/agent-task.txt
 	@awk '/^=> Cheapest/{print; exit} {print}' out/agent-task.txt
+	@$(BIN)/costmodel chargeback fixtures/chargeback/usage.csv --fleet fixtures/chargeback/fleet.toml \
+	    --workbook out/chargeback.xlsx > out/chargeback.txt
+	@awk '/^   Check:/{print; exit} {print}' out/chargeback.txt
+	@echo
 	@$(BIN)/costmodel workbook fixtures/scenarios/sample-tco.toml -o out/sample-tco.xlsx
 	@$(BIN)/costmodel workbook fixtures/scenarios/sample-tou.toml -o out/sample-tou.xlsx
 	@$(BIN)/costmodel workbook --matched fixtures/scenarios/curve-gpt-oss-120b-h100.toml \
@@ -82,9 +86,10 @@ run: $(RUN_STAMP)
 	    fixtures/scenarios/curve-gpt-oss-120b-mi300x.toml -o out/matched-comparison.xlsx
 	@echo
 	@echo "Full reports: out/sample-tco.txt, out/sample-tou.txt, out/deepseek-r1-comparison.txt,"
-	@echo "out/agent-task.txt (an agent's task on three systems)."
-	@echo "Open http://127.0.0.1:$(PORT)/ in a browser: Price, Compare, Task, Quotes, Saved scenarios"
-	@echo "and Sensitivity pages (API docs at http://127.0.0.1:$(PORT)/api/v1/docs). Ctrl-C stops it."
+	@echo "out/agent-task.txt (an agent's task on three systems), out/chargeback.txt (a month's"
+	@echo "chargeback of the example fleet; its workbook out/chargeback.xlsx)."
+	@echo "Open http://127.0.0.1:$(PORT)/ in a browser: Price, Compare, Task, Plan, Quotes,"
+	@echo "Chargeback, Saved scenarios and Sensitivity pages (API docs at http://127.0.0.1:$(PORT)/api/v1/docs). Ctrl-C stops it."
 	@$(BIN)/costmodel serve --host 127.0.0.1 --port $(PORT)
 
 # The docs site (mkdocs.yml, docs/) is built with --strict first: a broken link or anchor fails.

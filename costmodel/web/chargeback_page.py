@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import tomllib
 
-from flask import Response, current_app, render_template, request
+from flask import Response, render_template, request
 
 from ..app.chargeback import (
     IDLE_RULES,
@@ -20,6 +20,7 @@ from ..app.chargeback import (
     focus_csv,
     usage_from_file,
 )
+from ..http.services import services
 from ..model.errors import InputError, parse_nested
 from .downloads import xlsx_response
 from .guard import computes
@@ -82,9 +83,8 @@ def chargeback_post():
                                 period=request.form.get("period") or None,
                                 by=request.form.get("by") or "tenant",
                                 idle=request.form.get("idle") or "separate")
-        services = current_app.extensions["costmodel"]
-        with services.sessions(write=False) as session:
-            ledger = chargeback(services.context(session), req)
+        with services().sessions(write=False) as session:
+            ledger = chargeback(services().context(session), req)
     except InputError as exc:
         return _page(422, errors={p or "usage": m for p, m in exc.errors})
     kind = request.form.get("format", "html")
