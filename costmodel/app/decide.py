@@ -34,7 +34,7 @@ from ..model.curves import TtftCeiling
 from ..model.errors import InputError, UnknownReference
 from ..model.results import Result
 from ..sources.curve_point import Target
-from ..sources.scenario_file import PreparedScenario
+from .build import PreparedScenario
 from .caps import MAX_QUOTES, MAX_SCENARIOS, check_count
 from .context import Context
 from .engine import price_scenario

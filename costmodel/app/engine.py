@@ -19,7 +19,7 @@ from ..model.inputs import Scenario
 from ..model.results import Comparison, Result, check_finite
 from ..model.steps import MODEL
 from ..sources.curve_point import CurveReading
-from ..sources.scenario_file import LoadedScenario
+from .build import LoadedScenario
 
 __all__ = ["Priced", "price_scenario", "price_loaded", "price_rows", "compare_scenarios"]
 

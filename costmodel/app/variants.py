@@ -33,7 +33,7 @@ from typing import Any
 from ..decisions.sensitivity.inputs import VARS, Var
 from ..model.errors import InputError
 from ..model.inputs import cross_checks, quantity_field
-from ..sources.scenario_file import LoadedScenario
+from .build import LoadedScenario
 from .engine import Priced, price_loaded
 
 __all__ = ["Variants", "MOVABLE", "read_value", "MAX_COUNT"]

@@ -34,7 +34,7 @@ from pydantic import (
     model_validator,
 )
 
-from .errors import MAX_ERRORS, InputError, more_errors
+from .errors import MAX_ERRORS, UNKNOWN_KEY, InputError, more_errors
 from .profile import HOURS_A_DAY, MONTHS, WEEKDAY_SHARE, profile_inputs
 from .rates import (
     ACCELERATOR_PATTERN,
@@ -1227,7 +1227,7 @@ def error_path(loc: tuple) -> str:
 def error_message(err: dict) -> str:
     kind, msg = err["type"], err["msg"]
     if kind == "extra_forbidden":
-        return "unknown key"
+        return UNKNOWN_KEY
     if kind == "missing":
         return "required"
     if kind in ("int_type", "int_parsing", "int_from_float"):
@@ -1252,8 +1252,8 @@ def error_message(err: dict) -> str:
         return f"must be true or false, got {err['input']!r}"
     if kind == "literal_error":
         return f"{msg[0].lower()}{msg[1:]}, got {err['input']!r}"
-    if msg.startswith("Value error, "):
-        return msg[len("Value error, "):]
+    if kind == "value_error":  # a field's own words (pydantic's message prefixes them)
+        return str(err["ctx"]["error"])
     return msg
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from ..decisions.quotes import Quote, validate_quote
-from ..model.errors import check_nesting, parse_nested
+from ..model.errors import UnknownKey, check_nesting, parse_nested
 from ..model.inputs import InputError
 from .catalog import split_sources
 from .scenario_file import read_scenario_file
@@ -48,8 +48,8 @@ def quotes_of(data: dict[str, Any], name: str) -> list[Quote]:
         raise InputError([("quote", f"{name}: no [[quote]] tables")])
     extra = set(plain) - {"quote", "demand"}
     if extra:
-        raise InputError([(sorted(extra)[0], "unknown key (quotes go in [[quote]] tables, "
-                                             "the buyer's demand in [demand])")])
+        raise InputError([(sorted(extra)[0], UnknownKey(
+            "unknown key (quotes go in [[quote]] tables, the buyer's demand in [demand])"))])
     quotes = [validate_quote(e, f"quote[{i}]") for i, e in enumerate(entries)]
     names = [q.name for q in quotes]
     dupes = sorted({n for n in names if names.count(n) > 1})
