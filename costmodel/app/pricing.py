@@ -191,9 +191,8 @@ class FlexibleShift:
 def shift_flexible(priced: Priced, share: float) -> FlexibleShift:
     """The cost if ``share`` [fraction] of the load moved to the cheapest hours (needs a
     tariff: at a flat price every hour costs the same)."""
-    from ..model.hourly import hourly_profile
     from ..model.inputs import validate_scenario
-    from ..model.profile import move_flexible
+    from ..model.profile import hourly_profile, move_flexible
     scenario = priced.result.scenario
     if scenario.electricity.tariff is None:
         raise InputError([("flexible_share", "needs a tariff (electricity.tariff): at a flat "

@@ -20,7 +20,7 @@ from flask import current_app, render_template, request
 
 from .. import app
 from ..model.errors import InputError, UnreachablePoint
-from ..model.hourly import hourly_profile
+from ..model.profile import hourly_profile
 from ..model.results import Result
 from ..model.steps import MODEL
 from ..model.units import UnitInputError, parse_quantity

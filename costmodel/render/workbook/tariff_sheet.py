@@ -20,9 +20,16 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...model.declaration import ROWS, names_in
-from ...model.hourly import AXES, PROFILE_ITEMS, PROFILE_STEPS, hourly_profile
 from ...model.inputs import Scenario
-from ...model.profile import MONTH_NAMES, period_labels, slot_labels
+from ...model.profile import (
+    AXES,
+    MONTH_NAMES,
+    PROFILE_ITEMS,
+    PROFILE_STEPS,
+    hourly_profile,
+    period_labels,
+    slot_labels,
+)
 from ...model.steps import MODEL
 from ..display import excel_format
 from .excel_formula import NOT_AVAILABLE, Cell, cell_formula, to_formula
