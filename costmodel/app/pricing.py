@@ -18,15 +18,12 @@ from dataclasses import dataclass
 from io import BytesIO
 from typing import Any
 
-import orjson
-
 from ..model.errors import InputError
 from ..model.results import Comparison, Result, check_finite
 from .context import Context
 from .engine import Priced, compare_scenarios, price_loaded, price_scenario
 from .load import load, load_all
 from .specs import OWN_POINT, InlineScenario, Reading, ScenarioSpec
-from .variants import Variants
 
 __all__ = ["Priced", "Compared", "WorkbookFile", "price", "price_loaded", "compare",
            "workbook", "render_workbook", "FlexibleShift",
@@ -88,6 +85,7 @@ class PriceAnswer:
     @property
     def content(self) -> bytes:
         if self._content is None:  # (two threads may both serialise: the same bytes)
+            import orjson
             self._content = orjson.dumps(self.data)
         return self._content
 
@@ -100,6 +98,7 @@ class PriceAnswer:
     def selected(self, select: Callable[[dict[str, Any]], dict[str, Any]]) -> bytes:
         """The parts of the answer ``select`` picks from its data, serialised (the whole
         answer is not)."""
+        import orjson
         return orjson.dumps(select(self.data))
 
 
@@ -111,6 +110,7 @@ class Pricer:
     and priced by :func:`price_loaded` like any other."""
 
     def __init__(self, digest: Callable[[bytes], str], *, cache_size: int = 4096):
+        from .variants import Variants  # (the service's: the command line never loads it)
         self._digest = digest
         self._answers: OrderedDict[Hashable, PriceAnswer] = OrderedDict()
         self._cache_size = cache_size

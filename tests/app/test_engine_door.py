@@ -108,8 +108,7 @@ def test_an_answer_is_serialised_once_and_selected_on_its_data(monkeypatch):
     spec = app.ScenarioSpec(app.InlineScenario(TARIFF))
     dumped = []
     real = orjson.dumps
-    monkeypatch.setattr("costmodel.app.pricing.orjson.dumps",
-                        lambda data, *a: dumped.append(1) or real(data, *a))
+    monkeypatch.setattr(orjson, "dumps", lambda data, *a: dumped.append(1) or real(data, *a))
     answer = pricer.answer("k", app.LocalContext(), spec, view="summary")
     picked = answer.selected(lambda d: {"cost_per_mtok": d["cost_per_mtok"]})
     assert dumped == [1]  # the selection only: the whole answer was not serialised
