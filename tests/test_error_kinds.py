@@ -153,3 +153,14 @@ def test_a_scenario_file_that_cannot_be_read_names_its_file_line_and_column(
     assert (e.filename, e.line, e.column) == (str(path), line, column)
     assert e.errors[0][1].startswith(str(path))  # the words as they always were
     assert isinstance(e, InputError)
+
+
+def test_an_uploaded_quote_file_that_cannot_be_read_names_its_line_and_column():
+    from costmodel.sources.quote_file import read_quotes_text
+    with pytest.raises(ReadError) as caught:
+        read_quotes_text('[[quote]]\nname = "a"\nprice = \n', "offers.toml")
+    e = caught.value
+    assert (e.filename, e.line, e.column) == ("offers.toml", 3, 9)
+    with pytest.raises(ReadError) as caught:
+        read_quotes_text('{"quote": [}', "offers.json")
+    assert (caught.value.line, caught.value.column) == (1, 12)
