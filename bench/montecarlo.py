@@ -20,10 +20,10 @@ import formula
 import numpy as np
 from timing import best_time
 
+from costmodel.app.build import load_scenario_file
 from costmodel.decisions.sensitivity import monte_carlo, sample_inputs
 from costmodel.model.evaluate import Evaluator
 from costmodel.model.steps import MODEL
-from costmodel.sources.scenario_file import load_scenario_file
 
 SCENARIO = Path(__file__).resolve().parents[1] / "fixtures" / "scenarios" / "sample-tco.toml"
 DISTRIBUTIONS = {

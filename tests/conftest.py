@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from costmodel.app.build import build_scenario, load_scenario_file
 from costmodel.model.chain import price
-from costmodel.sources.scenario_file import build_scenario, load_scenario_file
 
 ROOT = Path(__file__).resolve().parents[1]
 PUBLISHED = ROOT / "fixtures" / "scenarios" / "published"

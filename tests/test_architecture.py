@@ -27,7 +27,7 @@ PACKAGE = Path(costmodel.__file__).resolve().parent
 
 CORE = ["model.units", "model.declaration", "model.steps", "model.evaluate", "model.inputs",
         "model.curves", "model.power", "model.results", "model.rates", "model.chain",
-        "model.errors", "model.profile", "decisions.quotes", "decisions.demand",
+        "model.errors", "model.profile", "model.calendar", "decisions.quotes", "decisions.demand",
         "decisions.decision", "decisions.decision_calculation", "decisions.plan",
         "decisions.sensitivity", "decisions.task", "decisions.task_calculation",
         "decisions.market", "decisions.profit", "decisions.chargeback",

@@ -20,13 +20,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from costmodel.app.build import build_scenario, load_scenario_file
 from costmodel.cli import main
 from costmodel.model.inputs import InputError
-from costmodel.sources.scenario_file import (
-    build_scenario,
-    load_scenario_file,
-    parse_override,
-)
+from costmodel.sources.scenario_file import parse_override
 
 BASE = {"accelerator": "gb300", "operating_point": "deepseek-r1/gb300/peak"}
 BASE_TOML = 'accelerator = "gb300"\noperating_point = "deepseek-r1/gb300/peak"\n'

@@ -231,7 +231,14 @@ def test_the_graph_sees_the_layers(graph):
     assert "costmodel.api.routes" in graph["costmodel.server"]
     assert "costmodel.web" in graph["costmodel.server"]
     assert "costmodel.server" in graph["costmodel.cli.service"]  # a function-level import
-    assert graph["costmodel.model.profile"]["costmodel.model.inputs"] is True  # TYPE_CHECKING
+
+
+def test_the_inputs_and_the_profile_do_not_import_each_other(graph):
+    """One idea, one module: the inputs hold the profile inputs (arrays of the tariff and the
+    load shape), the profile evaluates them; the calendar both need is a third module's."""
+    assert "costmodel.model.profile" not in graph["costmodel.model.inputs"]
+    assert graph["costmodel.model.profile"]["costmodel.model.inputs"] is False  # it runs
+    assert "costmodel.model.calendar" in graph["costmodel.model.inputs"]
 
 
 def test_no_face_imports_another_face(graph):

@@ -121,12 +121,12 @@ keys = Blueprint("keys", __name__, url_prefix="/api/v1")
        access="read", body=PriceWhatIfRequest, response=ResultOut, errors=(404,),
        query=AnswerQuery)
 def price(body: PriceWhatIfRequest, query: AnswerQuery, principal) -> Response:
-    text, etag = services().price_answer(body, spec_of(body), query.view, body_bytes())
-    if query.fields is not None:  # its own ETag, of the fields sent
-        text = orjson.dumps(select(orjson.loads(text), query.fields))
-        return Answer(text, mimetype="application/json")
-    answer = Answer(text, mimetype="application/json")  # (Answer: see openapi)
-    answer.headers["ETag"] = etag  # as the route would hash it, kept with it in the cache
+    priced = services().price_answer(body, spec_of(body), query.view, body_bytes())
+    if query.fields is not None:  # selected from the data, then serialised; its own ETag
+        return Answer(priced.selected(lambda data: select(data, query.fields)),
+                      mimetype="application/json")
+    answer = Answer(priced.content, mimetype="application/json")  # (Answer: see openapi)
+    answer.headers["ETag"] = priced.etag  # as the route would hash it, kept in the cache
     return answer
 
 

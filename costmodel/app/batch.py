@@ -28,7 +28,6 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
-from functools import cache, lru_cache
 from operator import attrgetter
 from typing import Any
 
@@ -38,14 +37,14 @@ import orjson
 from ..decisions.sensitivity.base import DEFAULT_OUTPUT, Base
 from ..decisions.sensitivity.inputs import VARS, SensitivityError, Var
 from ..model.errors import InputError
-from ..model.evaluate import Evaluator
-from ..model.inputs import quantity_field
 from ..model.results import MUST_BE_FINITE, Result, out_of_bounds
 from ..model.steps import MODEL
 from ..sources.cells import neutralise_cell
 from .context import Context
-from .pricing import Priced, price
+from .engine import Priced, price_rows
+from .pricing import price
 from .specs import InlineScenario, Override, SavedRevision, ScenarioSpec, overrides_from_mapping
+from .variants import read_value
 
 __all__ = ["Batch", "RowError", "price_batch", "output_step", "read_value", "MAX_ROWS",
            "ALONE_LIGHT"]
@@ -55,7 +54,6 @@ MAX_ROWS = 10_000  # rows of one batch
 # guard is entered (the service holds a heavy-analysis slot)
 ALONE_LIGHT = 200
 REL = 1e-12  # the vectorised figures must equal a row priced alone within this
-MAX_COUNT = 2**64 - 1  # a JSON integer count the scenario's own model accepts
 
 
 @dataclass(frozen=True)
@@ -135,11 +133,6 @@ def output_step(name: str) -> str:
         raise InputError([("outputs", exc.errors[0][1])]) from None
 
 
-@lru_cache(maxsize=64)
-def _evaluator(steps: tuple[str, ...]) -> Evaluator:
-    return Evaluator(MODEL, outputs=list(steps))
-
-
 def _resolved(ctx: Context, spec: ScenarioSpec) -> ScenarioSpec:
     """A saved revision read once, as the inline mapping every row starts from."""
     src = spec.source
@@ -186,23 +179,6 @@ class _Group:
         # an optional input given or not is a choice (renting, an all-in power, a per-kW
         # throughput): moved only where the base gives it already
         return var if attrgetter(key)(self.scenario) is not None else None
-
-
-def read_value(var: Var, raw: Any) -> float | int | None:
-    """``raw`` as the scenario's own field reads it [var.unit] (a count: the whole number),
-    or None (priced the ordinary way, which says why)."""
-    if var.count:  # a strict integer field
-        return raw if type(raw) is int and 1 <= raw <= MAX_COUNT else None
-    meta = _field(var.key)
-    try:
-        return meta.parse(raw)
-    except Exception:  # any refusal: the row priced alone gives the exact error
-        return None
-
-
-@cache
-def _field(key: str) -> Any:
-    return quantity_field(key)
 
 
 def _label(source: str, value: Any) -> str | None:
@@ -334,7 +310,7 @@ class _Run:
                     varied[name][span] = [self.read[i][j] for i in rows]
                 position += len(rows)
             env = base.env(varied)
-            out = _evaluator(self.steps)(env)
+            out = price_rows(env, self.steps)
             figures = {s: np.broadcast_to(np.asarray(out[s], dtype=float), (m,))
                        for s in self.steps}
             finite = np.ones(m, dtype=bool)

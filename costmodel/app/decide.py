@@ -30,14 +30,14 @@ from ..decisions.demand import (
 )
 from ..decisions.plan import PlanOverflow, nodes_for, racks_for
 from ..decisions.quotes import NO_POINT, Quote
-from ..model.chain import price as price_result
 from ..model.curves import TtftCeiling
 from ..model.errors import InputError, UnknownReference
 from ..model.results import Result
 from ..sources.curve_point import Target
-from ..sources.scenario_file import PreparedScenario
+from .build import PreparedScenario
 from .caps import MAX_QUOTES, MAX_SCENARIOS, check_count
 from .context import Context
+from .engine import price_scenario
 from .load import finish, prepare
 from .money import USD_MONEY, ShownMoney, shown_money
 from .pricing import Priced, WorkbookFile, _filename, price_loaded
@@ -136,7 +136,7 @@ def _own_option(p: Priced, demand: Demand, load: DemandLoad, model: str | None,
         update: dict[str, Any] = {"utilisation": u}
         if profile is not None:  # the shape by hour, at the fleet's scale (mean u)
             update["load"] = profile.scaled(u / profile.mean)
-        return price_result(s.model_copy(update=update)).values["cost_per_hour"]
+        return price_scenario(s.model_copy(update=update)).values["cost_per_hour"]
 
     guaranteed = s.operating_point.effective_interactivity
     flags, why = _service_flags(guaranteed, demand, "the scenario runs at")

@@ -1,5 +1,6 @@
 """'Did you mean' for unknown keys: the known keys at the same place, by closeness of
-spelling (difflib), so ``utilization`` answers ``did you mean utilisation?``.
+spelling (difflib), so ``utilization`` answers ``did you mean utilisation?``. An unknown key
+is known by its kind (:class:`~costmodel.model.errors.UnknownKey`), never by its words.
 
 Every face says it the same way, through :func:`with_hints` (an error's (path, message)
 pairs: the API's problem details, the command line's one line) or :func:`hinted` (a face's
@@ -15,16 +16,16 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from ..model.errors import MAX_HINTS
+from ..model.errors import MAX_HINTS, UNKNOWN_KEY, UnknownKey
 from ..model.inputs import Scenario
 from ..sources.catalog import SCENARIO_KINDS
 from ..sources.power_trace_point import TRACE_KEYS
-from ..sources.scenario_file import known_key
+from .build import known_key
 
 __all__ = ["UNKNOWN", "scenario_keys", "hint", "closest", "with_hint", "with_hints", "hinted",
            "model_fields_at"]
 
-UNKNOWN = "unknown key"
+UNKNOWN = UNKNOWN_KEY  # an unknown key's words, of their kind
 
 
 def _section(annotation: Any) -> type[BaseModel] | None:
@@ -78,8 +79,8 @@ def with_hint(path: str, message: str, *, dotted: bool = False) -> str:
     known key when the key is unknown. ``dotted``: the path is one override key, the
     closest among its section's keys when its section is one (``accelerator.tdp`` is no
     misspelt ``accelerator``), else among every key; else a key among its own table's
-    keys."""
-    if not message.startswith(UNKNOWN) or "did you mean" in message:
+    keys. The answer is plain words (no longer an unknown key to hint)."""
+    if not isinstance(message, UnknownKey):
         return message
     keys = scenario_keys()
     parent, _, last = path.rpartition(".")
@@ -111,7 +112,7 @@ def hinted(errors: list[dict[str, str]], hint: Callable[[dict[str, str], int], s
     for i, e in enumerate(errors):
         if lookups >= MAX_HINTS:
             break
-        if e["message"].startswith(UNKNOWN):
+        if isinstance(e["message"], UnknownKey):
             e["message"] = hint(e, i)
             lookups += 1
 

@@ -8,12 +8,8 @@ from ..model.errors import InputError, UnknownReference
 from ..sources.curve_point import Target
 from ..sources.key_lines import file_key_lines
 from ..sources.paths import shown_path
-from ..sources.scenario_file import (
-    LoadedScenario,
-    PreparedScenario,
-    prepare_scenario,
-    read_scenario_file,
-)
+from ..sources.scenario_file import read_scenario_file
+from .build import LoadedScenario, PreparedScenario, prepare_scenario
 from .caps import MAX_SCENARIOS, check_count
 from .context import Context
 from .specs import (
@@ -45,7 +41,7 @@ def finish(ctx: Context, spec: ScenarioSpec, prepared: PreparedScenario,
            target: Target | None = None, *, sources: bool = True,
            elsewhere: tuple[str, ...] = ()) -> LoadedScenario:
     """``prepared`` (the spec's) read at ``target`` and validated
-    (:meth:`~costmodel.sources.scenario_file.PreparedScenario.finish`), its errors marked as
+    (:meth:`~costmodel.app.build.PreparedScenario.finish`), its errors marked as
     :func:`prepare`'s are; ``elsewhere``: keys the request gave rather than the file (a
     target is: ``operating_point.at``), placed at no line of it."""
     try:

@@ -26,7 +26,7 @@ from ..model.errors import InputError
 from ..model.inputs import MIN_UTILISATION
 from ..model.results import quantity_json
 from ..render.display import format_percent, format_quantity
-from ..sources.scenario_file import LoadedScenario
+from .build import LoadedScenario
 from .context import Context
 from .load import load_all
 from .money import ShownMoney, shown_money

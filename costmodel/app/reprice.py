@@ -11,12 +11,12 @@ from typing import TYPE_CHECKING
 
 from ..decisions.demand import validate_demand
 from ..decisions.quotes import validate_quote
-from ..model.chain import price as price_result
 from ..model.errors import InputError
 from ..model.inputs import validate_scenario
 from ..model.results import Result, check_finite
 from .context import Context, LocalContext
 from .decide import DecisionRequest, QuotesDecision, quotes_decide
+from .engine import price_scenario
 from .pricing import Priced
 
 if TYPE_CHECKING:
@@ -59,7 +59,7 @@ def reprice(source: bytes | str | Path, name: str = "workbook",
     changes = read.changes + ([] if edits is None else edits.changes)
     results = []
     for system in read.systems:
-        result = price_result(system.scenario, system.provenance)
+        result = price_scenario(system.scenario, system.provenance)
         result.defaults_used = list(system.defaults_used)  # as exported, less what was edited
         try:
             check_finite(result)
@@ -89,7 +89,7 @@ def _as_exported(read) -> list[Result]:
     from ..render.workbook.reader import _meta
     out = []
     for payload in _meta(read.book.sheets["Meta"]):
-        result = price_result(validate_scenario(payload["scenario"]),
+        result = price_scenario(validate_scenario(payload["scenario"]),
                               dict(payload.get("provenance", {})))
         result.defaults_used = list(payload.get("defaults_used", []))
         out.append(result)

@@ -14,12 +14,10 @@ from __future__ import annotations
 import hashlib
 import threading
 import time
-from collections import OrderedDict
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any, Protocol
 
-import orjson
 from sqlalchemy import func, select, text
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
@@ -39,7 +37,6 @@ from ..store.health import (
 )
 from ..store.models import CatalogEntry, CurveRecord
 from .specs import InlineScenario, ScenarioSpec
-from .variants import Variants
 
 __all__ = ["Services", "ServiceContext", "PriceAsk", "etag_of", "database_url",
            "StoreUnreachable", "StoreUnwritable"]
@@ -77,9 +74,8 @@ class Services:
         self._lock = threading.Lock()
         self._catalog: tuple[Any, Catalog, float] | None = None  # marker, copy, trusted until
         self._curves: tuple[Any, CurveLibrary, float] | None = None
-        self._results: OrderedDict[str, tuple[bytes, str]] = OrderedDict()
-        self._cache_size = cache_size
-        self.variants = Variants()  # scenarios met again with other numbers
+        # the one way this worker prices: its answers and known scenarios
+        self.pricer = app.Pricer(etag_of, cache_size=cache_size)
 
     @contextmanager
     def sessions(self, *, write: bool = True) -> Iterator[Session]:
@@ -174,11 +170,21 @@ class Services:
         ``session=None`` opens one only when something must be read."""
         return ServiceContext(self, session)
 
-    # -- pricing, answered from a cache ---------------------------------------------------
+    # -- pricing, answered from the app's pricer (its caches) ----------------------------
+    @property
+    def variants(self) -> Any:
+        """The pricer's known scenarios (see :mod:`costmodel.app.variants`)."""
+        return self.pricer.variants
+
+    @variants.setter
+    def variants(self, value: Any) -> None:
+        self.pricer.variants = value
+
     def price_answer(self, req: PriceAsk, spec: ScenarioSpec, view: str = "full",
-                     body: bytes | None = None) -> tuple[bytes, str]:
-        """The result of a price request (``req`` as received, ``spec`` as the face parsed
-        it) as JSON (UTF-8 bytes, as the answer sends them) and its ETag.
+                     body: bytes | None = None) -> app.PriceAnswer:
+        """The answer to a price request (``req`` as received, ``spec`` as the face parsed
+        it): its data, its JSON (UTF-8 bytes, as the answer sends them) and its ETag, from
+        :class:`~costmodel.app.Pricer`.
 
         Catalog entries and curves are only ever added, never changed, so a scenario prices
         the same while the catalog holds the same entries: inline requests are answered from
@@ -193,10 +199,6 @@ class Services:
         """
         share = getattr(req, "flexible_share", None)  # the what-if (PriceWhatIfRequest)
         asked = {"flexible_share": share} if share is not None else {}
-
-        def answer(priced: app.Priced) -> Any:  # what _cached renders
-            return priced.result if share is None else _WhatIf(app.shift_flexible(priced,
-                                                                                  share))
         if req.scenario is not None:  # inline: the database only if the catalog is stale
             marker = list(self.catalog(None)[0])
             if body is not None:  # (the what-if is in the body: in the key)
@@ -205,8 +207,8 @@ class Services:
             else:
                 key = repo.content_hash({"scenario": req.scenario, "overrides": req.overrides,
                                          "catalog": marker, "view": view, **asked})
-            return self._cached(key, lambda: answer(self._price_inline(req, spec, marker,
-                                                                       view)), view)
+            return self.pricer.answer(key, self.context(None), spec, view=view, share=share,
+                                      catalog=tuple(marker))
         with self.sessions(write=False) as session:
             ctx = self.context(session)
             data, label = ctx.revision(req.scenario_id, req.revision)
@@ -214,48 +216,7 @@ class Services:
             key = repo.content_hash({"saved": label, "overrides": req.overrides,
                                      "catalog": marker, "view": view, **asked})
             inline = ScenarioSpec(InlineScenario(data, label), spec.overrides, spec.subject)
-            return self._cached(key, lambda: answer(app.price(
-                ctx, inline, sources=view != "summary")), view)
-
-    def _price_inline(self, req: PriceAsk, spec: ScenarioSpec, marker: list,
-                      view: str) -> app.Priced:
-        """An inline scenario priced: built from a known scenario when it differs from one
-        only in numeric inputs (see :mod:`costmodel.app.variants`), else priced in full."""
-        sources = view != "summary"
-
-        def ordinary() -> app.Priced:
-            return app.price(self.context(None), spec, sources=sources)
-        if spec.overrides:
-            return ordinary()
-        return self.variants.price(req.scenario, tuple(marker), ordinary, sources=sources,
-                                   answer=lambda p: p.result.to_json(view))
-
-    def _cached(self, key: str, compute: Callable[[], Any],
-                view: str = "full") -> tuple[bytes, str]:
-        """(JSON, ETag) of ``key``'s answer, computed once while it stays in the cache."""
-        with self._lock:
-            hit = self._results.get(key)
-            if hit is not None:
-                self._results.move_to_end(key)
-                return hit
-        out = orjson.dumps(compute().to_json(view))
-        answer = (out, etag_of(out))
-        with self._lock:
-            self._results[key] = answer
-            if len(self._results) > self._cache_size:
-                self._results.popitem(last=False)
-        return answer
-
-
-class _WhatIf:
-    """A price with its what-if, rendered as :meth:`Services._cached` renders a result."""
-    __slots__ = ("shift",)
-
-    def __init__(self, shift: app.FlexibleShift):
-        self.shift = shift
-
-    def to_json(self, view: str) -> dict[str, Any]:
-        return self.shift.answer(view)
+            return self.pricer.answer(key, ctx, inline, view=view, share=share)
 
 
 def _curves_since(session: Session, marker: Any, library: CurveLibrary | None) -> CurveLibrary:

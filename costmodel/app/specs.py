@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from ..model.errors import InputError
-from ..sources.scenario_file import known_key, parse_override
+from ..sources.scenario_file import parse_override
+from .build import known_key
 from .hints import UNKNOWN
 
 __all__ = ["Override", "FileScenario", "InlineScenario", "SavedRevision", "ScenarioSpec",

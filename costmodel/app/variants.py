@@ -27,16 +27,16 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any
 
-from ..decisions.sensitivity.inputs import VARS
+from ..decisions.sensitivity.inputs import VARS, Var
 from ..model.errors import InputError
-from ..model.inputs import cross_checks
-from ..sources.scenario_file import LoadedScenario
-from .batch import read_value
-from .pricing import Priced, price_loaded
+from ..model.inputs import cross_checks, quantity_field
+from .build import LoadedScenario
+from .engine import Priced, price_loaded
 
-__all__ = ["Variants", "MOVABLE"]
+__all__ = ["Variants", "MOVABLE", "read_value", "MAX_COUNT"]
 
 # the numeric inputs a request may change and still be built from a known scenario: keys
 # of sections that only a scenario's own table fills (no curve is read for them, no catalog
@@ -55,6 +55,24 @@ _NUMBER = (int, float, str)  # a leaf's value as JSON gives it (a bool is not on
 _QUANTITY = frozenset({"value", "unit"})  # ... or a {value, unit} table, nothing else in it
 _HOLE = ("movable",)  # stands for a movable value in a shape (JSON never gives a tuple)
 MAX_KNOWN = 512  # scenarios kept a worker
+MAX_COUNT = 2**64 - 1  # a JSON integer count the scenario's own model accepts
+
+
+def read_value(var: Var, raw: Any) -> float | int | None:
+    """``raw`` as the scenario's own field reads it [var.unit] (a count: the whole number),
+    or None (priced the ordinary way, which says why)."""
+    if var.count:  # a strict integer field
+        return raw if type(raw) is int and 1 <= raw <= MAX_COUNT else None
+    meta = _field(var.key)
+    try:
+        return meta.parse(raw)
+    except Exception:  # any refusal: the row priced alone gives the exact error
+        return None
+
+
+@cache
+def _field(key: str) -> Any:
+    return quantity_field(key)
 
 
 @dataclass

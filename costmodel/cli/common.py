@@ -67,9 +67,17 @@ def input_line(exc: InputError, options: Mapping[str, str] | None = None) -> str
     # the file, unless every key was given by an option (one of several: the subject)
     about = exc.subject if all(isinstance(exc.places.get(p), str) for p, _ in errors) \
         else exc.file or exc.subject
-    if about and not message.startswith(about):
-        message = f"{about} {message}" if message.startswith("line ") else f"{about}: {message}"
+    if about and not _names(exc, errors, about):
+        first = exc.places.get(errors[0][0]) if errors and errors[0][0] else None
+        at_line = first is not None and not isinstance(first, str)  # "line 9: ..." first
+        message = f"{about} {message}" if at_line else f"{about}: {message}"
     return message
+
+
+def _names(exc: InputError, errors: Sequence[tuple[str, str]], file: str) -> bool:
+    """Whether the error already names ``file`` first: a file that cannot be read (its words
+    name it), or a first problem whose path is the file."""
+    return getattr(exc, "filename", None) == file or (bool(errors) and errors[0][0] == file)
 
 
 def emit_json(data: Any) -> None:

@@ -104,8 +104,9 @@ def _is_loopback(host: str) -> bool:
         ipaddress.ip_address(a.split("%")[0]).is_loopback for a in addresses)
 
 
-def _cannot_listen(host: str, port: int) -> str | None:
-    """Why gunicorn could not listen on ``host:port``, in words, or None if it can.
+def _cannot_listen(host: str, port: int) -> tuple[str, str] | None:
+    """Why gunicorn could not listen on ``host:port``: the option at fault (``--host`` or
+    ``--port``) and the reason in words, or None if it can.
 
     Bound as gunicorn binds (SO_REUSEADDR: a port left in TIME_WAIT is free, one another
     server listens on is not), then released for gunicorn.
@@ -119,15 +120,15 @@ def _cannot_listen(host: str, port: int) -> str | None:
             s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             s.bind((address, port))
     except (socket.gaierror, UnicodeError):
-        return f"--host: cannot resolve {host!r}"
+        return "--host", f"--host: cannot resolve {host!r}"
     except OSError as exc:
         if exc.errno == errno.EADDRINUSE:
-            return "taken by another server"
+            return "--port", "taken by another server"
         if exc.errno == errno.EACCES:
-            return "not allowed to this user (ports below 1024 need root)"
+            return "--port", "not allowed to this user (ports below 1024 need root)"
         if exc.errno == errno.EADDRNOTAVAIL:
-            return f"--host: {host} is not an address of this machine"
-        return exc.strerror or str(exc)
+            return "--host", f"--host: {host} is not an address of this machine"
+        return "--port", exc.strerror or str(exc)
     return None
 
 
@@ -154,10 +155,12 @@ def serve(host: str, port: int, url: str | None, no_seed: bool, workers: int,
     from ..app.database import database_url, prepare
     from ..server import create_app, open_reads_from_env
     from ..sources.catalog import fixtures_dir
-    why = _cannot_listen(host, port)  # before anything is migrated: bad input changes nothing
-    if why is not None and why.startswith("--host"):
-        fail(why)
-    if why is not None:
+    # before anything is migrated: bad input changes nothing
+    refused = _cannot_listen(host, port)
+    if refused is not None and refused[0] == "--host":
+        fail(refused[1])
+    if refused is not None:
+        why = refused[1]
         free = _next_free_port(host, max(port, 1023)) or "N"
         fail(f"--port: {host}:{port} is {why}; choose another port with --port {free} "
              f"(make run PORT={free})")
@@ -168,8 +171,8 @@ def serve(host: str, port: int, url: str | None, no_seed: bool, workers: int,
                       "OPEN_READS": loopback or open_reads_from_env()})
     click.echo(f"costmodel {__version__} serving on http://{host}:{port} "
                f"(database {_redact(url)})")
-    click.echo(f"  web pages: http://{host}:{port}/ (Price, Compare, Task, Plan, Quotes, Chargeback, "
-               f"Saved, Sensitivity)")
+    click.echo(f"  web pages: http://{host}:{port}/ (Price, Compare, Task, Plan, Quotes, "
+               f"Chargeback, Saved, Sensitivity)")
     click.echo(f"  API docs: http://{host}:{port}/api/v1/docs")
     if app.config["OPEN_READS"]:
         click.echo("  reads (price, compare, catalog, scenarios) answer without a key"

@@ -2,7 +2,10 @@
 
 Every face renders these (a problem+json, one CLI line); where behaviour depends on the kind
 of error (the problem type, whether another worker may have just added a catalog entry), the
-face tells them apart by class, never by the wording of a message.
+face tells them apart by class, never by the wording of a message. The same holds for one
+problem of an error: an unknown key's words are an :class:`UnknownKey`, the line counting
+the problems left out a :class:`MoreErrors`, a file that cannot be read a :class:`ReadError`
+(``tests/test_error_kinds.py`` holds the package to it).
 
 The bounds are stated here once, for every face and every kind of input (scenarios, request
 bodies, batch rows, quote, curve and scenario files):
@@ -16,11 +19,11 @@ bodies, batch rows, quote, curve and scenario files):
 """
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 __all__ = ["InputError", "UnknownReference", "UnreachablePoint", "NonFiniteResult",
+           "ReadError", "UnknownKey", "UNKNOWN_KEY", "MoreErrors",
            "MAX_ERRORS", "MAX_HINTS", "MAX_NESTING", "bounded", "more_errors",
            "check_nesting", "nesting_error", "nested_message", "parse_nested"]
 
@@ -28,12 +31,31 @@ MAX_ERRORS = 20  # problems listed in one error; the rest are counted
 MAX_HINTS = 5  # "did you mean" lookups in one answer
 MAX_NESTING = 32  # levels of tables/lists in an input document (real ones need at most 10)
 
-_MORE = re.compile(r"(?:^|: )and ([\d,]+) more errors?$")
+
+class UnknownKey(str):
+    """The words of one problem that is a key naming no field (``unknown key``): its kind
+    is its class, so a face gives it the closest known key (``did you mean``) without
+    reading its words."""
+    __slots__ = ()
 
 
-def more_errors(count: int) -> str:
+UNKNOWN_KEY = UnknownKey("unknown key")
+
+
+class MoreErrors(str):
+    """The line that counts the problems left out (``and 149,980 more errors``), with the
+    count."""
+    __slots__ = ("count",)
+
+    def __new__(cls, count: int) -> MoreErrors:
+        out = super().__new__(cls, f"and {count:,} more error{'s' if count != 1 else ''}")
+        out.count = count
+        return out
+
+
+def more_errors(count: int) -> MoreErrors:
     """The line that counts the errors left out: ``and 149,980 more errors``."""
-    return f"and {count:,} more error{'s' if count != 1 else ''}"
+    return MoreErrors(count)
 
 
 def bounded(errors: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
@@ -43,9 +65,8 @@ def bounded(errors: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
     kept: list[tuple[str, str]] = []
     more = 0
     for path, message in errors:
-        counted = _MORE.search(message) if isinstance(message, str) else None
-        if counted is not None:
-            more += int(counted.group(1).replace(",", ""))
+        if isinstance(message, MoreErrors):
+            more += message.count
         elif len(kept) < MAX_ERRORS:
             kept.append((path, message))
         else:
@@ -135,6 +156,17 @@ class InputError(ValueError):
             self.file = file
             self.places = {p: places[p] for p, _ in self.errors if p in places}
         return self
+
+
+class ReadError(InputError):
+    """A file that cannot be read into plain data (missing, not UTF-8, malformed, not a
+    table): ``filename`` as named, and the ``line`` and ``column`` (from 1) of the fault when the
+    file has one."""
+
+    def __init__(self, file: str, message: str, *, line: int | None = None,
+                 column: int | None = None):
+        super().__init__([("", message)])
+        self.filename, self.line, self.column = file, line, column
 
 
 class UnknownReference(InputError):

@@ -21,6 +21,7 @@ from functools import lru_cache
 from operator import attrgetter
 from typing import Annotated, Any, Literal, get_origin
 
+import numpy as np
 from pydantic import (
     BaseModel,
     BeforeValidator,
@@ -34,8 +35,8 @@ from pydantic import (
     model_validator,
 )
 
-from .errors import MAX_ERRORS, InputError, more_errors
-from .profile import HOURS_A_DAY, MONTHS, WEEKDAY_SHARE, profile_inputs
+from .calendar import DAYS_A_YEAR, HOURS_A_DAY, MONTH_DAYS, MONTHS, WEEKDAY_SHARE
+from .errors import MAX_ERRORS, UNKNOWN_KEY, InputError, more_errors
 from .rates import (
     ACCELERATOR_PATTERN,
     DATE_PATTERN,
@@ -59,7 +60,7 @@ __all__ = ["default_source", "CITED_BY", "replace_citations", "InputError", "Qua
            "MAX_LIFE", "MIN_FX_RATE", "MAX_FX_RATE", "TYPICAL", "trim_unknown", "fewer_errors",
            "Accelerator", "Node", "Rack", "Facility", "Financing", "Electricity",
            "OperatingPoint", "Workload", "Power", "Pricing", "RateEntry", "ReferenceRate",
-           "Money", "validate_money"]
+           "Money", "validate_money", "Tariff", "Load", "profile_inputs", "shape_of"]
 
 
 @dataclass(frozen=True)
@@ -699,7 +700,7 @@ class Scenario(Section):
         """Canonical magnitudes for every declared input [declared units]; enums as indices.
 
         Absent optional inputs are NaN: steps that read them give no value. Profiles are
-        read-only numpy arrays (:mod:`costmodel.model.profile`).
+        read-only numpy arrays (:func:`profile_inputs`).
         """
         out = _TO_INPUTS(self)
         out.update(profile_inputs(self))
@@ -796,7 +797,7 @@ _NOT_INPUTS = {"name", "description", "chosen", "label", "vendor", "note", "curv
 
 _SECTIONS = {n: f.annotation for n, f in Scenario.model_fields.items()
              if isinstance(f.annotation, type) and issubclass(f.annotation, BaseModel)}
-# the profile and tariff inputs come from costmodel.model.profile
+# the profile and tariff inputs come from profile_inputs
 _INPUT_GETTERS = [(i.name, attrgetter(i.key)) for i in MODEL.inputs.values()
                   if not i.axes and not i.key.startswith("electricity.tariff.")]
 _NORMALISED_BY = "operating_point_normalised_by"  # the input Scenario.normalising_power feeds
@@ -1227,7 +1228,7 @@ def error_path(loc: tuple) -> str:
 def error_message(err: dict) -> str:
     kind, msg = err["type"], err["msg"]
     if kind == "extra_forbidden":
-        return "unknown key"
+        return UNKNOWN_KEY
     if kind == "missing":
         return "required"
     if kind in ("int_type", "int_parsing", "int_from_float"):
@@ -1252,8 +1253,113 @@ def error_message(err: dict) -> str:
         return f"must be true or false, got {err['input']!r}"
     if kind == "literal_error":
         return f"{msg[0].lower()}{msg[1:]}, got {err['input']!r}"
-    if msg.startswith("Value error, "):
-        return msg[len("Value error, "):]
+    if kind == "value_error":  # a field's own words (pydantic's message prefixes them)
+        return str(err["ctx"]["error"])
     return msg
 
 
+# ---- the profile inputs: a scenario's tariff, load shape and calendar as arrays --------------
+# Shapes (see costmodel.model.evaluate): rates (months, hours), demand charges and month
+# weights (months, 1), hour weights and the load (1, hours); a tariff's demand periods: their
+# hours (periods, hours) and their charges and months billed (periods, 1). A tariff without
+# demand periods has one period that bills nothing (no hour, no charge, every month), so the
+# calculation and the workbook keep one shape. ``months`` is 12 when a tariff has seasons,
+# else 1 (the whole year); ``hours`` is 48 (a weekday's 24, then a weekend day's) when the
+# tariff or the load tells weekend days apart, else 24. Each month row bills its demand
+# charge once a year (a tariff without seasons: 12 times).
+
+_ABSENT: dict[str, Any] = {
+    **{n: math.nan for n in MODEL.profile_inputs},
+    **{i.name: math.nan for i in MODEL.inputs.values() if i.key.startswith("electricity.tariff.")}}
+
+
+def shape_of(scenario: Scenario) -> tuple[int, int] | None:
+    """(months, hours) of the scenario's profile, or None when it has neither a tariff nor
+    a load shape."""
+    tariff, load = scenario.electricity.tariff, scenario.load
+    if tariff is None and load is None:
+        return None
+    months = MONTHS if tariff is not None and tariff.seasons else 1
+    weekend = (tariff is not None and tariff.has_weekend) or \
+        (load is not None and load.weekend is not None)
+    return months, HOURS_A_DAY * (2 if weekend else 1)
+
+
+def _tariff_arrays(tariff: Tariff, months: int, hours: int) -> tuple[np.ndarray, np.ndarray]:
+    """Energy rates (months, hours) [USD/kWh] and demand charges (months, 1)
+    [USD/kW/month]."""
+    by_month = {m: season for season in tariff.seasons for m in season.months}
+    rates = np.empty((months, hours))
+    demand = np.empty((months, 1))
+    for row in range(months):
+        season = by_month.get(row + 1) if months == MONTHS else None
+        source = season or tariff
+        weekday = source.hourly
+        weekend = source.weekend if source.weekend is not None else weekday
+        rates[row] = weekday if hours == HOURS_A_DAY else [*weekday, *weekend]
+        charge = season.demand_charge if season is not None else None
+        demand[row, 0] = tariff.demand_charge if charge is None else charge
+    return rates, demand
+
+
+def _demand_period_arrays(tariff: Tariff, hours: int) -> tuple[np.ndarray, np.ndarray,
+                                                                  np.ndarray]:
+    """Each demand period's hours (periods, hours) [1 in the period, else 0], charge
+    (periods, 1) [USD/kW/month] and months billed a year (periods, 1) [month/year]; one
+    period billing nothing when the tariff has none."""
+    periods = tariff.demand_periods
+    if not periods:
+        return (np.zeros((1, hours)), np.zeros((1, 1)), np.full((1, 1), float(MONTHS)))
+    mask = np.zeros((len(periods), hours))
+    for row, p in enumerate(periods):
+        mask[row, p.hours] = 1
+        if hours != HOURS_A_DAY:
+            weekend = p.hours if p.weekend_hours is None else p.weekend_hours
+            mask[row, [HOURS_A_DAY + h for h in weekend]] = 1
+    charge = np.array([[p.demand_charge] for p in periods], dtype=float)
+    months = np.array([[len(p.billed_months)] for p in periods], dtype=float)
+    return mask, charge, months
+
+
+def profile_inputs(scenario: Scenario) -> dict[str, Any]:
+    """The profile inputs and the tariff's scalar inputs by input name [declared units];
+    NaN where the scenario has no tariff (or no load shape)."""
+    shape = shape_of(scenario)
+    if shape is None:
+        return _ABSENT
+    months, hours = shape
+    out = dict(_ABSENT)
+    if hours == HOURS_A_DAY:
+        hour_weight = np.full((1, hours), 1 / HOURS_A_DAY)
+    else:
+        hour_weight = np.concatenate([np.full(HOURS_A_DAY, WEEKDAY_SHARE / HOURS_A_DAY),
+                                      np.full(HOURS_A_DAY, (1 - WEEKDAY_SHARE) / HOURS_A_DAY)]
+                                     ).reshape(1, hours)
+    out["hour_weight"] = hour_weight
+    load = scenario.load
+    if load is not None:
+        weekend = load.weekend if load.weekend is not None else load.hourly
+        out["load_hourly"] = np.array(
+            [load.hourly if hours == HOURS_A_DAY else [*load.hourly, *weekend]], dtype=float)
+    tariff = scenario.electricity.tariff
+    if tariff is not None:
+        rates, demand = _tariff_arrays(tariff, months, hours)
+        out["electricity_tariff_rates"] = rates
+        out["electricity_tariff_demand_charge"] = demand
+        if months == MONTHS:
+            out["tariff_month_weight"] = np.array(MONTH_DAYS, dtype=float).reshape(
+                months, 1) / DAYS_A_YEAR
+            out["tariff_months_billed"] = np.ones((months, 1))
+        else:
+            out["tariff_month_weight"] = np.ones((1, 1))
+            out["tariff_months_billed"] = np.full((1, 1), float(MONTHS))
+        (out["electricity_tariff_demand_period_hours"],
+         out["electricity_tariff_demand_period_charge"],
+         out["electricity_tariff_demand_period_months"]) = _demand_period_arrays(tariff, hours)
+        out["electricity_tariff_fixed_charge"] = tariff.fixed_charge
+        out["electricity_tariff_scale"] = tariff.scale
+        out["electricity_tariff_shift"] = tariff.shift
+    for name in MODEL.profile_inputs:
+        if isinstance(out[name], np.ndarray):
+            out[name].setflags(write=False)
+    return out

@@ -7,10 +7,10 @@ from pathlib import Path
 from typing import Any
 
 from ..decisions.quotes import Quote, validate_quote
-from ..model.errors import check_nesting, parse_nested
+from ..model.errors import ReadError, UnknownKey, check_nesting, parse_nested
 from ..model.inputs import InputError
 from .catalog import split_sources
-from .scenario_file import read_scenario_file
+from .scenario_file import read_scenario_file, toml_position
 
 __all__ = ["read_quotes", "read_quotes_text", "quotes_of", "demand_table"]
 
@@ -27,15 +27,18 @@ def read_quotes_text(text: str, name: str) -> list[Quote]:
         try:
             data = parse_nested(json.loads, text, name)
         except json.JSONDecodeError as exc:
-            raise InputError([("", f"{name}: malformed JSON at line {exc.lineno} column "
-                                   f"{exc.colno}: {exc.msg}")]) from None
+            raise ReadError(name, f"{name}: malformed JSON at line {exc.lineno} column "
+                                  f"{exc.colno}: {exc.msg}", line=exc.lineno,
+                            column=exc.colno) from None
     else:
         try:
             data = parse_nested(tomllib.loads, text, name)
         except tomllib.TOMLDecodeError as exc:
-            raise InputError([("", f"{name}: malformed TOML: {exc}")]) from None
+            raise ReadError(name, f"{name}: malformed TOML: {exc}",
+                            **toml_position(exc)) from None
     if not isinstance(data, dict):
-        raise InputError([("", f"{name}: a quote file must be a table/object")])
+        raise ReadError(name, f"{name}: a quote file must be a table/object", line=1,
+                        column=1)
     return quotes_of(data, name)
 
 
@@ -48,8 +51,8 @@ def quotes_of(data: dict[str, Any], name: str) -> list[Quote]:
         raise InputError([("quote", f"{name}: no [[quote]] tables")])
     extra = set(plain) - {"quote", "demand"}
     if extra:
-        raise InputError([(sorted(extra)[0], "unknown key (quotes go in [[quote]] tables, "
-                                             "the buyer's demand in [demand])")])
+        raise InputError([(sorted(extra)[0], UnknownKey(
+            "unknown key (quotes go in [[quote]] tables, the buyer's demand in [demand])"))])
     quotes = [validate_quote(e, f"quote[{i}]") for i, e in enumerate(entries)]
     names = [q.name for q in quotes]
     dupes = sorted({n for n in names if names.count(n) > 1})

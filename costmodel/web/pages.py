@@ -23,8 +23,7 @@ from ..app import saved as saved_scenarios
 from ..app.keys import role_allows
 from ..http.services import services as _services
 from ..model.errors import InputError, UnreachablePoint
-from ..model.evaluate import Evaluator
-from ..model.profile import shape_of
+from ..model.profile import hourly_profile
 from ..model.results import Result
 from ..model.steps import MODEL
 from ..model.units import UnitInputError, parse_quantity
@@ -250,16 +249,12 @@ def profile_view(result: Result) -> dict[str, Any] | None:
     ``rows``: per hour of the day, ``(hour text, [(rate, load) per day type])`` [USD/kWh,
     fraction]; ``days``: the day types (weekdays and weekend days when the tariff or the
     load tells them apart)."""
-    shape = shape_of(result.scenario)
-    if shape is None:
+    profile = hourly_profile(result.scenario)
+    if profile is None:
         return None
-    hours = shape[1]
-    got = Evaluator(MODEL, outputs=["tariff_rate_by_hour", "load_by_hour"])(
-        result.scenario.to_inputs())
-    raw_rate = np.asarray(got["tariff_rate_by_hour"], dtype=float)
-    rate = None if np.isnan(raw_rate).all() else \
-        np.broadcast_to(raw_rate, (1, hours))[0].tolist()
-    load = np.broadcast_to(np.asarray(got["load_by_hour"], dtype=float), (1, hours))[0].tolist()
+    hours = profile.hours
+    rate = profile.by_hour("tariff_rate_by_hour")
+    load = profile.values["load_by_hour"][0].tolist()
     flat = None
     if rate is None:
         flat = (result.disclosure()["electricity"].get("price") or {}).get("value")

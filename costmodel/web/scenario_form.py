@@ -32,6 +32,7 @@ from urllib.parse import urlencode
 from ..model.curves import PERCENTILES
 from ..model.errors import InputError
 from ..model.inputs import Scenario, quantity_field, validate_money
+from ..model.rates import DATE_PATTERN
 from ..model.steps import BASES, BOUNDARIES
 from ..model.units import CURRENCIES, UnitInputError, exchange_rates, parse_quantity
 
@@ -330,7 +331,7 @@ def _check(errors: dict[str, str], field_name: str, key: str, text: str,
                                                     text if typed is None else typed))
 
 
-_PATTERN = re.compile(r"String should match pattern")
+_DATE = re.compile(DATE_PATTERN)  # an exchange rate's date, as the money table reads it
 # a currency chosen without its rate, date or source: what to type in the blank field
 _MISSING = {
     "fx_rate": "figures in {code} need the rate they are converted at: type how many {code} "
@@ -383,7 +384,9 @@ def money_table(v: dict[str, str], errors: dict[str, str]
     except InputError as exc:
         for path, message in exc.errors:
             where = field_of(path)
-            if where == "fx_date" and _PATTERN.match(message):
+            # a date not of the pattern: said as the date it wants (the value is read, not
+            # the engine's words)
+            if where == "fx_date" and not _DATE.fullmatch(v["fx_date"]):
                 message = f"a date as YYYY-MM-DD (or YYYY-MM), got {v['fx_date']!r}"
             errors.setdefault(where, message)
         return table, {}

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
+from costmodel.app.build import build_scenario, load_scenario_file
 from costmodel.cli.sensitivity import sensitivity
 from costmodel.decisions.sensitivity import (
     OUTSIDE_TOLERANCE,
@@ -31,7 +32,6 @@ from costmodel.decisions.sensitivity import (
 from costmodel.model.chain import price
 from costmodel.model.inputs import InputError
 from costmodel.render.display import format_number
-from costmodel.sources.scenario_file import build_scenario, load_scenario_file
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "fixtures" / "scenarios" / "sample-tco.toml"

@@ -101,9 +101,9 @@ def test_the_workbook_carries_the_rate_live_and_reads_an_edited_one_back(tmp_pat
     from openpyxl import load_workbook
 
     from costmodel import app
+    from costmodel.app.build import build_scenario
     from costmodel.app.pricing import price_loaded, render_workbook
     from costmodel.render.workbook.names import named_cells
-    from costmodel.sources.scenario_file import build_scenario
     priced = price_loaded(build_scenario(usd(money={"currency": "EUR", "fx": FX})))
     path = tmp_path / "eur.xlsx"
     path.write_bytes(render_workbook([priced]).content)
@@ -123,8 +123,8 @@ def test_the_workbook_carries_the_rate_live_and_reads_an_edited_one_back(tmp_pat
 
 def test_the_what_if_answers_in_the_result_currency():
     from costmodel import app
+    from costmodel.app.build import build_scenario
     from costmodel.app.pricing import price_loaded
-    from costmodel.sources.scenario_file import build_scenario
     tariff = {"tariff": {"hourly": ["0.20 USD/kWh"] * 8 + ["0.08 USD/kWh"] * 16}}
     load = {"hourly": [0.5] * 24}
     dollars = app.shift_flexible(price_loaded(build_scenario(

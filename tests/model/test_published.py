@@ -104,8 +104,8 @@ def test_rated_to_measured_shift(published, model, system, rated, measured):
 def test_matched_interactivity_ratios(published, model, system, interactivity, ratio):
     from conftest import PUBLISHED
 
+    from costmodel.app.build import load_scenario_file
     from costmodel.model.chain import compare
-    from costmodel.sources.scenario_file import load_scenario_file
     files = [PUBLISHED / f"{model}_{s}_matched.toml" for s in (system, "jalapeno")]
     loaded = [load_scenario_file(f) for f in files]
     c = compare([(x.scenario, x.provenance) for x in loaded])

@@ -618,7 +618,7 @@ def test_expanding_scenarios_never_changes_the_catalog():
     was, and the same scenario expands alike again."""
     import copy
 
-    from costmodel.sources.scenario_file import build_scenario
+    from costmodel.app.build import build_scenario
 
     catalog = default_catalog()
     kinds = ("accelerator", "operating_point", "system", "electricity", "rate")

@@ -448,8 +448,8 @@ def test_the_tariff_round_trips_through_its_mapping(record):
 
 def _shift(share: float, **more):
     from costmodel import app
+    from costmodel.app.build import build_scenario
     from costmodel.app.pricing import price_loaded
-    from costmodel.sources.scenario_file import build_scenario
     loaded = build_scenario(base(electricity={"tariff": eight_dear_sixteen_cheap()}, **more))
     return app.shift_flexible(price_loaded(loaded), share)
 
@@ -479,8 +479,8 @@ def test_moving_half_of_a_flat_half_load():
 
 def test_the_what_if_needs_a_tariff():
     from costmodel import app
+    from costmodel.app.build import build_scenario
     from costmodel.app.pricing import price_loaded
-    from costmodel.sources.scenario_file import build_scenario
     priced = price_loaded(build_scenario(base()))
     with pytest.raises(InputError, match="needs a tariff"):
         app.shift_flexible(priced, 0.3)

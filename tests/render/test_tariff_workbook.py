@@ -14,12 +14,12 @@ from conftest import require_libreoffice
 from openpyxl import load_workbook
 
 from costmodel import app
+from costmodel.app.build import build_scenario
 from costmodel.app.pricing import price_loaded, render_workbook
 from costmodel.model.steps import MODEL
 from costmodel.render.workbook.names import named_cells
 from costmodel.render.workbook.recalc import recalculate
 from costmodel.render.workbook.tariff_sheet import PROFILE_STEPS
-from costmodel.sources.scenario_file import build_scenario
 
 pytestmark = pytest.mark.libreoffice
 

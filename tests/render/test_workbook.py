@@ -104,9 +104,9 @@ def test_user_text_never_becomes_a_formula(tmp_path):
     data = {"name": "=HYPERLINK(\"http://x\",\"y\")", "accelerator": "gb300",
             "operating_point": {"throughput": "1000 token/s", "note": "=1+1",
                                 "label": "@SUM(A1)"}}
+    from costmodel.app.build import build_scenario
     from costmodel.model.chain import price
     from costmodel.render.workbook.export import WorkbookSystem
-    from costmodel.sources.scenario_file import build_scenario
     loaded = build_scenario(data)
     path = save_workbook(build_workbook([WorkbookSystem(price(loaded.scenario,
                                                               loaded.provenance))]),

@@ -16,14 +16,20 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cache
 
 import numpy as np
 
 from ...model.declaration import ROWS, names_in
-from ...model.evaluate import Evaluator
 from ...model.inputs import Scenario
-from ...model.profile import MONTH_NAMES, period_labels, shape_of, slot_labels
+from ...model.profile import (
+    AXES,
+    MONTH_NAMES,
+    PROFILE_ITEMS,
+    PROFILE_STEPS,
+    hourly_profile,
+    period_labels,
+    slot_labels,
+)
 from ...model.steps import MODEL
 from ..display import excel_format
 from .excel_formula import NOT_AVAILABLE, Cell, cell_formula, to_formula
@@ -34,10 +40,8 @@ __all__ = ["ProfileLayout", "PROFILE_STEPS", "reads_profiles", "write_tariff",
            "TARIFF_SHEET"]
 
 TARIFF_SHEET = "Tariff"
-PROFILE_STEPS = [n for n, s in MODEL.steps.items() if s.axes]
-_ITEMS = [*MODEL.profile_inputs, *PROFILE_STEPS]
-_AXES = {**{n: MODEL.inputs[n].axes for n in MODEL.profile_inputs},
-         **{n: MODEL.steps[n].axes for n in PROFILE_STEPS}}
+_ITEMS = PROFILE_ITEMS
+_AXES = AXES
 _FIRST = 2  # column B: hour 00 (column A labels a block's months or periods)
 _DAY = 24  # hours a page across: a weekday's, then a weekend day's
 # calendar weights are conventions, not choices: shown as constants
@@ -48,11 +52,6 @@ _CALENDAR = {"tariff_month_weight", "tariff_months_billed", "hour_weight",
 def _row_axis(name: str) -> str | None:
     """The axis a profile's rows run along (month or period), None for one row."""
     return next((a for a in ROWS if a in _AXES[name]), None)
-
-
-@cache
-def _profile_evaluator() -> Evaluator:
-    return Evaluator(MODEL, outputs=PROFILE_STEPS)
 
 
 def reads_profiles(step: str) -> bool:
@@ -90,24 +89,17 @@ class ProfileLayout:
         self.titles: dict[int, int] = {}  # system -> its title row
         row = 3
         for i, scenario in enumerate(scenarios):
-            shape = shape_of(scenario)
-            if shape is None:
+            profile = hourly_profile(scenario)
+            if profile is None:
                 continue
-            self.shapes[i] = shape
-            months, hours = shape
-            inputs = scenario.to_inputs()
-            computed = _profile_evaluator()(inputs)
+            self.shapes[i] = (profile.months, profile.hours)
             self.titles[i] = row
             row += 2  # the title, then the hours' header
-            periods = len(period_labels(scenario.electricity.tariff))
             for name in _ITEMS:
-                value = inputs[name] if name in inputs else computed[name]
-                axes = _AXES[name]
-                full = (months if "month" in axes else periods if "period" in axes else 1,
-                        hours if "hour" in axes else 1)
-                value = np.broadcast_to(np.asarray(value, dtype=float), full)
+                value = profile.values[name]
                 if not np.all(np.isfinite(value)):
                     continue  # a profile this system does not have
+                full = value.shape
                 label = name if self.n == 1 else suffixed(name, i + 1)
                 # a line naming the block, then its rows
                 self.blocks[i, name] = _Block(row + 2, full[0], full[1], label)

@@ -24,7 +24,6 @@ from __future__ import annotations
 import csv
 import io
 import math
-import re
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import IO
@@ -103,25 +102,27 @@ class _Csv:
     def at_row(self, row: int, column: str, message: str) -> UsageError:
         return self.error(self.line_of(row), column, message)
 
-    def arrow_error(self, exc: Exception, names: list[str]) -> UsageError:
-        """The place of what pyarrow refused, found by reading the rows again."""
-        text = str(exc)
-        m = re.search(r"In CSV column #(\d+): CSV conversion error to \w+: invalid value '(.*)'$",
-                      text, re.S)
-        if m and int(m.group(1)) < len(names):
-            c, value = int(m.group(1)), m.group(2)
-            for line, fields in self.rows():
-                if len(fields) > c and fields[c] == value:
-                    return self.error(line, names[c], f"cannot read {value!r} as a number")
-        if "Expected" in text and "columns" in text:
-            for line, fields in self.rows():
-                if len(fields) != len(names):
-                    return self.error(line, None, f"expected {len(names)} fields (as the "
-                                                  f"header has), found {len(fields)}")
-        if "UTF8" in text or "UTF-8" in text:
-            return self.error(self._bad_utf8_line(), None, "is not UTF-8 text")
-        if "straddl" in text or "block" in text:
-            return self.error(None, None, f"a row is longer than {BLOCK:,} bytes")
+    def arrow_error(self, exc: Exception, names: list[str], numbers: list[str]) -> UsageError:
+        """The place of what pyarrow refused, found by reading the rows again and checking
+        each as pyarrow does (its words are never read): a row of another number of fields
+        than the header's, a value of a count column (``numbers``) that is no number, a row
+        longer than :data:`BLOCK` bytes; a file that is not UTF-8 (:meth:`rows` says where);
+        no row at all."""
+        columns = [(i, n) for i, n in enumerate(names) if n in numbers]
+        found = False
+        for line, fields in self.rows():
+            found = True
+            if len(fields) != len(names):
+                return self.error(line, None, f"expected {len(names)} fields (as the header "
+                                              f"has), found {len(fields)}")
+            for c, n in columns:
+                if fields[c] and not _arrow_number(fields[c]):
+                    return self.error(line, n, f"cannot read {fields[c]!r} as a number")
+            if sum(len(f.encode()) + 1 for f in fields) > BLOCK:
+                return self.error(None, None, f"a row is longer than {BLOCK:,} bytes")
+        if not found:
+            return self.error(None, None, "has a header but no records")
+        text = str(exc)  # (shown, not read: a refusal none of the above explains)
         first = text.strip().splitlines()[0] if text.strip() else type(exc).__name__
         return self.error(None, None, f"cannot read as CSV: {first[:200]}")
 
@@ -148,6 +149,15 @@ class _Csv:
                 raise self.error(1, n, "named twice in the header")
             seen.add(n)
         return names
+
+
+def _arrow_number(text: str) -> bool:
+    """Whether pyarrow reads ``text`` as a float64, as its CSV reader converts a count."""
+    try:
+        pc.cast(pa.array([text], pa.string()), pa.float64())
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return False
+    return True
 
 
 def _roles(src: _Csv, names: list[str], mapping: Mapping[str, str] | None) -> dict[str, str]:
@@ -344,9 +354,7 @@ def read_plain_csv(source: str | Path | bytes, name: str,
     except StopIteration:  # pragma: no cover - pyarrow ends its iteration itself
         pass
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
-        if "Empty CSV file" in str(exc):
-            raise src.error(None, None, "has a header but no records") from None
-        raise src.arrow_error(exc, names) from None
+        raise src.arrow_error(exc, names, [n for n in names if roles[n] in COUNTS]) from None
     if offset == 0:
         raise src.error(None, None, "has a header but no records")
 
