@@ -168,8 +168,8 @@ def serve(host: str, port: int, url: str | None, no_seed: bool, workers: int,
                       "OPEN_READS": loopback or open_reads_from_env()})
     click.echo(f"costmodel {__version__} serving on http://{host}:{port} "
                f"(database {_redact(url)})")
-    click.echo(f"  web pages: http://{host}:{port}/ (Price, Compare, Task, Plan, Quotes, Chargeback, "
-               f"Saved, Sensitivity)")
+    click.echo(f"  web pages: http://{host}:{port}/ (Price, Compare, Task, Plan, Quotes, "
+               f"Chargeback, Saved, Sensitivity)")
     click.echo(f"  API docs: http://{host}:{port}/api/v1/docs")
     if app.config["OPEN_READS"]:
         click.echo("  reads (price, compare, catalog, scenarios) answer without a key"
