@@ -59,6 +59,10 @@ _TIME = r"^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|\+00:00)?)?$"
 _MAX_TOKENS = 1e15  # [token] of one record: a million such records stay finite
 Label = Annotated[str, Field(min_length=1, max_length=200, pattern=r"^[^\u0000-\u001f]*$")]
 _NO_NUL = {"pattern": "^[^\\u0000]*$", "minLength": 1, "maxLength": 200}  # no body holds a NUL
+_ONE_LINE = "^[^\\u0000-\\u001f\\u007f]*$"  # no control character: no line break, no NUL
+# a column's name: one line, without white space at either end (a CSV header's names are read
+# trimmed, so " tenant" would be "tenant" named twice, and " " no name)
+_COLUMN = "^[^\\s\\u0000-\\u001f\\u007f]([^\\u0000-\\u001f\\u007f]*[^\\s\\u0000-\\u001f\\u007f])?$"
 Key = Annotated[str, Field(min_length=1, max_length=200)]  # a table's key: no pattern (a
 # pattern on a dict's keys becomes patternProperties, which leaves other keys unchecked)
 Count = Annotated[float, Field(ge=0, le=_MAX_TOKENS)]
@@ -138,8 +142,9 @@ class RecordBody(BaseModel):
     """One usage record: its time (or start and end: ISO 8601 UTC, or seconds since the
     epoch), model and counts; any other key is a grouping column (tenant, team...)."""
     model_config = ConfigDict(extra="allow", strict=True, json_schema_extra={
-        "additionalProperties": {"type": "string", "maxLength": 200},
-        "propertyNames": _NO_NUL,
+        # a grouping column's name and value: one line of text (no control character)
+        "additionalProperties": {"type": "string", "maxLength": 200, "pattern": _ONE_LINE},
+        "propertyNames": {"pattern": _COLUMN, "minLength": 1, "maxLength": 200},
         "anyOf": [{"required": ["time"], "properties": {"time": _GIVEN}},
                   {"required": ["start"], "properties": {"start": _GIVEN}}]})
     time: Time | None = None

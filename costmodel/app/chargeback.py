@@ -13,6 +13,7 @@ every face (the JSON, the table, the workbook's check, the FOCUS CSV).
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,7 +37,8 @@ from ..model.errors import InputError
 from ..model.inputs import MIN_UTILISATION, Load
 from ..model.results import Result, check_finite
 from ..sources.fleet_file import Fleet, Pool, validate_fleet
-from ..sources.scenario_file import LoadedScenario, read_scenario_file
+from ..sources.scenario_file import read_scenario_file
+from .build import LoadedScenario
 from .context import Context
 from .load import load
 from .pricing import WorkbookFile
@@ -332,6 +334,7 @@ def _spec(pool: Pool, k: int, base: Path | None, where: str) -> ScenarioSpec:
                         subject=subject)
 
 
+_CONTROL = re.compile("[\x00-\x1f\x7f]")
 MAX_USAGE_ROWS = 1_000_000  # records of one request on the service (about 1 s to charge)
 _ROW_KEYS = ("time", "start", "end", "input_tokens", "cached_input_tokens", "output_tokens",
              "requests")
@@ -355,6 +358,13 @@ def usage_from_rows(rows: Sequence[Mapping[str, Any]], where: str = "records") -
                isinstance(v, bool)]
         if bad:
             raise InputError([(f"{where}[{k}].{bad[0]}", "a number or a text")])
+        # a column's name or value is one line of text: a line break would end the record
+        lines = [c for c, v in r.items() if _CONTROL.search(c) or c != c.strip() or
+                 (isinstance(v, str) and _CONTROL.search(v))]
+        if lines:
+            raise InputError([(f"{where}[{k}].{lines[0]}", "one line of text: no control "
+                                                           "character (a line break, a tab), "
+                                                           "no space at a name's ends")])
         w.writerow(["" if r.get(c) is None else r.get(c) for c in columns])
     try:
         return read_usage_bytes(out.getvalue().encode(), where)

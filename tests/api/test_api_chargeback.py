@@ -125,3 +125,16 @@ def test_the_documented_example_answers(client, tokens):
 
 def test_the_route_holds_a_heavy_slot():
     assert ("POST", "/api/v1/chargeback") in HEAVY
+
+
+def test_a_record_value_is_one_line_of_text(client, tokens):
+    """Inline records are read as the CSV reader reads a file: a line break in a column's
+    value or name would end the record, so it is refused at its path (the document says so:
+    schemathesis found a tenant with a line break refused as unreadable CSV)."""
+    for bad in ({"tenant": "A\nB"}, {"team\r": "x"}, {"tenant": "A\tB"}):
+        records = rows(TWO_TENANTS)
+        records[0] = {**records[0], **bad}
+        r = post(client, tokens, {"fleet": fleet(), "records": records})
+        assert r.status_code == 422, bad
+        path = r.get_json()["errors"][0]["path"]
+        assert path == f"records[0].{next(iter(bad))}", path

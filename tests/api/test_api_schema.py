@@ -122,10 +122,15 @@ INEXPRESSIBLE = {
     "ledger": (r"no record has the tenant key|no usage record starts in|no pool serves the "
                r"model|served by two pools|reservations add up to|accelerators reserved, the "
                r"pool has|pool names must differ|the period ends before|^period: give the "
-               r"period|not a time|the records name no model|^csv: ",
+               r"period|not a time|the records name no model|^csv: |"
+               # the usage reader's words for a record's values (costmodel.sources.usage)
+               r"cannot read .* as a (time|number)|is empty; write 0|the header needs|"
+               r"has a header but no records|holds no usage records|a value longer than|"
+               r"named twice in the header|give a time or a period|a row is longer than",
                "a chargeback's records against its fleet and period: a tenant key no record "
                "has, a period no record starts in, a model no pool serves, reservations beyond "
-               "a pool, pool names given twice; a usage file's text (csv)"),
+               "a pool, pool names given twice; a usage file's text (csv); a record's time or "
+               "count the usage reader cannot read"),
     "more": (r": and [\d,]+ more errors?$", "the errors past the first 20 of one answer, "
                                             "counted (costmodel.model.errors.MAX_ERRORS)"),
 }
