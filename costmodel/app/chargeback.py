@@ -32,7 +32,6 @@ from ..decisions.chargeback import (
 )
 from ..decisions.market import MarketPrices
 from ..decisions.plan import whole_up
-from ..model.chain import price as price_result
 from ..model.errors import InputError
 from ..model.inputs import MIN_UTILISATION, Load
 from ..model.results import Result, check_finite
@@ -40,6 +39,7 @@ from ..sources.fleet_file import Fleet, Pool, validate_fleet
 from ..sources.scenario_file import read_scenario_file
 from .build import LoadedScenario
 from .context import Context
+from .engine import price_scenario as price_result
 from .load import load
 from .pricing import WorkbookFile
 from .profit import MarketSpec, market_for
