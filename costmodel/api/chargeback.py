@@ -142,8 +142,12 @@ class RecordBody(BaseModel):
     """One usage record: its time (or start and end: ISO 8601 UTC, or seconds since the
     epoch), model and counts; any other key is a grouping column (tenant, team...)."""
     model_config = ConfigDict(extra="allow", strict=True, json_schema_extra={
-        # a grouping column's name and value: one line of text (no control character)
-        "additionalProperties": {"type": "string", "maxLength": 200, "pattern": _ONE_LINE},
+        # a grouping column's name and value: one line of text (no control character), a
+        # number or null (unattributed), read as the CSV reader reads a cell; a number or null
+        # also lets a typed client's index signature hold the counts and the time
+        "additionalProperties": {"anyOf": [
+            {"type": "string", "maxLength": 200, "pattern": _ONE_LINE}, {"type": "number"},
+            {"type": "null"}]},
         "propertyNames": {"pattern": _COLUMN, "minLength": 1, "maxLength": 200},
         "anyOf": [{"required": ["time"], "properties": {"time": _GIVEN}},
                   {"required": ["start"], "properties": {"start": _GIVEN}}]})
