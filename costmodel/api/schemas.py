@@ -1443,7 +1443,9 @@ class TaskLatencyOut(BaseModel):
     ttft: QuantityOut = Field(description="the steps' TTFT, summed")
     decode: QuantityOut = Field(description="the steps' output tokens over the interactivity")
     tool: QuantityOut
-    per_step: StepValuesOut
+    per_step: StepValuesOut | None = Field(description=(
+        "each step's latency; null when not asked (?series=totals) or when the task is over "
+        "20,000 steps x systems and ?series=steps was not asked (docs/tasks.md)"))
 
 
 class SystemTaskOut(Out):
