@@ -100,3 +100,74 @@ def test_processes_starting_together_on_an_empty_cache(tmp_path):
     # one complete cache, no private folder left behind
     assert len([p for p in tmp_path.iterdir()]) == 1
     assert next(tmp_path.iterdir()).name.startswith("pint-")
+
+
+# -- the declaration's unit check and the parsed catalog, remembered the same way ------------
+
+def _count_checks(monkeypatch):
+    from costmodel.model.declaration import Declaration
+    calls = []
+    real = Declaration.check_units
+
+    def counted(self):
+        calls.append(sorted(self.steps))
+        return real(self)
+
+    monkeypatch.setattr(Declaration, "check_units", counted)
+    return calls
+
+
+def _declare(expression):
+    from costmodel.model.declaration import Constant, Declaration, Input, Step
+    return Declaration([Input("power", "W", "", "power"), Input("price", "USD/kWh", "", "price")],
+                       [], [Constant("watts_per_kilowatt", 1000.0, "W/kW", "")],
+                       [Step("cost", "USD/h", expression, "")])
+
+
+def test_a_declaration_that_passed_is_not_checked_again(tmp_path, monkeypatch):
+    from costmodel.model.declaration import DeclarationError
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path))
+    calls = _count_checks(monkeypatch)
+    _declare("power * price / watts_per_kilowatt")
+    _declare("power * price / watts_per_kilowatt")
+    assert len(calls) == 1  # the second, the very same declaration, found the marker
+    assert len(list(tmp_path.glob("units-checked-*/passed"))) == 1
+    _declare("price * power / watts_per_kilowatt")  # another text: checked
+    assert len(calls) == 2
+    for _ in range(2):  # a failing declaration fails every time and leaves no marker
+        with pytest.raises(DeclarationError, match=r"hidden factor 0\.001"):
+            _declare("power * price")
+    assert len(list(tmp_path.glob("units-checked-*"))) == 2
+
+
+def test_the_unit_check_runs_every_time_without_a_cache(monkeypatch):
+    monkeypatch.setenv(CACHE_ENV, "")
+    calls = _count_checks(monkeypatch)
+    _declare("power * price / watts_per_kilowatt")
+    _declare("power * price / watts_per_kilowatt")
+    assert len(calls) == 2
+
+
+def test_the_catalog_is_read_again_when_a_file_changes(tmp_path, monkeypatch):
+    from costmodel.sources.catalog import Catalog
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path / "cache"))
+    catalog = tmp_path / "fixtures" / "catalog"
+    catalog.mkdir(parents=True)
+    price = catalog / "electricity.toml"
+    price.write_text('[site]\nprice = { value = 0.05, unit = "USD/kWh", source = "a" }\n')
+    assert Catalog.load(tmp_path / "fixtures").get("electricity", "site", "x").data == \
+        {"price": {"value": 0.05, "unit": "USD/kWh"}}
+    kept = list((tmp_path / "cache").glob("catalog-*/catalog.pickle"))
+    assert len(kept) == 1
+    again = Catalog.load(tmp_path / "fixtures").get("electricity", "site", "x")
+    assert again.provenance == {"price": "a"}
+    price.write_text('[site]\nprice = { value = 0.07, unit = "USD/kWh", source = "b" }\n')
+    edited = Catalog.load(tmp_path / "fixtures").get("electricity", "site", "x")
+    assert edited.data["price"]["value"] == 0.07 and edited.provenance == {"price": "b"}
+    kept[0].write_bytes(b"\x80damaged")  # a damaged cache is read around, never trusted
+    price.write_text('[site]\nprice = { value = 0.05, unit = "USD/kWh", source = "a" }\n')
+    assert Catalog.load(tmp_path / "fixtures").get("electricity", "site", "x").data[
+        "price"]["value"] == 0.05
+    price.write_text('[site\n')  # a broken file is an error, cache or not
+    with pytest.raises(Exception, match="line 1"):
+        Catalog.load(tmp_path / "fixtures")

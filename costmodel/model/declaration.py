@@ -33,11 +33,14 @@ to the parsed tree bottom-up; ``fold`` is the only walk over an expression.
 
 :meth:`Declaration.check_units` evaluates every step once with pint quantities and fails if a
 step's dimension differs from its declared unit, or if the expression would need a hidden
-conversion factor to land in that unit.
+conversion factor to land in that unit. A declaration that passed is remembered in the
+user's cache folder by a digest of its text, of this checker and of the unit definitions
+(:func:`checked_once`), so a command line does not pay the check on every start (issue 37).
 """
 from __future__ import annotations
 
 import ast
+import hashlib
 import math
 import operator
 from collections.abc import Callable, Iterable, Mapping
@@ -46,6 +49,7 @@ from typing import Any, ClassVar, Generic, TypeVar
 
 import numpy as np
 
+from ..resources import cached_build
 from .units import ureg
 
 __all__ = ["Input", "Enum", "Constant", "Step", "Declaration", "DeclarationError",
@@ -439,7 +443,7 @@ class Declaration:
             self.steps[s.name] = s
         self._check_names()
         self._check_axes()
-        self.check_units()
+        checked_once(self)
         # the steps with one value per scenario (a profile's steps are not results), and
         # the inputs that are profiles (vectors along AXES)
         self.scalar_steps = [n for n, s in self.steps.items() if not s.axes]
@@ -533,6 +537,22 @@ class Declaration:
         return out
 
     # units ---------------------------------------------------------------------------
+    def digest(self) -> str:
+        """A digest of what the unit check depends on: every input, enum, constant and step
+        (frozen dataclasses: their repr is their content), the checker's and the unit
+        definitions' source, and pint's version."""
+        from pathlib import Path
+
+        from . import units
+        h = hashlib.sha256()
+        h.update(repr((list(self.inputs.values()), list(self.enums.values()),
+                       list(self.constants.values()), list(self.steps.values()))).encode())
+        for source in (Path(__file__), Path(units.__file__)):
+            h.update(source.read_bytes())
+        import pint
+        h.update(pint.__version__.encode())
+        return h.hexdigest()
+
     def check_units(self) -> None:
         """Evaluate every step with pint and with plain floats; both must agree. Twice: with
         every categorical input at its first level, and at its last, so the branches of a
@@ -647,6 +667,21 @@ class _PintCheck(Algebra[object]):
     def reduce(self, op: str, axis: str, x):
         # the sample profile has one slot: a sum of weights x values keeps the values' unit
         return x
+
+
+def checked_once(declaration: Declaration) -> None:
+    """Run :meth:`Declaration.check_units` unless this very declaration (by
+    :meth:`Declaration.digest`) passed it before on this machine: a passing check leaves an empty
+    folder named by the digest in the cache folder (:func:`costmodel.resources.cached_build`:
+    complete folders only). A failing check raises and leaves nothing; no cache folder means
+    the check runs every time."""
+    def check(folder):
+        if folder is None or not (folder / "passed").exists():
+            declaration.check_units()
+            if folder is not None:
+                (folder / "passed").write_text("the unit check passed\n", encoding="utf-8")
+
+    cached_build(f"units-checked-{declaration.digest()[:24]}", check)
 
 
 # the numpy interpreter of one expression (evaluate.Evaluator compiles whole declarations;

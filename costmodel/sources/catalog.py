@@ -6,9 +6,15 @@ Catalog files live in the fixtures' ``catalog/`` folder (:func:`fixtures_dir`, f
 :mod:`costmodel.resources`), one TOML file per kind. Every quantity there is
 ``{ value, unit, source }``; :func:`split_sources` separates the sources into a provenance map
 so the engine sees plain quantities.
+
+Reading the TOML is most of a command line's pricing time (tomllib is pure Python), so the
+parsed catalog is kept in the user's cache folder (:func:`costmodel.resources.cached_build`),
+named by a digest of the files' bytes and of this reader: an edited file is read again.
 """
 from __future__ import annotations
 
+import hashlib
+import pickle
 import tomllib
 from dataclasses import dataclass
 from functools import lru_cache
@@ -16,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ..model.errors import UnknownReference
-from ..resources import fixtures_dir
+from ..resources import cached_build, fixtures_dir
 
 __all__ = ["Catalog", "default_catalog", "fixtures_dir", "split_sources", "KINDS",
            "SCENARIO_KINDS"]
@@ -75,18 +81,38 @@ class Catalog:
 
     @classmethod
     def load(cls, folder: Path | None = None) -> Catalog:
+        """The catalog under ``folder`` (default :func:`fixtures_dir`), from the cache when
+        these very files were read before."""
         folder = (folder or fixtures_dir()) / "catalog"
-        entries: dict[str, dict[str, Entry]] = {}
+        texts: dict[tuple[str, str], str | None] = {}
+        digest = hashlib.sha256(Path(__file__).read_bytes())
         for kind, filename in KINDS.items():
-            entries[kind] = {}
             for name in (filename, *MORE_FILES.get(kind, ())):
                 path = folder / f"{name}.toml"
-                raw = tomllib.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
-                for key, body in raw.items():
-                    if key in entries[kind]:
-                        raise ValueError(f"catalog {kind} entry {key!r} is in two files")
-                    data, provenance = split_sources(body)
-                    entries[kind][key] = Entry(kind, key, data, provenance)
+                texts[kind, name] = path.read_text(encoding="utf-8") if path.exists() else None
+                digest.update(repr((kind, name, texts[kind, name])).encode())
+
+        def build(cache: Path | None) -> Catalog:
+            kept = cache / "catalog.pickle" if cache is not None else None
+            if kept is not None and kept.exists():
+                return pickle.loads(kept.read_bytes())
+            catalog = cls._parse(texts)
+            if kept is not None:
+                kept.write_bytes(pickle.dumps(catalog, protocol=pickle.HIGHEST_PROTOCOL))
+            return catalog
+
+        return cached_build(f"catalog-{digest.hexdigest()[:24]}", build)
+
+    @classmethod
+    def _parse(cls, texts: dict[tuple[str, str], str | None]) -> Catalog:
+        entries: dict[str, dict[str, Entry]] = {}
+        for (kind, _name), text in texts.items():
+            entries.setdefault(kind, {})
+            for key, body in (tomllib.loads(text) if text is not None else {}).items():
+                if key in entries[kind]:
+                    raise ValueError(f"catalog {kind} entry {key!r} is in two files")
+                data, provenance = split_sources(body)
+                entries[kind][key] = Entry(kind, key, data, provenance)
         return cls(entries)
 
     def keys(self, kind: str) -> list[str]:
