@@ -4,8 +4,11 @@ Every face renders these (a problem+json, one CLI line); where behaviour depends
 of error (the problem type, whether another worker may have just added a catalog entry), the
 face tells them apart by class, never by the wording of a message. The same holds for one
 problem of an error: an unknown key's words are an :class:`UnknownKey`, the line counting
-the problems left out a :class:`MoreErrors`, a file that cannot be read a :class:`ReadError`
-(``tests/test_error_kinds.py`` holds the package to it).
+the problems left out a :class:`MoreErrors`, a file that cannot be read a :class:`ReadError`,
+a value outside a bound a :class:`Bound` (with the limit and the value as numbers), a quantity
+of the wrong sign a :class:`Sign`, of the wrong dimension a :class:`WrongDimension`
+(``tests/test_error_kinds.py`` holds the package to it). An exception whose words are such a
+kind keeps it through ``str()`` (:class:`KindedError`).
 
 The bounds are stated here once, for every face and every kind of input (scenarios, request
 bodies, batch rows, quote, curve and scenario files):
@@ -23,7 +26,8 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 __all__ = ["InputError", "UnknownReference", "UnreachablePoint", "NonFiniteResult",
-           "ReadError", "UnknownKey", "UNKNOWN_KEY", "MoreErrors",
+           "ReadError", "UnknownKey", "UNKNOWN_KEY", "MoreErrors", "Bound", "Sign",
+           "WrongDimension", "KindedError",
            "MAX_ERRORS", "MAX_HINTS", "MAX_NESTING", "bounded", "more_errors",
            "check_nesting", "nesting_error", "nested_message", "parse_nested"]
 
@@ -51,6 +55,57 @@ class MoreErrors(str):
         out = super().__new__(cls, f"and {count:,} more error{'s' if count != 1 else ''}")
         out.count = count
         return out
+
+
+class Bound(str):
+    """The words of a value outside a bound (``must be at most 1, got 1.7``) with its numbers:
+    ``relation`` (``at least``, ``at most`` or ``below``), ``limit`` and ``value`` [the field's
+    unit] and ``rest``, the words after the value; a face restates them in the unit a field
+    is typed in (``at most 100 %, got 170 %``) without reading the words."""
+    __slots__ = ("limit", "relation", "rest", "value")
+
+    def __new__(cls, relation: str, limit: float, value: float, rest: str = "",
+                text: str | None = None) -> Bound:
+        out = super().__new__(cls, text if text is not None else
+                              f"must be {relation} {limit:g}, got {value:g}{rest}")
+        out.relation, out.limit, out.value, out.rest = relation, float(limit), float(value), rest
+        return out
+
+
+class Sign(str):
+    """The words of a quantity below zero or at zero where it must be more: ``rule`` (``must
+    not be negative`` or ``must be greater than zero``) and ``given``, the value as given."""
+    __slots__ = ("given", "rule")
+
+    def __new__(cls, rule: str, given: str) -> Sign:
+        out = super().__new__(cls, f"{rule}, got {given}")
+        out.rule, out.given = rule, given
+        return out
+
+
+class WrongDimension(str):
+    """The words of a quantity of another dimension than its field's: ``expected`` (the
+    dimension's name, e.g. ``plain number``, or None when it has none), ``canonical`` (the
+    field's unit) and ``got`` (what was given, described)."""
+    __slots__ = ("canonical", "expected", "got")
+
+    def __new__(cls, expected: str | None, canonical: str, got: str) -> WrongDimension:
+        what = f"{expected} expected (e.g. {canonical!r})" if expected else \
+            f"expected units like {canonical!r}"
+        out = super().__new__(cls, f"{what}, got {got}")
+        out.expected, out.canonical, out.got = expected, canonical, got
+        return out
+
+
+class KindedError(ValueError):
+    """A ValueError whose ``str()`` is its words as given, so a kind of words (:class:`Bound`,
+    :class:`Sign`, ...) survives ``str(exc)`` (pydantic's value errors and every face read
+    them so)."""
+
+    def __str__(self) -> str:
+        if len(self.args) == 1 and isinstance(self.args[0], str):
+            return self.args[0]
+        return super().__str__()
 
 
 def more_errors(count: int) -> MoreErrors:

@@ -36,7 +36,7 @@ from pydantic import (
 )
 
 from .calendar import DAYS_A_YEAR, HOURS_A_DAY, MONTH_DAYS, MONTHS, WEEKDAY_SHARE
-from .errors import MAX_ERRORS, UNKNOWN_KEY, InputError, more_errors
+from .errors import MAX_ERRORS, UNKNOWN_KEY, Bound, InputError, more_errors
 from .rates import (
     ACCELERATOR_PATTERN,
     DATE_PATTERN,
@@ -87,12 +87,12 @@ class QuantityField:
     def parse(self, raw: Any) -> float:
         value = parse_quantity(raw, self.unit, allow_zero=not self.positive, per=self.per)
         if self.minimum is not None and value < self.minimum:
-            raise ValueError(f"must be at least {self.minimum:g}, got {value:g}")
+            raise UnitInputError(Bound("at least", self.minimum, value))
         if self.maximum is not None:
             too_big = value >= self.maximum if self.below_maximum else value > self.maximum
             if too_big:
                 bound = "below" if self.below_maximum else "at most"
-                raise ValueError(f"must be {bound} {self.maximum:g}, got {value:g}")
+                raise UnitInputError(Bound(bound, self.maximum, value))
         return value
 
 
@@ -1233,10 +1233,13 @@ def error_message(err: dict) -> str:
         return "required"
     if kind in ("int_type", "int_parsing", "int_from_float"):
         return f"must be a whole number, got {err['input']!r}"
-    if kind == "greater_than_equal":
-        return f"must be at least {err['ctx']['ge']}, got {err['input']!r}"
-    if kind == "less_than_equal":
-        return f"must be at most {err['ctx']['le']:,}, got {err['input']!r}"
+    if kind in ("greater_than_equal", "less_than_equal"):
+        relation, limit = ("at least", err["ctx"]["ge"]) if kind == "greater_than_equal" \
+            else ("at most", err["ctx"]["le"])
+        given = err["input"]
+        text = f"must be {relation} {limit:,}, got {given!r}"
+        number = isinstance(given, (int, float)) and not isinstance(given, bool)
+        return Bound(relation, limit, given, text=text) if number else text
     if kind in ("model_type", "model_attributes_type", "dict_type"):
         section = err["loc"][0] if err["loc"] else ""
         hint = " or a catalog key" if section in ("accelerator", "operating_point",

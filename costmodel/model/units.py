@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 import pint
 
 from ..resources import cached_build
+from .errors import KindedError, Sign, WrongDimension
 
 if TYPE_CHECKING:
     from os import PathLike
@@ -142,8 +143,9 @@ assert ureg.Quantity(1, "month").to("hour").magnitude == HOURS_PER_YEAR / MONTHS
 BARE_NUMBER_UNITS = frozenset({"dimensionless", "token"})
 
 
-class UnitInputError(ValueError):
-    """A quantity that could not be accepted; the message is meant for the user."""
+class UnitInputError(KindedError):
+    """A quantity that could not be accepted; the message is meant for the user (a
+    :class:`Sign` or :class:`WrongDimension` where it is one of those kinds)."""
 
 
 # A unit expression is read by this grammar, never by pint's expression evaluator, which
@@ -356,8 +358,8 @@ def parse_quantity(raw: Any, canonical: str, *, allow_negative: bool = False,
     if (value < 0 and not allow_negative) or (value == 0 and not allow_zero):
         # the value as given, written only for the error
         display = _fmt(q) if q is not None else f"{split[0]:g} {conversion[1]}".rstrip()
-        raise UnitInputError(f"must not be negative, got {display}" if value < 0 else
-                             f"must be greater than zero, got {display}")
+        raise UnitInputError(Sign("must not be negative" if value < 0 else
+                                  "must be greater than zero", display))
     return value
 
 
@@ -423,10 +425,8 @@ def _conversion(unit_text: str, canonical: str, per: tuple[str, ...]) -> tuple[f
 def _check_dimension(q: pint.Quantity, canonical: str) -> None:
     target = ureg.Quantity(1, ureg.Unit(canonical)).dimensionality
     if q.dimensionality != target:
-        expected = _dimension_name(target)
-        what = f"{expected} expected (e.g. {canonical!r})" if expected else \
-            f"expected units like {canonical!r}"
-        raise UnitInputError(f"{what}, got {describe_units(q)}")
+        raise UnitInputError(WrongDimension(_dimension_name(target), canonical,
+                                            describe_units(q)))
 
 
 def _check_per(q: pint.Quantity, per: tuple[str, ...], canonical: str) -> None:

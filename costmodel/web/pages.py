@@ -22,7 +22,7 @@ from .. import app
 from ..app import saved as saved_scenarios
 from ..app.keys import role_allows
 from ..http.services import services as _services
-from ..model.errors import InputError, UnreachablePoint
+from ..model.errors import Bound, InputError, UnreachablePoint
 from ..model.profile import hourly_profile
 from ..model.results import Result
 from ..model.steps import MODEL
@@ -103,9 +103,8 @@ def _flexible_share(form: ScenarioForm, args) -> float | None:
         return None
     low, high = app.FLEXIBLE_SHARE
     if not low <= share <= high:
-        bound = f"at most {high:g}" if share > high else f"at least {low:g}"
-        form.errors["flexible_share"] = restate_bounds(
-            f"must be {bound}, got {share:g}", typed, "%", 0.01)
+        bound = Bound("at most", high, share) if share > high else Bound("at least", low, share)
+        form.errors["flexible_share"] = restate_bounds(bound, typed, "%", 0.01)
         return None
     return share
 

@@ -30,7 +30,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from ..model.curves import PERCENTILES
-from ..model.errors import InputError
+from ..model.errors import Bound, InputError, Sign, WrongDimension
 from ..model.inputs import Scenario, quantity_field, validate_money
 from ..model.rates import DATE_PATTERN
 from ..model.steps import BASES, BOUNDARIES
@@ -182,9 +182,6 @@ def field_of(path: str) -> str:
 # 100 %, got 170 %").
 _SHOWN_UNIT = {f: (unit, size) for f, unit in _BARE_UNIT.items()
                for u, size in (("%", 0.01), ("year", 1.0)) if unit == u}
-_BOUND = re.compile(r"must be (at least|at most|below) ([^\s,]+), got ([^\s,]+)(.*)", re.S)
-_SIGN = re.compile(r"(must not be negative|must be greater than zero), got .+", re.S)
-_PLAIN = re.compile(r"plain number expected \(e\.g\. 'dimensionless'\), got (.+)", re.S)
 _LEADING = re.compile(r"\s*([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)\s*(.*)", re.S)
 
 
@@ -210,26 +207,23 @@ def restate_bounds(message: str, typed: str, unit: str, size: float) -> str:
     """An engine's message about a quantity's bounds (in the engine's unit) restated in the
     unit a field is typed in: its bounds in ``unit`` (one of which is ``size`` engine units)
     and the value as ``typed`` (a bare number is in ``unit``; a value typed in another unit
-    also in ``unit``: ``700 month (58.3 years)``). Other messages are returned as they are."""
+    also in ``unit``: ``700 month (58.3 years)``). The message's kind (:class:`Bound`,
+    :class:`Sign`, :class:`WrongDimension`) carries the numbers; other messages are returned
+    as they are."""
     if not typed.strip():
         return message
     given = _given(typed, unit)
-    m = _BOUND.fullmatch(message)
-    if m:
-        try:
-            bound, value = float(m.group(2)) / size, float(m.group(3)) / size
-        except ValueError:
-            return message
+    if isinstance(message, Bound):
+        bound, value = message.limit / size, message.value / size
         lead = _LEADING.fullmatch(typed)
         same = lead is not None and math.isclose(float(lead.group(1)), value, rel_tol=1e-5)
         shown = given if same else f"{given} ({_amount(value, unit, 4)})"
-        return f"must be {m.group(1)} {_amount(bound, unit)}, got {shown}{m.group(4)}"
-    m = _SIGN.fullmatch(message)
-    if m:
-        return f"{m.group(1)}, got {given}"
-    m = _PLAIN.fullmatch(message)
-    if m and unit == "%":
-        return f"a percentage expected (e.g. 70 or 70 %), got {m.group(1)}"
+        return f"must be {message.relation} {_amount(bound, unit)}, got {shown}{message.rest}"
+    if isinstance(message, Sign):
+        return f"{message.rule}, got {given}"
+    if isinstance(message, WrongDimension) and message.expected == "plain number" \
+            and unit == "%":
+        return f"a percentage expected (e.g. 70 or 70 %), got {message.got}"
     return message
 
 

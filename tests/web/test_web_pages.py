@@ -267,14 +267,21 @@ def test_a_bound_is_said_in_the_unit_the_field_is_typed_in(web, field, typed, ap
 def test_an_application_error_beside_a_percent_field_is_said_in_percent():
     # errors raised after the form's own checks (the application layer's, or the API's
     # words on the Saved page) are put beside their field in its unit too
-    from costmodel.model.errors import InputError
+    # (a bound's kind carries its numbers: the words alone are never read)
+    from costmodel.model.errors import Bound, InputError
     form = scenario_form({"utilisation": "170", "salvage": "", "margin": "120 %"})
     form.errors.clear()
-    form.add_errors(InputError([("scenario.utilisation", "must be at most 1, got 1.7"),
-                                ("scenario.pricing.gross_margin", "must be below 1, got 1.2"),
-                                ("scenario.financing.salvage", "must be at most 1, got 1.5"),
+    form.add_errors(InputError([("scenario.utilisation", Bound("at most", 1, 1.7)),
+                                ("scenario.pricing.gross_margin", Bound("below", 1, 1.2)),
+                                ("scenario.financing.salvage", Bound("at most", 1, 1.5)),
                                 ("scenario.accelerator", "unknown accelerator 'x'")]),
                     prefix="scenario.")
+    words = scenario_form({"utilisation": "170"})
+    words.errors.clear()
+    words.add_errors(InputError([("scenario.utilisation", "must be at most 1, got 1.7")]),
+                     prefix="scenario.")
+    # words without their kind are shown as they are, never read
+    assert words.errors == {"utilisation": "must be at most 1, got 1.7"}
     assert form.errors == {
         "utilisation": "must be at most 100 %, got 170 %",
         "margin": "must be below 100 %, got 120 %",
