@@ -63,8 +63,10 @@ if os.environ.get("COSTMODEL_LOG_FORMAT", "").strip().lower() == "json":
     logconfig_dict = {
         "version": 1, "disable_existing_loggers": False,
         "formatters": {"json": {"()": "costmodel.http.logs.JSONFormatter"}},
-        "handlers": {"error_console": {"class": "logging.StreamHandler", "formatter": "json",
-                                       "stream": "ext://sys.stderr"}},
+        # (gunicorn merges this over its own defaults, whose root names "console")
+        "handlers": {name: {"class": "logging.StreamHandler", "formatter": "json",
+                            "stream": "ext://sys.stderr"} for name in ("console", "error_console")},
+        "root": {"level": "WARNING", "handlers": []},
         "loggers": {"gunicorn.error": {"level": loglevel.upper(), "handlers": ["error_console"],
                                        "propagate": False, "qualname": "gunicorn.error"}},
     }
