@@ -106,6 +106,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/decision.py
 	$(BIN)/python bench/montecarlo.py
 	$(BIN)/python bench/load.py
+	$(BIN)/python bench/metrics.py
 	$(BIN)/python bench/slowclients.py
 	$(BIN)/python bench/hosts.py
 	$(BIN)/python bench/pages.py

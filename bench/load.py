@@ -10,7 +10,11 @@ result cache); ``varied`` and ``varied, summary`` send a different electricity p
 request (every answer computed; the second with ``?view=summary``: goal >= 60% of the echo's
 requests a second). ``batch`` sends ``POST /api/v1/price/batch`` with 10,000 rows of
 electricity price and utilisation (one of four bodies in turn, none cached) and counts
-scenarios a second end to end over HTTP (goal >= 190,000).
+scenarios a second end to end over HTTP (goal >= 190,000). ``metrics off`` runs the varied
+summary against a third server, the same service with ``COSTMODEL_METRICS=off``, in the same
+rounds: the ratio on/off is what the figures of ``/metrics`` cost (the service as deployed
+counts in prometheus_client's multiprocess mode, ``PROMETHEUS_MULTIPROC_DIR``; goal: at most
+5 % slower).
 Needs wrk (Debian package ``wrk``). Traffic stays on 127.0.0.1; every run is bounded.
 """
 from __future__ import annotations
@@ -140,12 +144,23 @@ def main() -> None:
                        env=env, check=True, capture_output=True)
         subprocess.run([str(Path(sys.executable).with_name("costmodel")), "db", "seed"],
                        env=env, check=True, capture_output=True)
-        echo_port, price_port = free_port(), free_port()
+        echo_port, price_port, off_port = free_port(), free_port(), free_port()
         echo = start("echo_app:create_app()", echo_port, env, args.workers, args.threads,
                      folder / "echo.log")
-        service = start("costmodel.server:create_app()", price_port, env, args.workers,
-                        args.threads, folder / "service.log")
+        # the workers' counts in files, summed by /metrics: as deploy/gunicorn.conf.py runs it
+        (folder / "metrics").mkdir()
+        service = start("costmodel.server:create_app()", price_port,
+                        {**env, "PROMETHEUS_MULTIPROC_DIR": str(folder / "metrics")},
+                        args.workers, args.threads, folder / "service.log")
+        off = start("costmodel.server:create_app()", off_port,
+                    {**env, "COSTMODEL_METRICS": "off"}, args.workers, args.threads,
+                    folder / "off.log")
         try:
+            for port in (price_port, off_port):  # each worker's first answer waits for imports
+                req = urllib.request.Request(f"http://127.0.0.1:{port}/api/v1/price",
+                                             data=(BODY % "0.1").encode(),
+                                             headers={"Content-Type": "application/json"})
+                assert b"cost_per_mtok" in urllib.request.urlopen(req, timeout=120).read()
             body = (BODY % "0.1").encode()
             req = urllib.request.Request(f"http://127.0.0.1:{price_port}/api/v1/price",
                                          data=body, headers={"Content-Type": "application/json"})
@@ -160,7 +175,7 @@ def main() -> None:
             answer = json.loads(urllib.request.urlopen(req, timeout=60).read())
             assert answer["priced"] == BATCH_ROWS, answer["errors"][:3]
             runs: dict[str, list[float]] = {k: [] for k in (
-                "echo", "repeated", "varied", "summary", "batch")}
+                "echo", "repeated", "varied", "summary", "off", "batch")}
             # the servers idle while the other is measured; alternating the runs and keeping
             # the median of each spreads the noise of a shared machine over all of them alike
             load_before = os.getloadavg()
@@ -175,10 +190,18 @@ def main() -> None:
                 runs["summary"].append(wrk(price_url + "?view=summary",
                                            LUA_VARIED % (BODY % "%s"), args.seconds,
                                            args.connections, folder))
+                runs["off"].append(wrk(f"http://127.0.0.1:{off_port}/api/v1/price?view=summary",
+                                       LUA_VARIED % (BODY % "%s"), args.seconds,
+                                       args.connections, folder))
                 runs["batch"].append(BATCH_ROWS * wrk(
                     price_url + "/batch", LUA_BATCH % (4, prefix), args.seconds,
                     args.batch_connections, folder))
+            # the figures counted what was sent (a bench that measured nothing would be cheap)
+            text = urllib.request.urlopen(f"http://127.0.0.1:{price_port}/metrics",
+                                          timeout=30).read().decode()
+            assert 'route="/api/v1/price"' in text, text[:500]
         finally:
+            stop(off)
             stop(service)
             stop(echo)
         load_after = os.getloadavg()
@@ -197,6 +220,12 @@ def main() -> None:
           f"{best['summary'] / baseline:6.0%} of echo (goal >= 60%)")
     print(f"POST /api/v1/price/batch, {BATCH_ROWS:,} rows {best['batch']:10.0f} scenarios/s "
           f"(goal >= 190,000)")
+    print(f"varied, summary, COSTMODEL_METRICS=off {best['off']:10.0f} req/s  "
+          f"{best['off'] / baseline:6.0%} of echo")
+    print(f"metrics cost: varied summary with metrics / without = "
+          f"{best['summary'] / best['off']:.3f} (goal >= 0.95); rounds, on/off: "
+          + ", ".join(f"{a / b:.3f}" for a, b in zip(runs["summary"], runs["off"],
+                                                       strict=True)))
 
 
 if __name__ == "__main__":

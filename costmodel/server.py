@@ -20,7 +20,12 @@ Configuration comes from the environment (or the ``config`` mapping, which wins)
 - limits (see :mod:`costmodel.http.limits`): ``COSTMODEL_RATE_LIMIT`` (``RATE_LIMIT``, default
   ``600/minute`` a key, ``off``), ``REDIS_URL`` (shared counts), ``COSTMODEL_REDIS_PREFIX``,
   ``COSTMODEL_HEAVY_PER_WORKER`` (2), ``COSTMODEL_HEAVY_TOTAL`` (4, with Redis),
-  ``COSTMODEL_HEAVY_LEASE`` (300 s), ``COSTMODEL_GRID_MAX_CELLS`` (1,000,000).
+  ``COSTMODEL_HEAVY_LEASE`` (300 s), ``COSTMODEL_GRID_MAX_CELLS`` (1,000,000);
+- what operators see (docs/operations.md#metrics-logs-and-traces): ``COSTMODEL_METRICS``
+  (``off``: no ``/metrics``), ``COSTMODEL_METRICS_ALLOW``, ``COSTMODEL_METRICS_KEY`` (see
+  :mod:`costmodel.http.metrics`); ``COSTMODEL_LOG_FORMAT`` (``json``), ``COSTMODEL_LOG_LEVEL``,
+  ``COSTMODEL_ACCESS_LOG`` (see :mod:`costmodel.http.logs`); ``OTEL_*`` (see
+  :mod:`costmodel.http.traces`).
 
 gunicorn: ``gunicorn 'costmodel.server:create_app()'``.
 """
@@ -42,14 +47,14 @@ from .api.auth import KEY_CACHE_SECONDS, VerifiedKeys
 from .api.openapi import build_spec
 from .api.routes import catalog, keys, pricing, scenarios
 from .app.services import Services
-from .http import limits, security
+from .http import limits, logs, metrics, security, traces
 from .http.drain import DrainBody, drain_from_env
 from .http.errors import register_error_handlers
 from .http.services import install
 from .resources import templates_dir
 from .web import blueprint as web_pages
 
-__all__ = ["create_app", "open_reads_from_env"]
+__all__ = ["create_app", "open_reads_from_env", "metrics"]
 
 TEMPLATES = templates_dir()  # packaged with the wheel (costmodel.templates)
 
@@ -91,12 +96,16 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
         MAX_CONTENT_LENGTH=int(os.environ.get("COSTMODEL_MAX_BODY", 2 * 2**20)),
         KEY_CACHE_SECONDS=float(os.environ.get("COSTMODEL_KEY_CACHE_SECONDS",
                                                KEY_CACHE_SECONDS)),
+        METRICS=metrics.enabled_from_env(),
+        LOG_FORMAT=logs.log_format_from_env(),
         **limits.config_from_env(),
     )
     app.config["DRAIN_MAX"], app.config["DRAIN_SECONDS"] = drain_from_env(os.environ)
     app.config.update(config)
     services = Services(app.config["DATABASE_URL"])  # handed to both faces, once
     install(app, services)
+    logs.install(app)  # first: the request's id is known to every hook after it
+    metrics.install(app)
     app.extensions[KEYS] = VerifiedKeys(app.config["KEY_CACHE_SECONDS"])
     limits.install(app)
     security.install(app)
@@ -106,6 +115,7 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
                              app.config["DRAIN_SECONDS"])
     for bp in (pricing, catalog, scenarios, keys, web_pages):
         app.register_blueprint(bp)
+    traces.install(app)  # off unless OTEL_TRACES_EXPORTER asks for it
     app.jinja_env.globals["version"] = __version__
     spec = build_spec()
 

@@ -1559,4 +1559,6 @@ class ProblemOut(BaseModel):
     detail: str
     instance: str
     errors: list[ProblemFieldOut] | None = None
+    request_id: str | None = Field(None, description="the request's id, as in the answer's "
+                                   "X-Request-ID header: quote it when reporting a problem")
 

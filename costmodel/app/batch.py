@@ -42,6 +42,7 @@ from ..model.steps import MODEL
 from ..sources.cells import neutralise_cell
 from .context import Context
 from .engine import Priced, price_rows
+from .events import emit
 from .pricing import price
 from .specs import InlineScenario, Override, SavedRevision, ScenarioSpec, overrides_from_mapping
 from .variants import read_value
@@ -217,6 +218,7 @@ def price_batch(ctx: Context, spec: ScenarioSpec, rows: Sequence[Mapping[str, An
     values = {o: run.values[s].copy() for o, s in zip(outputs, steps, strict=True)}
     for v in values.values():
         v[~run.ok] = math.nan
+    emit("batch_rows", float(run.ok.sum()))
     return Batch(list(outputs), steps, [MODEL.steps[s].unit for s in steps], values,
                  run.ok.copy(), sorted(run.errors, key=lambda e: e.row), shared, provenance)
 

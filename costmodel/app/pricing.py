@@ -22,6 +22,7 @@ from ..model.errors import InputError
 from ..model.results import Comparison, Result, check_finite
 from .context import Context
 from .engine import Priced, compare_scenarios, price_loaded, price_scenario
+from .events import emit
 from .load import load, load_all
 from .specs import OWN_POINT, InlineScenario, Reading, ScenarioSpec
 
@@ -142,7 +143,10 @@ class Pricer:
             hit = self._answers.get(key)
             if hit is not None:
                 self._answers.move_to_end(key)
-                return hit
+        if hit is not None:
+            emit("price_cache", 1.0, "hit")
+            return hit
+        emit("price_cache", 1.0, "miss")
         priced = self.price(ctx, spec, sources=view != "summary", catalog=catalog, view=view)
         data = priced.result.to_json(view) if share is None else \
             shift_flexible(priced, share).answer(view)

@@ -36,6 +36,7 @@ from ..store.health import (
     unwritable_reason,
 )
 from ..store.models import CatalogEntry, CurveRecord
+from .events import emit
 from .specs import InlineScenario, ScenarioSpec
 
 __all__ = ["Services", "ServiceContext", "PriceAsk", "etag_of", "database_url",
@@ -89,9 +90,12 @@ class Services:
         except (DBAPIError, PoolTimeout) as exc:
             if write and (reason := unwritable_reason(exc)) is not None:
                 self.writes.failed(reason)
+                emit("store_error", 1.0, "unwritable")
                 raise StoreUnwritable(reason) from exc
             if (reason := unreachable_reason(exc)) is not None:
+                emit("store_error", 1.0, "unreachable")
                 raise StoreUnreachable(reason) from exc
+            emit("store_error", 1.0, "other")
             raise
 
     def dispose(self) -> None:

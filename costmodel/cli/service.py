@@ -166,6 +166,9 @@ def serve(host: str, port: int, url: str | None, no_seed: bool, workers: int,
              f"(make run PORT={free})")
     url = database_url(url)
     prepare(url, None if no_seed else fixtures_dir())
+    # the workers' counts in one folder, summed by /metrics (set before the app is made:
+    # prometheus_client reads it when first imported)
+    metrics_folder = _metrics_folder()
     loopback = _is_loopback(host)
     app = create_app({"DATABASE_URL": url,
                       "OPEN_READS": loopback or open_reads_from_env()})
@@ -181,13 +184,38 @@ def serve(host: str, port: int, url: str | None, no_seed: bool, workers: int,
     else:
         click.echo("  every request needs a key: costmodel keys create --name me --role viewer")
     click.echo(f"  limits: {app.extensions['costmodel.limits'].describe()}")
+    if app.config["METRICS"]:
+        click.echo(f"  metrics: http://{host}:{port}"
+                   f"{app.extensions['costmodel.metrics'].describe()}")
     app.extensions["costmodel"].dispose()  # no connection crosses gunicorn's fork
-    _gunicorn(app, host, port, workers=workers, threads=threads)
+    try:
+        _gunicorn(app, host, port, workers=workers, threads=threads)
+    finally:
+        if metrics_folder is not None:
+            import shutil
+            shutil.rmtree(metrics_folder, ignore_errors=True)
+
+
+def _metrics_folder() -> str | None:
+    """PROMETHEUS_MULTIPROC_DIR for this run's workers (the folder made here, to remove at
+    the end; None when it was given, or the metrics are off)."""
+    import os
+
+    from ..server import metrics
+    if not metrics.enabled_from_env():
+        return None
+    folder, made = metrics.prepare_folder(os.environ)
+    return folder if made else None
 
 
 def _gunicorn(app, host: str, port: int, *, workers: int, threads: int) -> None:
     """Run ``app`` under gunicorn in this process (the production server, not Flask's)."""
     from gunicorn.app.base import BaseApplication
+
+    from ..server import metrics
+
+    def child_exit(server, worker) -> None:  # its live gauges leave the sums
+        metrics.worker_exited(worker.pid)
 
     class _Server(BaseApplication):
         def load_config(self) -> None:
@@ -195,6 +223,10 @@ def _gunicorn(app, host: str, port: int, *, workers: int, threads: int) -> None:
             self.cfg.set("workers", workers)
             self.cfg.set("threads", threads)
             self.cfg.set("accesslog", "-")
+            # the request's id (X-Request-ID, answered on every request) on its line
+            self.cfg.set("access_log_format", '%(h)s %(l)s %(u)s %(t)s "%(r)s" %(s)s %(b)s '
+                                              '"%(f)s" "%(a)s" %({x-request-id}o)s')
+            self.cfg.set("child_exit", child_exit)
 
         def load(self):
             return app

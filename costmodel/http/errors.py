@@ -12,6 +12,7 @@ from ..app.hints import with_hints
 from ..model.errors import InputError, UnreachablePoint, bounded
 from ..store.health import StoreUnreachable, StoreUnwritable
 from ..store.repo import Conflict, NotFound
+from .logs import request_id
 
 __all__ = ["Problem", "problem_response", "input_problem", "register_error_handlers",
            "PROBLEM_TYPES", "unwritable_problem", "unreachable_problem"]
@@ -89,6 +90,7 @@ def problem_response(p: Problem) -> Response:
                             "detail": p.detail or p.title, "instance": request.path}
     if p.errors:
         body["errors"] = p.errors
+    body["request_id"] = request_id()  # the answer's X-Request-ID, to quote when reporting it
     resp = Response(json.dumps(body), status=p.status, mimetype="application/problem+json")
     for k, v in p.headers.items():
         resp.headers[k] = v

@@ -57,6 +57,7 @@ from typing import Any
 from flask import Flask, Response, current_app, g, request
 from werkzeug.datastructures import Headers
 
+from ..app.events import emit
 from ..decisions.sensitivity.ranges import DEFAULT_POINTS, parse_axis
 from ..model.errors import InputError
 from .errors import Problem
@@ -233,6 +234,7 @@ class _Redis:
             self.failed(exc)
 
     def failed(self, exc: Exception) -> None:
+        emit("redis_error")
         if self.available():
             log.warning("limits: Redis at %s failed (%s); each worker limits on its own "
                         "for %.0f s", _redact(self.url), exc, self.retry)
@@ -301,6 +303,7 @@ class Limits:
                    ("RateLimit-Reset", str(reset))]
         g._get_current_object().costmodel_ratelimit = headers
         if n > self.rate.limit:
+            emit("limit_refused", 1.0, "rate")
             raise Problem(429, "Too many requests",
                           f"more than {self.rate.limit} requests in {self.rate.window} s "
                           f"for this {'key' if key_id is not None else 'address'}; "
@@ -317,6 +320,8 @@ class Limits:
                 return int(n), int(ttl_ms) / 1000
             except redis.RedisError:
                 pass  # this worker's own count (logged once by failed())
+        if self.redis is not None:  # shared counts asked for, and Redis failing
+            emit("fail_open", 1.0, "rate")
         return self._memory.hit(who, self.rate.window)
 
     # -- the one rule -------------------------------------------------------------------
@@ -342,10 +347,15 @@ class Limits:
             raise self._busy(f"this worker runs {self.per_worker} heavy "
                              f"{'analysis' if self.per_worker == 1 else 'analyses'} already")
         lease = None
+        taken = False
         try:
             lease = self._lease()
+            emit("heavy_slot", 1.0)
+            taken = True
             yield
         finally:
+            if taken:
+                emit("heavy_slot", -1.0)
             if lease is not None:
                 self.redis.release(lease)  # type: ignore[union-attr]
             if self._slots is not None:
@@ -353,7 +363,10 @@ class Limits:
 
     def _lease(self) -> str | None:
         """A lease on one of the service's HEAVY_TOTAL slots (None: not shared)."""
-        if not self.total or self.redis is None or not self.redis.available():
+        if not self.total or self.redis is None:
+            return None
+        if not self.redis.available():
+            emit("fail_open", 1.0, "heavy")
             return None
         import redis
         member = uuid.uuid4().hex
@@ -361,6 +374,7 @@ class Limits:
             got = self.redis.call("acquire", [self.redis.prefix + "heavy"],
                                   [int(time.time() * 1000), self.lease_ms, self.total, member])
         except redis.RedisError:
+            emit("fail_open", 1.0, "heavy")
             return None  # the per-worker bound only
         if not got:
             raise self._busy(f"the service runs {self.total} heavy analyses already")
@@ -368,6 +382,7 @@ class Limits:
 
     @staticmethod
     def _busy(why: str) -> Problem:
+        emit("limit_refused", 1.0, "heavy")
         return Problem(429, "Too many analyses at once",
                        f"{why}; retry after {HEAVY_RETRY_AFTER} s", kind="busy",
                        headers={"Retry-After": str(HEAVY_RETRY_AFTER)})

@@ -205,7 +205,7 @@ API_PATHS = {
 }
 # served outside the spec: the spec itself, its docs page and assets, and the health check
 UNDOCUMENTED = {"/healthz", "/api/v1/openapi.json", "/api/v1/docs", "/api/v1/docs/assets/{name}",
-                "/static/{filename}"}
+                "/static/{filename}", "/metrics"}
 
 
 @pytest.fixture(scope="module")
