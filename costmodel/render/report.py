@@ -7,12 +7,10 @@ from __future__ import annotations
 import textwrap
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..model.curves import Curve, Selection
-from ..model.power import EnergyReport, TokenEnergy
 from ..model.profile import MONTHS, hour_runs, month_runs
 from ..model.results import HEADLINE, Comparison, Result
 from ..model.steps import MODEL
@@ -31,6 +29,10 @@ from .display import (
     present_value_words,
     unit_words,
 )
+
+if TYPE_CHECKING:  # a curve's or an energy table's types: imported where they are used
+    from ..model.curves import Curve, Selection
+    from ..model.power import EnergyReport, TokenEnergy
 
 __all__ = ["WIDTH", "SECTIONS", "columns", "words", "wrap", "in_sentence", "result_table",
            "comparison_table", "disclosure_items", "curve_table", "energy_table",

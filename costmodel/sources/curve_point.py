@@ -20,6 +20,8 @@ TTFT ceiling apply to every read of its curve, also at a matched or a quote's in
 """
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -40,7 +42,6 @@ from ..model.inputs import MAX_TEXT
 from ..model.steps import TOKEN_KINDS
 from ..model.units import UnitInputError, parse_quantity
 from .catalog import fixtures_dir
-from .curve_files import read_curves
 from .paths import shown_path
 
 __all__ = ["find_curve", "CURVE_GIVES", "CurveReading", "CurveLibrary", "fixture_curves",
@@ -63,34 +64,51 @@ class CurveReading:
 
 
 class CurveLibrary:
-    """Curves by id: the fixture folder by default; the service passes its database's."""
+    """Curves by id: the fixture folder by default; the service passes its database's. A
+    library may be given a reader instead of its curves: it reads them when first asked
+    (once, whichever thread asks first), so a scenario that names no curve reads none."""
 
-    def __init__(self, curves: dict[str, tuple[Curve, str]]):
+    def __init__(self, curves: dict[str, tuple[Curve, str]] | None = None, *,
+                 read: Callable[[], dict[str, tuple[Curve, str]]] | None = None):
         self._curves = curves  # id -> (curve, where it came from)
+        self._read = read
+        self._lock = threading.Lock()
+
+    def _all(self) -> dict[str, tuple[Curve, str]]:
+        if self._curves is None:
+            with self._lock:
+                if self._curves is None:
+                    self._curves = self._read() if self._read is not None else {}
+        return self._curves
 
     def get(self, curve_id: str) -> tuple[Curve, str] | None:
-        return self._curves.get(curve_id)
+        return self._all().get(curve_id)
 
     def ids(self) -> list[str]:
-        return sorted(self._curves)
+        return sorted(self._all())
 
     def __len__(self) -> int:
-        return len(self._curves)
+        return len(self._all())
 
     def extended(self, more: dict[str, tuple[Curve, str]]) -> CurveLibrary:
         """A new library with ``more`` added (this one is shared between threads: never
         changed in place)."""
-        return CurveLibrary({**self._curves, **more})
+        return CurveLibrary({**self._all(), **more})
 
 
-@lru_cache(maxsize=1)
-def _fixture_library(folder: str) -> CurveLibrary:
+def _read_folder(folder: str) -> dict[str, tuple[Curve, str]]:
+    from .curve_files import read_curves  # here: a scenario without a curve reads no file
     found: dict[str, tuple[Curve, str]] = {}
     for path in sorted(Path(folder).glob("*")):
         if path.suffix.lower() in (".csv", ".json"):
             for c in read_curves(path):
                 found[c.key.id] = (c, shown_path(path))
-    return CurveLibrary(found)
+    return found
+
+
+@lru_cache(maxsize=1)
+def _fixture_library(folder: str) -> CurveLibrary:
+    return CurveLibrary(read=lambda: _read_folder(folder))
 
 
 def fixture_curves() -> CurveLibrary:
@@ -113,6 +131,7 @@ def find_curve(ref: str, curve_id: str | None, base_dir: Path | None,
             [p for p in ((base_dir / ref) if base_dir else None, Path(ref)) if p is not None]
         path = next((p for p in candidates if p.is_file()), None)
     if path is not None:
+        from .curve_files import read_curves
         curves = read_curves(path)
         if curve_id is None:
             if len(curves) > 1:

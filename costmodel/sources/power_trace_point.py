@@ -16,10 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from ..model.inputs import InputError
-from ..model.power import DEFAULT_MAX_GAP, integrate
 from ..model.units import UnitInputError, parse_quantity
 from .paths import shown_path
-from .power_log import read_power_log
 
 __all__ = ["resolve_power_trace", "TRACE_KEYS"]
 
@@ -64,6 +62,9 @@ def resolve_power_trace(data: dict[str, Any], base_dir: Path | None,
     path = Path(ref)
     if not path.is_absolute() and base_dir is not None and (base_dir / ref).is_file():
         path = base_dir / ref
+    # here: a scenario without a trace imports neither the reader nor the integration
+    from ..model.power import DEFAULT_MAX_GAP, integrate
+    from .power_log import read_power_log
     trace = read_power_log(
         path, gpus=gpus,
         sample_period=_seconds(period, "power.trace_sample_period") if period else None)

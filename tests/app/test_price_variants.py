@@ -84,8 +84,10 @@ def apps(database):
 def both(apps, scenario: dict, view: str = "summary"):
     fast, ordinary, _ = apps
     url = "/api/v1/price" + ("?view=summary" if view == "summary" else "")
-    a = fast.post(url, json={"scenario": scenario})
-    b = ordinary.post(url, json={"scenario": scenario})
+    # one request id for both, so a refusal's body (which carries it) is the same body
+    same = {"X-Request-ID": "variants-vs-ordinary"}
+    a = fast.post(url, json={"scenario": scenario}, headers=same)
+    b = ordinary.post(url, json={"scenario": scenario}, headers=same)
     return a, b
 
 

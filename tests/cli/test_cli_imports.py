@@ -62,7 +62,17 @@ def test_price_loads_pricing_alone():
     out, modules = run("price", str(SAMPLE))
     assert "=> Cost per million tokens                0.0680  USD per million tokens" in out
     assert loaded(modules, HEAVY) == []
+    # a scenario that names no curve and no power trace reads neither (nor their readers)
+    assert loaded(modules, ("costmodel.sources.curve_files", "costmodel.sources.power_log",
+                            "costmodel.model.power")) == []
     assert "costmodel.app.pricing" in modules  # not vacuous: it did price through the app
+
+
+def test_a_curve_scenario_still_reads_its_curve():
+    out, modules = run("price", str(ROOT / "fixtures" / "scenarios"
+                                    / "curve-gpt-oss-120b-h100.toml"))
+    assert "costmodel.sources.curve_files" in modules
+    assert "=> Cost per million tokens" in out
 
 
 def test_every_command_is_found_under_its_name():
