@@ -12,7 +12,6 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSche
 
 from ..app.chargeback import (
     MAX_USAGE_ROWS,
-    SHIPPED,
     ChargebackRequest,
     chargeback,
     chargeback_workbook,
@@ -21,6 +20,7 @@ from ..app.chargeback import (
     usage_from_rows,
 )
 from ..decisions.market import MARKET_REF_PATTERN
+from ..sources.shipped import SHIPPED, shipped_scenarios
 from .openapi import route
 from .routes import XLSX, _xlsx, pricing, services
 from .schemas import (
@@ -82,15 +82,9 @@ class ReservationBody(Strict):
     accelerators: Annotated[int, Field(ge=1, le=10_000_000)] | None = None
 
 
-def _shipped_names() -> tuple[str, ...]:
-    """``fixture:<name>`` of every example scenario shipped in fixtures/scenarios."""
-    from ..sources.catalog import fixtures_dir
-    root = fixtures_dir() / "scenarios"
-    return tuple(f"{SHIPPED}{p.relative_to(root).with_suffix('').as_posix()}"
-                 for p in sorted(root.rglob("*.toml")))
-
-
-SHIPPED_NAMES = _shipped_names()
+# every shipped example's name: the document lists them (a name the schema allows is one
+# the service has)
+SHIPPED_NAMES = tuple(shipped_scenarios())
 
 
 def _pool_scenario(value: Any) -> Any:

@@ -37,6 +37,7 @@ from ..model.inputs import MIN_UTILISATION, Load
 from ..model.results import Result, check_finite
 from ..sources.fleet_file import Fleet, Pool, validate_fleet
 from ..sources.scenario_file import read_scenario_file
+from ..sources.shipped import SHIPPED, shipped_scenario
 from .build import LoadedScenario
 from .context import Context
 from .engine import price_scenario as price_result
@@ -297,27 +298,6 @@ def _finite(x: float) -> float | None:
 
 
 # -- the use case ------------------------------------------------------------------------------
-
-SHIPPED = "fixture:"  # a scenario shipped in fixtures/scenarios, named as the pages name it
-
-
-def shipped_scenario(name: str, where: str) -> Path:
-    """The file of a shipped example scenario, ``fixture:<name>`` (``fixture:sample-tco``,
-    ``fixture:published/deepseek-r1_gb300_peak``): a name, never a path a request gives, so the
-    service may read it; InputError at ``where`` for a name it does not ship."""
-    from ..sources.catalog import fixtures_dir
-    root = (fixtures_dir() / "scenarios").resolve()
-    stem = name[len(SHIPPED):]
-    parts = stem.split("/")
-    if (not stem or len(stem) > 200 or any(not p or p.startswith(".") for p in parts)
-            or not all(ch.isalnum() or ch in "-_./" for ch in stem)):
-        raise InputError([(where, f"not a shipped scenario: {name[:80]!r}")])
-    path = (root / f"{stem}.toml").resolve()
-    if root not in path.parents or not path.is_file():
-        raise InputError([(where, f"no shipped scenario {name[:80]!r} (fixtures/scenarios "
-                                  f"holds the examples)")])
-    return path
-
 
 def _spec(pool: Pool, k: int, base: Path | None, where: str) -> ScenarioSpec:
     subject = f"{where}.pools[{k}].scenario"

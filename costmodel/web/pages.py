@@ -28,7 +28,7 @@ from ..model.results import Result
 from ..model.steps import MODEL
 from ..model.units import UnitInputError, parse_quantity
 from ..render.report import assumed_line, flexible_line, money_line
-from ..resources import fixtures_dir
+from ..sources.shipped import SHIPPED, shipped_scenarios
 from .charts import COLOURS, Segment, Series, frontier_chart, hourly_chart, stacked_bar
 from .disclosure import disclosure_lines
 from .downloads import curl_line, json_response, xlsx_response
@@ -484,16 +484,14 @@ def fixture_scenarios() -> dict[str, tuple[str, dict[str, Any]]]:
     """The example scenarios shipped in fixtures/scenarios: ``fixture:<name>`` -> (title,
     mapping); a curve file named there is named by its curve id, as a request names it (found
     in the service's curves)."""
-    root = fixtures_dir() / "scenarios"
     out = {}
-    for path in sorted(root.rglob("*.toml")):
+    for name, path in shipped_scenarios().items():
         data = tomllib.loads(path.read_text(encoding="utf-8"))
         op = data.get("operating_point")
         if isinstance(op, dict) and "curve" in op and "curve_id" in op:
             # as a request names it (requests never name files): the curl line works as shown
             op["curve"] = op.pop("curve_id")
-        stem = path.relative_to(root).with_suffix("").as_posix()
-        out[f"fixture:{stem}"] = (str(data.get("name") or stem), data)
+        out[name] = (str(data.get("name") or name.removeprefix(SHIPPED)), data)
     return out
 
 
