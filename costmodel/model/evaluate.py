@@ -35,6 +35,7 @@ from .declaration import (
     compile_node,
     fold,
 )
+from .fused import Fused
 
 __all__ = ["compile_node", "Evaluator", "NUMPY", "SCALAR"]
 
@@ -140,10 +141,13 @@ class Evaluator:
 
     ``Evaluator(MODEL)`` computes every step with one value per scenario (a profile's steps
     are computed as they are needed); ``Evaluator(MODEL, outputs=[...])`` computes what those
-    outputs need and returns only them.
+    outputs need and returns only them. A batch runs fused (:mod:`costmodel.model.fused`)
+    where it can, else on whole arrays (:meth:`reference`, the fused path's reference);
+    ``fused=False``: always on whole arrays.
     """
 
-    def __init__(self, decl: Declaration, outputs: Iterable[str] | None = None):
+    def __init__(self, decl: Declaration, outputs: Iterable[str] | None = None, *,
+                 fused: bool = True):
         self.decl = decl
         scalar = decl.scalar_steps
         names = decl.dependencies(scalar) if outputs is None else decl.dependencies(outputs)
@@ -167,6 +171,9 @@ class Evaluator:
         self._by_levels: dict[tuple[int, ...], Callable] = {}
         self._level_key = operator.itemgetter(*(n for n, _ in self._enum_levels)) \
             if len(self._enum_levels) > 1 else lambda env: ()
+        # a batch: one generated function per combination of levels and kinds of inputs
+        self._fused = Fused(decl, self.outputs, [n for n, _ in self._enum_levels],
+                            self.constants, self._profiles) if fused else None
 
     def _at_levels(self, inputs: Mapping[str, object]) -> Callable:
         """The scalar function specialised to the inputs' categorical levels (compiled the
@@ -214,6 +221,18 @@ class Evaluator:
                 return {name: env[name] for name in self.outputs}
             except (ZeroDivisionError, OverflowError):
                 pass  # numpy's inf/NaN semantics below
+        elif self._fused is not None:
+            fused = self._fused(inputs)
+            if fused is not None:
+                return fused
+        return self._numpy(inputs)
+
+    def reference(self, inputs: Mapping[str, object]) -> dict[str, np.ndarray]:
+        """The steps on whole arrays, one closure per node (never fused): what the fused
+        path must equal. ``inputs`` as :meth:`__call__`'s."""
+        if not self._required.issubset(inputs.keys()):
+            missing = [n for n in self.required if n not in inputs]
+            raise KeyError(f"missing inputs: {', '.join(missing)}")
         return self._numpy(inputs)
 
     def _numpy(self, inputs: Mapping[str, object]) -> dict[str, np.ndarray]:
