@@ -144,29 +144,39 @@ class _Case:
                         tuple(renumber[a] for a in graph.ops[k].args)) for k in keep]
         self.roots = [renumber[k] for k in roots]
         self.inputs = sorted({op.what for op in self.ops if op.kind == "input"})
+        self.profile: list[bool] = []  # whether each input is a profile (Fused sets it)
         self.outputs = outputs
         self.plans: dict[tuple, _Plan | None] = {}
+
+
+_ROW = ("row",)  # a float64 array by row (the common kind; compared by identity)
+_FLOAT, _INT = ("scalar", float), ("scalar", int)
 
 
 def _kind(value: object, profile: bool) -> tuple | None:
     """How an input's value takes part in a batch: batch-wide (a scalar), by row (1-D), or a
     profile shared by the batch (2-D); None for anything else (the plain evaluator's)."""
     t = type(value)
-    if t is float or t is int:
-        return ("scalar", t)
+    if t is float:
+        return _FLOAT
     if t is np.ndarray:
-        dtype = value.dtype  # type: ignore[attr-defined]
+        dtype, ndim = value.dtype, value.ndim  # type: ignore[attr-defined]
+        if ndim == 1 and not profile:
+            return _ROW if dtype == _F8 else ("row", dtype) if dtype.kind in "biuf" else None
         if dtype.kind not in "biuf":
             return None
-        ndim = value.ndim  # type: ignore[attr-defined]
         if ndim == 0:
             return ("scalar", dtype)
-        if profile:
-            return ("profile", value.shape, dtype) if ndim == 2 else None  # type: ignore
-        return ("row", dtype) if ndim == 1 else None
+        return ("profile", value.shape, dtype) \
+            if ndim == 2 and profile else None  # type: ignore[attr-defined]
+    if t is int:
+        return _INT
     if isinstance(value, np.generic) and value.dtype.kind in "biuf":
         return ("scalar", value.dtype)
     return None
+
+
+_F8 = np.dtype(np.float64)
 
 
 def _hoisted(op: _Op, vals: list, constants: Mapping[str, object]) -> object:
@@ -483,18 +493,21 @@ class Fused:
         self._plans = 0
 
     def _levels(self, inputs: Mapping) -> tuple[int, ...] | None:
+        """Each categorical input's level for the whole batch, or None (a level by row, or
+        one the plain evaluator refuses)."""
         levels = []
         for name, count in self.enums:
             v = inputs[name]
-            if np.ndim(v) != 0:
-                return None  # a level by row: np.choose's, the plain evaluator's
-            try:
-                level = int(v)  # as the plain evaluator indexes its options
-            except (TypeError, ValueError, OverflowError):
-                return None
-            if not -count <= level < count:
+            if type(v) is not int:
+                if np.ndim(v) != 0:
+                    return None  # a level by row: np.choose's, the plain evaluator's
+                try:
+                    v = int(v)  # as the plain evaluator indexes its options
+                except (TypeError, ValueError, OverflowError):
+                    return None
+            if not -count <= v < count:
                 return None  # IndexError there
-            levels.append(level % count)
+            levels.append(v % count)
         return tuple(levels)
 
     def plan(self, inputs: Mapping) -> tuple[_Plan, int] | None:
@@ -509,30 +522,28 @@ class Fused:
             case = self._cases[levels] = _Case(
                 self.decl, self.outputs, dict(zip((e for e, _ in self.enums), levels,
                                                   strict=True)))
-        n = None
-        kinds = []
-        for name in case.inputs:
-            kind = _kind(inputs[name], name in self.profiles)
-            if kind is None:
-                return None
-            if kind[0] == "row":
-                length = len(inputs[name])  # type: ignore[arg-type]
-                if n is None:
-                    n = length
-                elif length != n:
-                    return None  # broadcasting of unequal rows: the plain evaluator's
-            kinds.append(kind)
-        if n is None or n == 0:
+            case.profile = [name in self.profiles for name in case.inputs]
+        values = [inputs[name] for name in case.inputs]
+        kinds = tuple(map(_kind, values, case.profile))
+        if _ROW not in kinds and not any(k is not None and k[0] == "row" for k in kinds):
             return None  # nothing varies by row: nothing to fuse
-        key = tuple(kinds)
-        plan = case.plans.get(key)
+        if None in kinds:
+            return None  # a value of a shape or type only the plain evaluator takes
+        rows = {len(v) for v, k in zip(values, kinds, strict=True)  # type: ignore[arg-type]
+                if k[0] == "row"}
+        if len(rows) != 1:
+            return None  # broadcasting of unequal rows: the plain evaluator's
+        n = rows.pop()
+        if n == 0:
+            return None
+        plan = case.plans.get(kinds)
         if plan is None:
             if self._plans >= _MAX_PLANS:
                 return None
             self._plans += 1
             with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-                plan = case.plans[key] = _Plan(case, self.constants, inputs,
-                                               dict(zip(case.inputs, kinds, strict=True)))
+                plan = case.plans[kinds] = _Plan(case, self.constants, inputs,
+                                                 dict(zip(case.inputs, kinds, strict=True)))
         return plan, n
 
     def __call__(self, inputs: Mapping) -> dict[str, object] | None:
