@@ -92,15 +92,22 @@ def tariff_inputs(n: int, seed: int = 2) -> dict:
     return x
 
 
-def _rounds(contenders: dict, repeat: int) -> dict[str, float]:
-    """The median time of each contender [s], timed in turn in each of ``repeat`` rounds."""
-    times: dict[str, list[float]] = {name: [] for name in contenders}
+def _rounds(contenders: dict, repeat: int) -> dict[str, tuple[float, float]]:
+    """The median wall and CPU time of each contender [s], each timed in turn in each of
+    ``repeat`` rounds (the CPU time, this process's, moves less with the machine's load)."""
+    times: dict[str, list[tuple[float, float]]] = {name: [] for name in contenders}
     for _ in range(repeat):
         for name, fn in contenders.items():
-            t0 = time.perf_counter()
+            w0, c0 = time.perf_counter(), time.process_time()
             fn()
-            times[name].append(time.perf_counter() - t0)
-    return {name: statistics.median(t) for name, t in times.items()}
+            times[name].append((time.perf_counter() - w0, time.process_time() - c0))
+    return {name: (statistics.median(w for w, _ in t), statistics.median(c for _, c in t))
+            for name, t in times.items()}
+
+
+def _line(label: str, t: tuple[float, float], base: tuple[float, float], note: str) -> str:
+    return (f"  {label:20s} {t[0] * 1e3:8.1f} ms {t[0] / base[0]:5.2f}x   CPU {t[1] * 1e3:8.1f} ms "
+            f"{t[1] / base[1]:5.2f}x  {note}")
 
 
 def _compare(label: str, x: dict, hand, repeat: int) -> None:
@@ -123,18 +130,17 @@ def _compare(label: str, x: dict, hand, repeat: int) -> None:
 
     t = _rounds({"hand": hand_run, "fused": lambda: ev(x), "plain": lambda: plain(x),
                  "copy": lambda: np.copyto(dst, src)}, repeat)
-    h = t["hand"]
+    h, f, c = t["hand"], t["fused"], t["copy"]
     print(label)
-    print(f"  hand-written numpy   {h * 1e3:8.1f} ms  (baseline, same run)")
-    print(f"  declared evaluator   {t['fused'] * 1e3:8.1f} ms  {t['fused'] / h:5.2f}x  "
-          f"(goal <= {GOAL:g}x; fused: {plan.operations} operations over rows, "
-          f"blocks of {plan.block:,} rows)")
-    print(f"  plain evaluator      {t['plain'] * 1e3:8.1f} ms  {t['plain'] / h:5.2f}x  "
-          f"(whole arrays: the reference; {len(plain.steps)} steps)")
-    print(f"  memory floor         {t['copy'] * 1e3:8.1f} ms  {t['copy'] / h:5.2f}x  "
-          f"({read / 1e6:.0f} MB read + {written / 1e6:.0f} MB written, at "
-          f"{(read + written) / t['copy'] / 1e9:.1f} GB/s of a plain copy); the evaluator "
-          f"is {t['fused'] / t['copy']:.1f}x the floor")
+    print(_line("hand-written numpy", h, h, "(baseline, same run)"))
+    print(_line("declared evaluator", f, h, f"(goal <= {GOAL:g}x; fused: {plan.operations} "
+                                            f"operations a row, blocks of {plan.block:,} rows)"))
+    print(_line("plain evaluator", t["plain"], h, f"(whole arrays, the reference; "
+                                                  f"{len(plain.steps)} steps)"))
+    print(_line("memory floor", c, h, f"({read / 1e6:.0f} MB read + {written / 1e6:.0f} MB "
+                                      f"written: a plain copy, {(read + written) / c[0] / 1e9:.1f}"
+                                      f" GB/s)"))
+    print(f"  the evaluator is {f[0] / c[0]:.1f}x the memory floor ({f[1] / c[1]:.1f}x in CPU)")
 
 
 def _one_scenario(repeat: int, calls: int = 2000) -> None:
@@ -151,9 +157,11 @@ def _one_scenario(repeat: int, calls: int = 2000) -> None:
         return lambda: [e(one) for _ in range(calls)]
 
     t = _rounds({"fused": run(ev), "plain": run(plain)}, repeat)
-    print("one scenario, every step (plain floats)")
-    print(f"  evaluator            {t['fused'] / calls * 1e6:8.1f} us  "
-          f"{t['fused'] / t['plain']:5.2f}x the plain evaluator (goal: 1x, as before)")
+    f, p = t["fused"], t["plain"]
+    print("one scenario, every step (plain floats; time per call)")
+    print(f"  evaluator            {f[0] / calls * 1e6:8.1f} us {f[0] / p[0]:5.2f}x   CPU "
+          f"{f[1] / calls * 1e6:8.1f} us {f[1] / p[1]:5.2f}x  the plain evaluator's "
+          f"(goal: 1x, as before)")
 
 
 def main() -> None:
