@@ -141,8 +141,9 @@ class Evaluator:
 
     ``Evaluator(MODEL)`` computes every step with one value per scenario (a profile's steps
     are computed as they are needed); ``Evaluator(MODEL, outputs=[...])`` computes what those
-    outputs need and returns only them. A batch runs fused (:mod:`costmodel.model.fused`)
-    where it can, else on whole arrays (:meth:`reference`, the fused path's reference);
+    outputs need and returns only them. A batch, or one scenario with a profile, runs fused
+    (:mod:`costmodel.model.fused`) where it can, else on whole arrays (:meth:`reference`,
+    the fused path's reference);
     ``fused=False``: always on whole arrays.
     """
 
@@ -173,7 +174,7 @@ class Evaluator:
             if len(self._enum_levels) > 1 else lambda env: ()
         # a batch: one generated function per combination of levels and kinds of inputs
         self._fused = Fused(decl, self.outputs, [n for n, _ in self._enum_levels],
-                            self.constants, self._profiles) if fused else None
+                            self.constants, self._profiles, self.required) if fused else None
 
     def _at_levels(self, inputs: Mapping[str, object]) -> Callable:
         """The scalar function specialised to the inputs' categorical levels (compiled the

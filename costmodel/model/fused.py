@@ -23,9 +23,12 @@ buffer reused from block to block (``out=``):
    written straight into its result array.
 
 The block's length is chosen so that the buffers of one block fit in :data:`BLOCK_BYTES`.
-Anything the fused function does not cover (a categorical input that varies by row or is
-out of range, inputs of mixed lengths, a profile of an unexpected rank, a batch without a
-row-wise input) is evaluated by the plain evaluator, which stays the reference.
+One scenario with a profile (plain floats beside a tariff's or a load shape's arrays) has no
+rows: its function is the hoisted part alone, the plain evaluator's operations without a
+closure call per node. Anything the fused function does not cover (a categorical input that
+varies by row or is out of range, inputs of mixed lengths, a profile of an unexpected rank,
+plain numbers alone, which the scalar paths take) is evaluated by the plain evaluator, which
+stays the reference.
 
 Units [declared units of each input and step] were checked when the declaration was built;
 nothing here touches pint.
@@ -235,12 +238,13 @@ class _Plan:
                 or any(row[a] for a in op.args)
         self.row = row
         self.row_inputs = [n for n in case.inputs if np.ndim(sample[n]) == 1]
+        self.batch = bool(self.row_inputs)  # else one scenario: profiles keep their shape
         # the first row's values: each row-wise value's shape (rows last) and type
         vals: list = [None] * len(ops)
         for k, op in enumerate(ops):  # the values that do not vary by row
             if not row[k] and op.kind == "input":
                 v = sample[op.what]
-                vals[k] = np.asarray(v)[..., None] if np.ndim(v) == 2 else v
+                vals[k] = np.asarray(v)[..., None] if np.ndim(v) == 2 and self.batch else v
             elif not row[k]:
                 vals[k] = _hoisted(op, vals, constants)
         shapes: list[tuple[int, ...] | None] = [None] * len(ops)
@@ -374,7 +378,7 @@ class _Plan:
             names[k] = v
             a = [names[x] for x in op.args]
             if op.kind == "input":
-                profile = self.kinds[op.what][0] == "profile"
+                profile = self.kinds[op.what][0] == "profile" and self.batch
                 lines.append(f"    {v} = inputs[{op.what!r}]" + ("[..., None]" if profile else ""))
             elif op.kind == "const":
                 namespace[f"c{k}"] = constants[op.what]
@@ -469,6 +473,8 @@ class _Plan:
         return entry
 
     def __call__(self, inputs: Mapping, n: int) -> dict[str, object]:
+        if not n:  # one scenario: no rows, no buffers
+            return self._run(inputs, 0, ())
         entry = self._blocks(n)
         try:
             return self._run(inputs, n, entry[3])
@@ -482,8 +488,12 @@ class Fused:
     docstring); :meth:`__call__` answers None when the batch is not one it covers."""
 
     def __init__(self, decl: Declaration, outputs: Iterable[str], enums: Iterable[str],
-                 constants: Mapping[str, object], profiles: Iterable[str]):
+                 constants: Mapping[str, object], profiles: Iterable[str],
+                 required: Iterable[str] = ()):
+        """``required``: every input the plain evaluator requires (an array among those that
+        are not profiles makes a batch, whose profiles gain a trailing axis)."""
         self.decl = decl
+        self.scalars = sorted(set(required) - set(profiles) - set(decl.enums))
         self.outputs = list(outputs)
         self.enums = [(e, len(decl.enums[e].levels)) for e in enums]
         self.constants = constants
@@ -524,16 +534,21 @@ class Fused:
             case.profile = [name in self.profiles for name in case.inputs]
         values = [inputs[name] for name in case.inputs]
         kinds = tuple(map(_kind, values, case.profile))
-        if _ROW not in kinds and not any(k is not None and k[0] == "row" for k in kinds):
-            return None  # nothing varies by row: nothing to fuse
         if None in kinds:
             return None  # a value of a shape or type only the plain evaluator takes
-        rows = {len(v) for v, k in zip(values, kinds, strict=True)  # type: ignore[arg-type]
-                if k[0] == "row"}
-        if len(rows) != 1:
-            return None  # broadcasting of unequal rows: the plain evaluator's
-        n = rows.pop()
-        if n == 0:
+        if _ROW in kinds or any(k[0] == "row" for k in kinds):
+            rows = {len(v) for v, k in zip(values, kinds, strict=True)  # type: ignore
+                    if k[0] == "row"}
+            if len(rows) != 1:
+                return None  # broadcasting of unequal rows: the plain evaluator's
+            n = rows.pop()
+            if n == 0:
+                return None
+        elif any(k[0] == "profile" for k in kinds) and not any(
+                type(inputs[name]) is not float and np.ndim(inputs[name])
+                for name in self.scalars):
+            n = 0  # one scenario with a profile: its operations as one function all the same
+        else:  # plain numbers (the scalar paths' own), or an array read by no step
             return None
         plan = case.plans.get(kinds)
         if plan is None:

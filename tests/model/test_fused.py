@@ -61,20 +61,26 @@ def _profiles(rng: np.random.Generator, tariff: bool, load: bool, months: int, h
 
 
 @st.composite
-def batches(draw) -> dict:
+def batches(draw, one: bool = False) -> dict:
     """A batch of ``n`` scenarios: every categorical input at one drawn level, each scalar
-    input by row or batch-wide, optional ones absent in any of three ways."""
+    input by row or batch-wide, optional ones absent in any of three ways. ``one``: one
+    scenario (plain floats) with a tariff or a load shape, or both (profiles)."""
     n = draw(st.integers(1, 40))
     rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
     x: dict = {e.name: draw(st.integers(0, len(e.levels) - 1)) for e in MODEL.enums.values()}
     tariff, load = draw(st.booleans()), draw(st.booleans())
+    if one:  # a profile each scenario reads: the tariff's, the load shape's, or both
+        tariff = tariff or not load
+        x.update(electricity_pricing=int(tariff), load_basis=int(load))
     x.update(_profiles(rng, tariff, load, draw(st.sampled_from([1, 12])),
                        draw(st.sampled_from([24, 48])), draw(st.integers(1, 3))))
     for name, i in MODEL.inputs.items():
         if name in PROFILES:
             continue
         modes = ["row", "scalar"] + (["nan", "nan rows", "some nan"] if i.optional else [])
-        mode = "row" if name == "rack_nodes" else draw(st.sampled_from(modes))
+        if one:
+            modes = ["scalar", "nan"] if i.optional else ["scalar"]
+        mode = "row" if name == "rack_nodes" and not one else draw(st.sampled_from(modes))
         if mode == "nan":
             x[name] = np.nan
         elif mode == "nan rows":
@@ -110,6 +116,22 @@ def test_fused_equals_the_plain_evaluator(x, block):
         assert full._fused.plan(x)[0].block == block
         _same(full(x), FULL_PLAIN(x))
         _same(pruned(x), Evaluator(MODEL, outputs=PRUNED, fused=False)(x))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(batches(one=True))
+def test_one_scenario_with_a_profile_is_the_plain_evaluators_bits(x):
+    # plain floats beside the tariff's and the load's arrays: no rows, the same operations as
+    # one generated function; each answer the same value of the same type
+    for outputs in (None, PRUNED):
+        ev, plain = Evaluator(MODEL, outputs=outputs), Evaluator(MODEL, outputs=outputs,
+                                                                 fused=False)
+        assert ev._fused.plan(x)[1] == 0
+        got, expected = ev(x), plain(x)
+        assert list(got) == list(expected)
+        for name, value in expected.items():
+            assert type(got[name]) is type(value), name
+            assert np.array_equal(got[name], value, equal_nan=True), name
 
 
 def test_every_level_of_every_categorical_input():
