@@ -37,6 +37,8 @@ from __future__ import annotations
 
 import math
 import operator
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -60,6 +62,48 @@ __all__ = ["Fused", "BLOCK_BYTES"]
 BLOCK_BYTES = 4 << 20
 MIN_BLOCK, MAX_BLOCK = 1024, 32768  # rows per block, whatever the buffers' size
 _MAX_PLANS = 64  # generated functions kept per evaluator (levels x kinds of inputs)
+# buffers kept for the next call, over every plan of the process [bytes]: a call that finds
+# none allocates its own (a block's worth at most); the sets used longest ago are dropped
+POOL_BYTES = 64 << 20
+_POOL_PLANS = 256  # plans with buffers kept (each set kept keeps its plan)
+
+
+class _Pool:
+    """Sets of buffers not in use, by plan (two at most: a second for another thread), the
+    process's together at most :data:`POOL_BYTES`, of at most ``_POOL_PLANS`` plans."""
+
+    def __init__(self) -> None:
+        self._sets: OrderedDict[object, list[list]] = OrderedDict()
+        self._bytes = 0
+        self._lock = threading.Lock()
+
+    def take(self, plan: object) -> list | None:
+        with self._lock:
+            sets = self._sets.get(plan)
+            if not sets:
+                return None
+            entry = sets.pop()
+            if not sets:
+                del self._sets[plan]
+            self._bytes -= entry[-1]
+            return entry
+
+    def give(self, plan: object, entry: list) -> None:
+        with self._lock:
+            sets = self._sets.setdefault(plan, [])
+            self._sets.move_to_end(plan)
+            if len(sets) >= 2:
+                return  # (a list with entries: never left empty)
+            sets.append(entry)
+            self._bytes += entry[-1]
+            while self._bytes > POOL_BYTES or len(self._sets) > _POOL_PLANS:
+                oldest, kept = next(iter(self._sets.items()))
+                self._bytes -= kept.pop(0)[-1]
+                if not kept:
+                    del self._sets[oldest]
+
+
+_POOL = _Pool()
 
 _BINARY: dict[str, Callable] = {"+": np.add, "-": np.subtract, "*": np.multiply,
                                 "/": np.divide, "**": np.power}
@@ -346,7 +390,6 @@ class _Plan:
         self.operations = len(computed)
         self.source = self._source(ops, constants, shapes, dtypes, how, alias, computed,
                                    written, slot_of)
-        self._pool: list[list] = []  # buffer sets not in use (see _blocks)
 
     def _source(self, ops: list[_Op], constants: Mapping[str, object], shapes: list,
                 dtypes: list, how: Mapping[int, tuple | None], alias: list[int],
@@ -457,10 +500,10 @@ class _Plan:
         holds a block of rows, or fewer when its batches were all shorter than that."""
         chunks = -(-n // self.block)
         size = -(-n // chunks)
-        entry = self._pool.pop() if self._pool else [0, [], None, None]
-        if entry[0] < size:  # [rows each buffer holds, buffers, n, blocks]
-            entry[:] = [size, [np.empty(math.prod(s) * size, d) for s, d in self.slots],
-                        None, None]
+        entry = _POOL.take(self)
+        if entry is None or entry[0] < size:  # [rows a buffer holds, buffers, n, blocks, bytes]
+            buffers = [np.empty(math.prod(s) * size, d) for s, d in self.slots]
+            entry = [size, buffers, None, None, sum(b.nbytes for b in buffers)]
         if entry[2] != n:
             blocks, views = [], {}
             for lo in range(0, n, size):
@@ -479,8 +522,7 @@ class _Plan:
         try:
             return self._run(inputs, n, entry[3])
         finally:
-            if len(self._pool) < 2:  # kept for the next call (a second for another thread)
-                self._pool.append(entry)
+            _POOL.give(self, entry)  # kept for the next call
 
 
 class Fused:

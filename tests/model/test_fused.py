@@ -281,3 +281,20 @@ def test_every_construct(n, seed, level, modes, profiled, months, hours, periods
             return
         assert ev._fused.plan(x) is not None
         _same(ev(x), expected)
+
+
+def test_the_buffers_kept_between_calls_are_bounded():
+    rng = np.random.default_rng(6)
+    x = {name: _values(name, 3000, rng) for name in MODEL.inputs if name not in PROFILES}
+    x.update({e.name: 0 for e in MODEL.enums.values()}, **_profiles(rng, False, False, 1, 24, 1))
+    ev = Evaluator(MODEL, outputs=["cost_per_mtok_total"])
+    expected = ev.reference(x)["cost_per_mtok_total"]
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(fused, "POOL_BYTES", 10_000)  # less than one set (3,000 rows x 8 bytes)
+        for _ in range(3):
+            np.testing.assert_array_equal(ev(x)["cost_per_mtok_total"], expected)
+            assert 0 <= fused._POOL._bytes <= 10_000
+    for _ in range(3):  # kept now, and reused: one set for this plan
+        np.testing.assert_array_equal(ev(x)["cost_per_mtok_total"], expected)
+    plan, _ = ev._fused.plan(x)
+    assert len(fused._POOL._sets[plan]) == 1 and fused._POOL._bytes >= 3000 * 8
