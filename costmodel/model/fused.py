@@ -4,7 +4,7 @@
 per node of each step's tree: every operation allocates an array of the batch's length and
 reads its operands back from memory. Here the same operations, in the same order and with
 the same numpy functions (so the same IEEE results), run over the batch in blocks of rows
-small enough that every intermediate stays in the processor's cache, each written into a
+small enough that the intermediates stay in the processor's caches, each written into a
 buffer reused from block to block (``out=``):
 
 1. **Specialise** to the batch's categorical levels (one level for the whole batch): each
