@@ -298,3 +298,25 @@ def test_the_buffers_kept_between_calls_are_bounded():
         np.testing.assert_array_equal(ev(x)["cost_per_mtok_total"], expected)
     plan, _ = ev._fused.plan(x)
     assert len(fused._POOL._sets[plan]) == 1 and fused._POOL._bytes >= 3000 * 8
+
+
+def test_threads_sharing_an_evaluator_each_get_their_own_buffers():
+    # the service prices in threads: one evaluator, one plan, calls at once on other data
+    from concurrent.futures import ThreadPoolExecutor
+    rng = np.random.default_rng(8)
+    batches = []
+    for _ in range(8):
+        x = {name: _values(name, 500, rng) for name in MODEL.inputs if name not in PROFILES}
+        x.update({e.name: 0 for e in MODEL.enums.values()},
+                 **_profiles(rng, True, True, 12, 48, 2), electricity_pricing=1, load_basis=1)
+        batches.append(x)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(fused, "MIN_BLOCK", 7)  # many blocks a call: threads switch inside one
+        mp.setattr(fused, "BLOCK_BYTES", 0)
+        ev = Evaluator(MODEL, outputs=PRUNED)
+        expected = [Evaluator(MODEL, outputs=PRUNED, fused=False)(x) for x in batches]
+        with ThreadPoolExecutor(4) as pool:
+            for _ in range(3):
+                for got, want in zip(pool.map(ev, batches), expected, strict=True):
+                    _same(got, want)
+        assert len({id(ev._fused.plan(x)[0]) for x in batches}) == 1  # one plan for all
