@@ -256,13 +256,16 @@ def _column(rng: np.random.Generator, mode: str, n: int):
 @given(st.integers(1, 30), st.integers(0, 2**32 - 1), st.integers(-3, 2),
        st.lists(st.sampled_from(["rows", "int rows", "scalar", "nan"]), min_size=3, max_size=3),
        st.booleans(), st.integers(1, 3), st.integers(1, 4), st.integers(1, 2),
-       st.integers(1, 7), st.sampled_from([None, ["total"], ["ge", "shaped", "pick"]]))
+       st.integers(1, 7), st.sampled_from([None, ["total"], ["ge", "shaped", "pick"],
+                                            ["hourly", "period_load", "by_month", "peak"]]))
 def test_every_construct(n, seed, level, modes, profiled, months, hours, periods, block,
                          outputs):
     rng = np.random.default_rng(seed)
     x: dict = {name: _column(rng, mode, n) for name, mode in zip("abc", modes, strict=True)}
     if "rows" not in modes and "int rows" not in modes:
         x["a"] = _column(rng, "rows", n)  # one input by row at least
+    if outputs and "hourly" in outputs:  # the profile steps read c, not a or b
+        x["c"] = _column(rng, "rows", n)
     x["e"] = level
     profiles = {"load": (1, hours), "weight": (1, hours), "rates": (months, hours),
                 "month_weight": (months, 1), "period_hours": (periods, hours),
