@@ -96,10 +96,12 @@ def tariff_inputs(n: int, seed: int = 2) -> dict:
 
 def _rounds(contenders: dict, repeat: int) -> dict[str, tuple[float, float]]:
     """The median wall and CPU time of each contender [s], each timed in turn in each of
-    ``repeat`` rounds (the CPU time, this process's, moves less with the machine's load)."""
+    ``repeat`` rounds, in the reverse order every other round (so none always runs first);
+    the CPU time, this process's, moves less with the machine's load."""
     times: dict[str, list[tuple[float, float]]] = {name: [] for name in contenders}
-    for _ in range(repeat):
-        for name, fn in contenders.items():
+    for round_ in range(repeat):
+        order = list(contenders.items())
+        for name, fn in order[::-1] if round_ % 2 else order:
             w0, c0 = time.perf_counter(), time.process_time()
             fn()
             times[name].append((time.perf_counter() - w0, time.process_time() - c0))
@@ -151,7 +153,7 @@ def _compare(label: str, x: dict, hand, repeat: int) -> None:
           f"({(f[1] - t['power'][1]) / c[1]:.1f}x)")
 
 
-def _one_scenario(repeat: int, calls: int = 1000) -> None:
+def _one_scenario(repeat: int, calls: int = 3000) -> None:
     """One scenario, every step, through the evaluator beside the plain one: on plain floats
     (the scalar path, as before), and with the tariff's and the load shape's arrays beside
     them (the fused function without rows)."""
