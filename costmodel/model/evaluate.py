@@ -10,7 +10,10 @@ closures compiled once from the same trees: on numpy arrays, or for a batch of o
 floats, which skips numpy's per-call overhead and gives the same IEEE results. Every step of
 one scenario (the chain's price) runs as one generated Python function of those same float
 operations, which skips a call per node of the tree. Units were
-checked once when the declaration was built, so nothing here touches pint.
+checked once when the declaration was built, so nothing here touches pint. A batch (and one
+scenario with a profile) runs fused where it can (:mod:`costmodel.model.fused`: the same
+operations as one generated function over blocks of rows); the closures on whole arrays
+remain its reference (:meth:`Evaluator.reference`) and take the rest.
 
 Profiles (inputs along the month and hour axes) are numpy arrays of shape (months, hours),
 (months, 1) or (1, hours); in a batch each gains a trailing axis of 1, so a batch of
