@@ -25,7 +25,8 @@ import costmodel
 
 PACKAGE = Path(costmodel.__file__).resolve().parent
 
-CORE = ["model.units", "model.declaration", "model.steps", "model.evaluate", "model.inputs",
+CORE = ["model.units", "model.declaration", "model.steps", "model.evaluate", "model.fused",
+        "model.inputs",
         "model.curves", "model.power", "model.results", "model.rates", "model.chain",
         "model.errors", "model.profile", "model.calendar", "decisions.quotes", "decisions.demand",
         "decisions.decision", "decisions.decision_calculation", "decisions.plan",

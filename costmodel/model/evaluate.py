@@ -10,7 +10,10 @@ closures compiled once from the same trees: on numpy arrays, or for a batch of o
 floats, which skips numpy's per-call overhead and gives the same IEEE results. Every step of
 one scenario (the chain's price) runs as one generated Python function of those same float
 operations, which skips a call per node of the tree. Units were
-checked once when the declaration was built, so nothing here touches pint.
+checked once when the declaration was built, so nothing here touches pint. A batch (and one
+scenario with a profile) runs fused where it can (:mod:`costmodel.model.fused`: the same
+operations as one generated function over blocks of rows); the closures on whole arrays
+remain its reference (:meth:`Evaluator.reference`) and take the rest.
 
 Profiles (inputs along the month and hour axes) are numpy arrays of shape (months, hours),
 (months, 1) or (1, hours); in a batch each gains a trailing axis of 1, so a batch of
@@ -35,6 +38,7 @@ from .declaration import (
     compile_node,
     fold,
 )
+from .fused import Fused
 
 __all__ = ["compile_node", "Evaluator", "NUMPY", "SCALAR"]
 
@@ -140,10 +144,14 @@ class Evaluator:
 
     ``Evaluator(MODEL)`` computes every step with one value per scenario (a profile's steps
     are computed as they are needed); ``Evaluator(MODEL, outputs=[...])`` computes what those
-    outputs need and returns only them.
+    outputs need and returns only them. A batch, or one scenario with a profile, runs fused
+    (:mod:`costmodel.model.fused`) where it can, else on whole arrays (:meth:`reference`,
+    the fused path's reference);
+    ``fused=False``: always on whole arrays.
     """
 
-    def __init__(self, decl: Declaration, outputs: Iterable[str] | None = None):
+    def __init__(self, decl: Declaration, outputs: Iterable[str] | None = None, *,
+                 fused: bool = True):
         self.decl = decl
         scalar = decl.scalar_steps
         names = decl.dependencies(scalar) if outputs is None else decl.dependencies(outputs)
@@ -167,6 +175,9 @@ class Evaluator:
         self._by_levels: dict[tuple[int, ...], Callable] = {}
         self._level_key = operator.itemgetter(*(n for n, _ in self._enum_levels)) \
             if len(self._enum_levels) > 1 else lambda env: ()
+        # a batch: one generated function per combination of levels and kinds of inputs
+        self._fused = Fused(decl, self.outputs, [n for n, _ in self._enum_levels],
+                            self.constants, self._profiles, self.required) if fused else None
 
     def _at_levels(self, inputs: Mapping[str, object]) -> Callable:
         """The scalar function specialised to the inputs' categorical levels (compiled the
@@ -214,6 +225,18 @@ class Evaluator:
                 return {name: env[name] for name in self.outputs}
             except (ZeroDivisionError, OverflowError):
                 pass  # numpy's inf/NaN semantics below
+        elif self._fused is not None:
+            fused = self._fused(inputs)
+            if fused is not None:
+                return fused
+        return self._numpy(inputs)
+
+    def reference(self, inputs: Mapping[str, object]) -> dict[str, np.ndarray]:
+        """The steps on whole arrays, one closure per node (never fused): what the fused
+        path must equal. ``inputs`` as :meth:`__call__`'s."""
+        if not self._required.issubset(inputs.keys()):
+            missing = [n for n in self.required if n not in inputs]
+            raise KeyError(f"missing inputs: {', '.join(missing)}")
         return self._numpy(inputs)
 
     def _numpy(self, inputs: Mapping[str, object]) -> dict[str, np.ndarray]:
