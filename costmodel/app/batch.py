@@ -37,6 +37,7 @@ import orjson
 from ..decisions.sensitivity.base import DEFAULT_OUTPUT, Base
 from ..decisions.sensitivity.inputs import VARS, SensitivityError, Var
 from ..model.errors import InputError
+from ..model.inputs import Scenario
 from ..model.results import MUST_BE_FINITE, Result, out_of_bounds
 from ..model.steps import MODEL
 from ..sources.cells import neutralise_cell
@@ -46,8 +47,8 @@ from .pricing import price
 from .specs import InlineScenario, Override, SavedRevision, ScenarioSpec, overrides_from_mapping
 from .variants import read_value
 
-__all__ = ["Batch", "RowError", "price_batch", "output_step", "read_value", "MAX_ROWS",
-           "ALONE_LIGHT"]
+__all__ = ["Batch", "RowError", "price_batch", "output_step", "read_value", "movable",
+           "MAX_ROWS", "ALONE_LIGHT"]
 
 MAX_ROWS = 10_000  # rows of one batch
 # rows (and groups) priced alone beyond which a batch is heavy work: the caller's ``heavy``
@@ -170,15 +171,21 @@ class _Group:
         return self._vars[key]
 
     def _movable(self, key: str) -> Var | None:
-        var = VARS.get(key)
-        if var is None or (self.reads_curve and key.startswith("operating_point.")):
-            return None
-        op = self.scenario.operating_point
-        if key == "operating_point.normalised_by":  # only beside a per-kW throughput
-            return var if op.throughput_per_kw is not None else None
-        # an optional input given or not is a choice (renting, an all-in power, a per-kW
-        # throughput): moved only where the base gives it already
-        return var if attrgetter(key)(self.scenario) is not None else None
+        return movable(self.scenario, self.reads_curve, key)
+
+
+def movable(scenario: Scenario, reads_curve: bool, key: str) -> Var | None:
+    """The numeric input ``key`` if moving it keeps ``scenario``'s choices (``reads_curve``:
+    its operating point is read off a curve), else None."""
+    var = VARS.get(key)
+    if var is None or (reads_curve and key.startswith("operating_point.")):
+        return None
+    op = scenario.operating_point
+    if key == "operating_point.normalised_by":  # only beside a per-kW throughput
+        return var if op.throughput_per_kw is not None else None
+    # an optional input given or not is a choice (renting, an all-in power, a per-kW
+    # throughput): moved only where the base gives it already
+    return var if attrgetter(key)(scenario) is not None else None
 
 
 def _label(source: str, value: Any) -> str | None:
