@@ -142,12 +142,12 @@ def _converted(var: Var, column: Column, rates: Mapping[str, float]) -> np.ndarr
             raise _refuse(key, "must hold whole numbers (integers): a count")
         return values.astype(float)
     x = values.astype(float, copy=False)
-    finite = np.isfinite(x)
-    if not finite.all():
-        first = int(np.flatnonzero(~finite)[0])
+    if not math.isfinite(float(np.sum(x))):  # (finite only if every value is)
+        first = int(np.flatnonzero(~np.isfinite(x))[0])
         raise _refuse(key, f"values[{first}]: must be a finite number, got {x[first]}")
-    # (a value times its unit's factor: the one multiplication /price makes, the same bits)
-    return x * factor if factor != 1.0 else x.copy()
+    # (a value times its unit's factor: the one multiplication /price makes, the same bits;
+    # the evaluator only reads its inputs)
+    return x * factor if factor != 1.0 else x
 
 
 def _sample_rows(ok: np.ndarray) -> list[int]:
@@ -204,23 +204,46 @@ def _price(ctx: Context, spec: ScenarioSpec, columns: Sequence[Column], outputs:
     base = Base(scenario, DEFAULT_OUTPUT)
     out = price_rows(base.env(varied), evaluated)
     figures = {s: np.broadcast_to(np.asarray(out[s], dtype=float), (n,)) for s in evaluated}
-    finite = np.ones(n, dtype=bool)
-    for s in MUST_BE_FINITE:
-        finite &= np.isfinite(figures[s])
-    over = np.zeros(n, dtype=bool)
-    for s in BOUNDED:
-        over |= np.abs(figures[s]) > MAX_COST_PER_MTOK
+    finite, over = _checked(figures, n)
     ok = finite & ~over
     errors = _row_errors(figures, finite, over)
     sample = _check_samples(ctx, spec, columns, steps, figures, ok)
     values = {}
+    every = bool(ok.all())
     for o, s in zip(outputs, steps, strict=True):
-        v = np.array(figures[s], dtype=float)  # (a copy: a broadcast scalar made whole)
-        v[~ok] = math.nan
+        v = figures[s]
+        if not v.flags.writeable or not every:  # a broadcast scalar made whole, or masked
+            v = np.array(v, dtype=float)
+            v[~ok] = math.nan
         values[o] = v
     return ColumnBatch(outputs, steps, [MODEL.steps[s].unit for s in steps], values, ok,
                        errors, base_priced.result,
                        _column_sources(base_priced.result, sample, columns))
+
+
+def _checked(figures: Mapping[str, np.ndarray], n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Which rows' figures are finite, and which are beyond the bound any result may be
+    (what ``POST /price`` refuses a row for). A column is scanned row by row only when its
+    sum is not finite, or its extremes beyond the bound (a sum is finite only if every term
+    is): one pass a figure in the common case."""
+    finite = np.ones(n, dtype=bool)
+    over = np.zeros(n, dtype=bool)
+    for s in MUST_BE_FINITE:
+        a = figures[s]
+        if a.strides == (0,):  # one value for every row
+            if not math.isfinite(float(a[0])):
+                finite[:] = False
+        elif not math.isfinite(float(np.sum(a))):
+            finite &= np.isfinite(a)
+    for s in BOUNDED:
+        a = figures[s]
+        if a.strides == (0,):
+            if abs(float(a[0])) > MAX_COST_PER_MTOK:
+                over[:] = True
+        elif not (abs(float(np.nanmax(a, initial=0.0))) <= MAX_COST_PER_MTOK
+                  and abs(float(np.nanmin(a, initial=0.0))) <= MAX_COST_PER_MTOK):
+            over |= np.abs(a) > MAX_COST_PER_MTOK
+    return finite, over
 
 
 def _column_var(key: str, scenario: Any, reads_curve: bool) -> Var:

@@ -30,6 +30,7 @@ REQUEST_KEY = b"costmodel"  # the schema's metadata: the request around the colu
 UNIT_KEY = b"unit"  # a field's metadata: its values' unit
 MAX_REQUEST_METADATA = 1 << 20  # bytes of the request's JSON in the schema's metadata
 _WIDEST = 8  # bytes of the widest numeric value read (int64, float64)
+_PAGE_SLACK = 1 << 20  # bytes of a Parquet column chunk beyond its values (a dictionary page)
 
 
 @dataclass(frozen=True)
@@ -286,7 +287,9 @@ def read_parquet(raw: bytes, *, max_rows: int, max_bytes: int) -> ColumnarBody:
         group = meta.row_group(g)
         for j in range(group.num_columns):
             size = group.column(j).total_uncompressed_size
-            if size < 0 or size > group.num_rows * _WIDEST + 4096:
+            # (a dictionary page beside the values, page headers and levels: at most its
+            # rows of numbers twice, and a page's worth)
+            if size < 0 or size > 2 * group.num_rows * _WIDEST + _PAGE_SLACK:
                 raise _bad("body", "a Parquet column chunk larger than its rows of numbers")
             total += size
     if total > max_bytes:

@@ -361,14 +361,16 @@ def test_a_compressed_buffer_claiming_more_than_its_rows_is_refused():
     assert "decodes to more than" in info.value.errors[0][1]
 
 
-def test_a_million_rows_price_and_one_more_is_refused(client, tokens):
+@pytest.mark.parametrize("kind", [ARROW, PARQUET])
+def test_a_million_rows_price_and_one_more_is_refused(client, tokens, kind):
     headers = auth(tokens["viewer"])
     n = MAX_COLUMN_ROWS
-    prices = np.linspace(0.01, 0.3, n)
+    prices = np.random.default_rng(5).uniform(0.01, 0.3, n)  # (none alike: no dictionary)
     cols = {"electricity.price": ("USD/kWh", prices)}
-    r = post(client, headers, arrow_bytes(table(columns=cols,
-                                                outputs=["cost_per_mtok.energy"])), ARROW)
-    assert r.status_code == 200
+    t = table(columns=cols, outputs=["cost_per_mtok.energy"])
+    r = post(client, headers, arrow_bytes(t) if kind == ARROW else parquet_bytes(t), kind,
+             "?format=arrow")
+    assert r.status_code == 200, r.get_data()[:300]
     energy = pa.ipc.open_stream(r.get_data()).read_all().column(0).to_numpy()
     for i in (0, 1, n // 3, n - 1):  # by hand: GB300 at peak, chip boundary
         assert math.isclose(energy[i], prices[i] / (11781 * 3600) * 1e6, rel_tol=1e-12)
