@@ -453,3 +453,32 @@ def test_the_document_says_each_form(client):
     assert "67,108,864 bytes for a columnar body" in op["responses"]["413"]["description"]
     params = {p["name"] for p in op["parameters"]}
     assert "format" in params
+
+
+def test_the_docs_pyarrow_example_runs_against_a_live_server(live_server, tmp_path):
+    """docs/pricing-tools.md, "Columnar batch": its Python block, run as written against
+    gunicorn; its figures are POST /price's for each row (the engine in process)."""
+    import os
+    import re
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from conftest import price_data
+    text = (Path(__file__).resolve().parents[2] / "docs" / "pricing-tools.md").read_text()
+    section = text[text.index("## Columnar batch"):]
+    script = tmp_path / "columns.py"
+    script.write_text(re.search(r"```python\n(.*?)```", section, re.S).group(1))
+    url, key = live_server
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                         timeout=120, env={**os.environ, "COSTMODEL_URL": url,
+                                           "COSTMODEL_KEY": key})
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[-1] == "3 of 3 rows priced"
+    for line, price, util in zip(lines, (0.05, 0.08, 0.12), (60.0, 75.0, 90.0), strict=False):
+        total = float(re.search(r": ([-\d.e]+) USD/Mtok", line).group(1))
+        want = price_data(GB300, [("electricity.price", {"value": price, "unit": "USD/kWh"}),
+                                  ("utilisation", {"value": util, "unit": "%"})]).value(
+            "cost_per_mtok_total")
+        assert total == pytest.approx(want, rel=1e-12, abs=0), line
