@@ -47,7 +47,7 @@ from .pricing import price
 from .specs import InlineScenario, Override, SavedRevision, ScenarioSpec, overrides_from_mapping
 from .variants import read_value
 
-__all__ = ["Batch", "RowError", "price_batch", "output_step", "read_value", "movable",
+__all__ = ["Batch", "RowError", "price_batch", "output_step", "read_value", "movable", "resolved",
            "MAX_ROWS", "ALONE_LIGHT"]
 
 MAX_ROWS = 10_000  # rows of one batch
@@ -134,7 +134,7 @@ def output_step(name: str) -> str:
         raise InputError([("outputs", exc.errors[0][1])]) from None
 
 
-def _resolved(ctx: Context, spec: ScenarioSpec) -> ScenarioSpec:
+def resolved(ctx: Context, spec: ScenarioSpec) -> ScenarioSpec:
     """A saved revision read once, as the inline mapping every row starts from."""
     src = spec.source
     if isinstance(src, SavedRevision):
@@ -212,7 +212,7 @@ def price_batch(ctx: Context, spec: ScenarioSpec, rows: Sequence[Mapping[str, An
         raise InputError([("overrides", f"at most {MAX_ROWS:,} rows, got {len(rows):,}")])
     steps = [output_step(o) for o in outputs]
     evaluated = tuple(dict.fromkeys([*steps, *MUST_BE_FINITE]))
-    spec = _resolved(ctx, spec)
+    spec = resolved(ctx, spec)
     run = _Run(ctx, spec, rows, evaluated)
     run.plan()
     guard = heavy() if heavy is not None and run.alone_count() > ALONE_LIGHT else nullcontext()

@@ -33,7 +33,7 @@ from ..model.errors import InputError, UnknownKey
 from ..model.results import BOUNDED, MAX_COST_PER_MTOK, MUST_BE_FINITE, Result
 from ..model.steps import MODEL
 from ..model.units import BARE_NUMBER_UNITS, UnitInputError, exchange_rates, parse_quantity
-from .batch import REL, RowError, movable, output_step
+from .batch import REL, RowError, movable, output_step, resolved
 from .build import known_key
 from .context import Context
 from .engine import Priced, price_rows
@@ -183,7 +183,8 @@ def price_columns(ctx: Context, spec: ScenarioSpec, columns: Sequence[Column],
                                       f"{cells:,}")])
     guard = heavy() if heavy is not None and n > HEAVY_ROWS else nullcontext()
     with guard:
-        return _price(ctx, spec, columns, list(outputs), steps, n)
+        # (a saved revision read once: the base and the sample rows start from the same)
+        return _price(ctx, resolved(ctx, spec), columns, list(outputs), steps, n)
 
 
 def _price(ctx: Context, spec: ScenarioSpec, columns: Sequence[Column], outputs: list[str],

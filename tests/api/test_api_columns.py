@@ -482,3 +482,26 @@ def test_the_docs_pyarrow_example_runs_against_a_live_server(live_server, tmp_pa
                                   ("utilisation", {"value": util, "unit": "%"})]).value(
             "cost_per_mtok_total")
         assert total == pytest.approx(want, rel=1e-12, abs=0), line
+
+
+def test_columns_of_a_saved_scenario_at_a_revision(client, tokens):
+    editor, viewer = auth(tokens["editor"]), auth(tokens["viewer"])
+    sid = client.post(f"{API}/scenarios", json={"name": "columns base", "scenario": GB300},
+                      headers=editor).json["scenario_id"]
+    client.post(f"{API}/scenarios/{sid}/revisions", json={"scenario": {**GB300,
+                                                                       "utilisation": 0.5}},
+                headers=editor)
+    cols = {"electricity.price": ("USD/kWh", [0.05, 0.1])}
+    body = {"scenario_id": sid, "revision": 1, "outputs": ["cost_per_mtok_total"],
+            "columns": {"electricity.price": {"unit": "USD/kWh", "values": [0.05, 0.1]}}}
+    answer = client.post(f"{API}/price/batch", json=body, headers=viewer).json
+    assert answer["disclosure"]["utilisation"] == 1.0  # revision 1, not the latest
+    for i in (0, 1):
+        r = client.post(f"{API}/price", json={"scenario_id": sid, "revision": 1, "overrides": {
+            "electricity.price": {"value": cols["electricity.price"][1][i], "unit": "USD/kWh"}}},
+            headers=viewer).json
+        assert answer["columns"]["cost_per_mtok_total"]["values"][i] == pytest.approx(
+            r["steps"]["cost_per_mtok_total"]["value"], rel=1e-12, abs=0)
+    missing = client.post(f"{API}/price/batch", json={**body, "scenario_id": 10**9},
+                          headers=viewer)
+    assert missing.status_code == 404
