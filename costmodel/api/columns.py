@@ -32,6 +32,10 @@ assert MAX_COLUMN_ROWS == use_case.MAX_COLUMN_ROWS
 ARROW = "application/vnd.apache.arrow.stream"
 PARQUET = "application/vnd.apache.parquet"
 PARQUET_OLD = "application/x-parquet"  # the name in use before the IANA registration
+# a file's bytes as a generated client sends them: an Arrow stream or a Parquet file, told
+# apart by their first bytes (Parquet's magic PAR1; an Arrow message's continuation marker)
+OCTET = "application/octet-stream"
+PARQUET_MAGIC = b"PAR1"
 CSV = "text/csv"
 JSON = "application/json"
 _MEDIA = {"json": JSON, "csv": CSV, "arrow": ARROW, "parquet": PARQUET}
@@ -64,6 +68,8 @@ def _read(raw: bytes, mimetype: str, data: Any, held: bool) -> ColumnarAsk | Non
         base = PriceRequest(scenario=body.scenario, scenario_id=body.scenario_id,
                             revision=body.revision)
         return ColumnarAsk(base, list(body.outputs), columns, "json", held)
+    if mimetype == OCTET:
+        mimetype = PARQUET if raw[:4] == PARQUET_MAGIC else ARROW
     reader = read_arrow if mimetype == ARROW else read_parquet
     try:
         read = reader(raw, max_rows=MAX_COLUMN_ROWS, max_bytes=MAX_DECODED)
@@ -84,13 +90,15 @@ def _column(c: RawColumn) -> Column:
 _BINARY = {"schema": {"type": "string", "format": "binary"}}
 FORMS = Forms(
     model=ColumnsRequest,
-    media={ARROW: _BINARY, PARQUET: _BINARY, PARQUET_OLD: _BINARY},
+    media={OCTET: _BINARY},
+    reads=(ARROW, PARQUET, PARQUET_OLD),
     limit=MAX_COLUMNAR_BODY,
     read=_read,
     description=(
         f"Rows of overrides (BatchRequest, up to 10,000 rows), or columns (ColumnsRequest, up "
         f"to {MAX_COLUMN_ROWS:,} rows): as JSON, or as an Apache Arrow IPC stream "
-        f"({ARROW}) or a Parquet file ({PARQUET}, or {PARQUET_OLD}) whose fields are the "
+        f"({ARROW}) or a Parquet file ({PARQUET}, or {PARQUET_OLD}; as {OCTET}, either, "
+        f"told apart by its first bytes) whose fields are the "
         f"columns (each of an integer or floating-point type, its unit in the field's "
         f"metadata `unit`) and whose schema's metadata `costmodel` is a JSON object with "
         f"scenario (or scenario_id and revision) and outputs. A columnar body is at most "

@@ -291,22 +291,25 @@ class Forms:
     bytes; a body declared over the route's ``body_limit``, or sent without a length, holds
     a heavy slot before it is read (``read`` is told so by ``held``). ``media`` lists the
     other media types read, each with its schema in the document; ``model`` is the JSON
-    alternative's schema."""
+    alternative's schema; ``reads`` every other media type read (a generator knows
+    ``application/octet-stream``, not a file format's own type: the document may list the
+    one and the description name the others)."""
     model: type[BaseModel]
     media: dict[str, dict[str, Any]]
     limit: int
     read: Callable[..., Any]
     description: str
+    reads: tuple[str, ...] = ()
 
 
 def _form_body(body: type[BaseModel], body_limit: int | None, forms: Forms,
                held: bool) -> Any:
     """A body read as ``forms`` says, else as ``body`` (see Forms)."""
     mimetype = request.mimetype
-    if mimetype in forms.media:
+    if mimetype in forms.media or mimetype in forms.reads:
         return forms.read(read_body(forms.limit), mimetype, None, held)
     if mimetype != "application/json":
-        kinds = ", ".join(["application/json", *forms.media])
+        kinds = ", ".join(dict.fromkeys(["application/json", *forms.media, *forms.reads]))
         raise Problem(415, "Unsupported media type",
                       f"send one of {kinds}, not {mimetype or 'no content type'}")
     raw = read_body(forms.limit)
