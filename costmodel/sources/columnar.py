@@ -24,13 +24,16 @@ import orjson
 from ..model.errors import InputError
 
 __all__ = ["RawColumn", "ColumnarBody", "numbers", "read_arrow", "read_parquet",
-           "REQUEST_KEY", "UNIT_KEY", "split_name"]
+           "REQUEST_KEY", "UNIT_KEY", "split_name", "MAX_CHUNKS"]
 
 REQUEST_KEY = b"costmodel"  # the schema's metadata: the request around the columns (JSON)
 UNIT_KEY = b"unit"  # a field's metadata: its values' unit
 MAX_REQUEST_METADATA = 1 << 20  # bytes of the request's JSON in the schema's metadata
 _WIDEST = 8  # bytes of the widest numeric value read (int64, float64)
 _PAGE_SLACK = 1 << 20  # bytes of a Parquet column chunk beyond its values (a dictionary page)
+# record batches of an Arrow stream, row groups of a Parquet file: each costs a few Python
+# steps, so a file of many tiny ones would cost seconds (a writer makes one a 64k-1M rows)
+MAX_CHUNKS = 4096
 
 
 @dataclass(frozen=True)
@@ -215,7 +218,7 @@ def read_arrow(raw: bytes, *, max_rows: int, max_bytes: int) -> ColumnarBody:
     fields = _fields(schema)
     request = _request(schema.metadata)
     chunks: list[list[Any]] = [[] for _ in fields]
-    rows = decoded = 0
+    rows = decoded = count = 0
     while True:
         try:
             message = reader.read_next_message()
@@ -225,6 +228,10 @@ def read_arrow(raw: bytes, *, max_rows: int, max_bytes: int) -> ColumnarBody:
             raise _bad("body", f"the Arrow stream does not read whole: {_short(exc)}") from None
         if message is None:
             break
+        count += 1
+        if count > MAX_CHUNKS:
+            raise _bad("body", f"an Arrow stream of more than {MAX_CHUNKS:,} record batches: "
+                               f"write larger ones")
         if message.type != "record batch":
             raise _bad("body", f"an Arrow {message.type} message: only record batches of "
                                f"numbers are read")
@@ -282,6 +289,9 @@ def read_parquet(raw: bytes, *, max_rows: int, max_bytes: int) -> ColumnarBody:
     if meta.num_rows > max_rows or meta.num_rows < 0:
         raise _bad("columns", f"at most {max_rows:,} rows, got {meta.num_rows:,} (the file's "
                               f"metadata)")
+    if meta.num_row_groups > MAX_CHUNKS:
+        raise _bad("body", f"a Parquet file of more than {MAX_CHUNKS:,} row groups: write "
+                           f"larger ones")
     total = 0
     for g in range(meta.num_row_groups):
         group = meta.row_group(g)

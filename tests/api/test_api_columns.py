@@ -16,6 +16,7 @@ import pytest
 from conftest import auth
 
 from costmodel.app.columns import HEAVY_ROWS, MAX_CELLS, MAX_COLUMN_ROWS
+from costmodel.model.errors import InputError
 from costmodel.sources.columnar import read_arrow, read_parquet
 
 API = "/api/v1"
@@ -334,12 +335,12 @@ def test_rows_over_the_bound_are_refused_from_the_metadata(monkeypatch):
     monkeypatch.setattr(pa.ipc, "read_record_batch",
                         lambda *a: decoded.append(1) or real(*a))
     t = table(columns={"utilisation": ("", np.full(100, 0.5))})
-    with pytest.raises(Exception) as info:
+    with pytest.raises(InputError) as info:
         read_arrow(arrow_bytes(t), max_rows=99, max_bytes=10**6)
     assert info.value.errors == [("columns", "at most 99 rows, got more (the stream's "
                                              "metadata)")]
     assert decoded == []
-    with pytest.raises(Exception) as info:
+    with pytest.raises(InputError) as info:
         read_parquet(parquet_bytes(t), max_rows=99, max_bytes=10**6)
     assert "at most 99 rows, got 100" in info.value.errors[0][1]
     assert len(read_arrow(arrow_bytes(t), max_rows=100, max_bytes=10**6).columns[0].values) \
@@ -356,10 +357,10 @@ def test_a_compressed_buffer_claiming_more_than_its_rows_is_refused():
     prefix = (1000 * 8).to_bytes(8, "little")  # the data buffer's uncompressed length
     at = bytes(data).index(prefix)
     data[at:at + 8] = (10**12).to_bytes(8, "little")
-    with pytest.raises(Exception) as info:
+    with pytest.raises(InputError) as info:
         read_arrow(bytes(data), max_rows=10**6, max_bytes=10**7)
     assert info.value.errors == [("body", "an Arrow buffer larger than its rows of numbers")]
-    with pytest.raises(Exception) as info:  # the whole within its rows, but beyond the bound
+    with pytest.raises(InputError) as info:  # the whole within its rows, but beyond the bound
         read_arrow(arrow_bytes(t, compression="zstd"), max_rows=10**6, max_bytes=4000)
     assert "decodes to more than" in info.value.errors[0][1]
 
@@ -511,3 +512,22 @@ def test_columns_of_a_saved_scenario_at_a_revision(client, tokens):
     missing = client.post(f"{API}/price/batch", json={**body, "scenario_id": 10**9},
                           headers=viewer)
     assert missing.status_code == 404
+
+
+def test_many_tiny_batches_are_refused():
+    """Each record batch or row group costs a few Python steps: a file of thousands of
+    one-row ones is refused before they are read."""
+    from costmodel.sources.columnar import MAX_CHUNKS
+    t = table(columns={"utilisation": ("", np.full(MAX_CHUNKS + 1, 0.5))})
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, t.schema) as w:
+        for batch in t.to_batches(max_chunksize=1):
+            w.write_batch(batch)
+    with pytest.raises(InputError) as info:
+        read_arrow(sink.getvalue().to_pybytes(), max_rows=10**6, max_bytes=10**7)
+    assert "more than 4,096 record batches" in info.value.errors[0][1]
+    sink = pa.BufferOutputStream()
+    pq.write_table(t, sink, row_group_size=1)
+    with pytest.raises(InputError) as info:
+        read_parquet(sink.getvalue().to_pybytes(), max_rows=10**6, max_bytes=10**7)
+    assert "more than 4,096 row groups" in info.value.errors[0][1]
