@@ -927,6 +927,9 @@ class BatchOut(Partial):
         "the columnar form's, in place of provenance: the sources every row's columns "
         "change in the disclosure's (columns.electricity.price [USD/kWh]; null: a citation "
         "the column replaces)"))
+    errors_unlisted: int = Field(None, ge=0, description=(  # type: ignore[assignment]
+        "the columnar form's: rows without figures beyond the first 1,000 listed in errors "
+        "(each null in every column)"))
 
 
 # ---- the columnar form of POST /price/batch (docs/pricing-tools.md#columnar-batch) ---------

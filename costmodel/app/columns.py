@@ -42,7 +42,7 @@ from .pricing import price
 from .specs import Override, ScenarioSpec
 
 __all__ = ["Column", "ColumnBatch", "price_columns", "MAX_COLUMN_ROWS", "MAX_CELLS",
-           "HEAVY_ROWS", "SAMPLES", "MAX_COLUMNS"]
+           "HEAVY_ROWS", "SAMPLES", "MAX_COLUMNS", "MAX_LISTED"]
 
 MAX_COLUMN_ROWS = 1_000_000  # rows of one columnar batch
 MAX_COLUMNS = len(VARS)  # every numeric input at most once
@@ -51,6 +51,9 @@ MAX_COLUMNS = len(VARS)  # every numeric input at most once
 MAX_CELLS = 16_000_000
 HEAVY_ROWS = 10_000  # a columnar batch of more rows holds a heavy slot (the row form's bound)
 SAMPLES = 3  # rows priced alone to check the vectorised figures: the first, middle and last
+# rows without figures listed in ``errors`` (with their reason), the rest counted: an answer
+# stays bounded when most of a million rows overflow
+MAX_LISTED = 1_000
 ALONE_KEYS = frozenset(("money.rate",))  # inputs no column may hold: set in the scenario
 
 
@@ -66,8 +69,9 @@ class Column:
 
 @dataclass
 class ColumnBatch:
-    """Figures of every row [each output's unit], NaN where a row has none; the base's
-    disclosure, shared by every row, and what each column replaces in its sources."""
+    """Figures of every row [each output's unit], NaN where a row has none, and the first
+    :data:`MAX_LISTED` such rows' errors; the base's disclosure, shared by every row, and what
+    each column replaces in its sources."""
     outputs: list[str]
     steps: list[str]
     units: list[str]
@@ -91,6 +95,7 @@ class ColumnBatch:
                         for name, unit in zip(self.outputs, self.units, strict=True)},
             "errors": [{"row": e.row, "path": e.path, "message": e.detail, "detail": e.detail}
                        for e in self.errors],
+            "errors_unlisted": self.rows - int(self.priced.sum()) - len(self.errors),
             "disclosure": self.shared.disclosure(),
             "sources": self.sources,
         }
@@ -142,12 +147,21 @@ def _converted(var: Var, column: Column, rates: Mapping[str, float]) -> np.ndarr
             raise _refuse(key, "must hold whole numbers (integers): a count")
         return values.astype(float)
     x = values.astype(float, copy=False)
-    if not math.isfinite(float(np.sum(x))):  # (finite only if every value is)
-        first = int(np.flatnonzero(~np.isfinite(x))[0])
-        raise _refuse(key, f"values[{first}]: must be a finite number, got {x[first]}")
+    # (a finite sum: every value finite; a sum that overflows: each value is looked at)
+    if not math.isfinite(_sum(x)):
+        bad = np.flatnonzero(~np.isfinite(x))
+        if len(bad):
+            first = int(bad[0])
+            raise _refuse(key, f"values[{first}]: must be a finite number, got {x[first]}")
     # (a value times its unit's factor: the one multiplication /price makes, the same bits;
     # the evaluator only reads its inputs)
     return x * factor if factor != 1.0 else x
+
+
+def _sum(x: np.ndarray) -> float:
+    """The sum of ``x``; inf or NaN, without a warning, when it overflows."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        return float(np.sum(x))
 
 
 def _sample_rows(ok: np.ndarray) -> list[int]:
@@ -234,7 +248,7 @@ def _checked(figures: Mapping[str, np.ndarray], n: int) -> tuple[np.ndarray, np.
         if a.strides == (0,):  # one value for every row
             if not math.isfinite(float(a[0])):
                 finite[:] = False
-        elif not math.isfinite(float(np.sum(a))):
+        elif not math.isfinite(_sum(a)):
             finite &= np.isfinite(a)
     for s in BOUNDED:
         a = figures[s]
@@ -266,13 +280,16 @@ def _column_var(key: str, scenario: Any, reads_curve: bool) -> Var:
 
 def _row_errors(figures: Mapping[str, np.ndarray], finite: np.ndarray,
                 over: np.ndarray) -> list[RowError]:
-    """Each row without figures, and why (what ``POST /price`` refuses it for)."""
+    """The first :data:`MAX_LISTED` rows without figures, and why (what ``POST /price``
+    refuses each for)."""
+    failed = np.flatnonzero(~finite | over)[:MAX_LISTED]
+    finite, over = finite[failed], over[failed]
     errors = []
-    for i in np.flatnonzero(~finite).tolist():
+    for i in failed[~finite].tolist():
         step = next(s for s in MUST_BE_FINITE if not math.isfinite(figures[s][i]))
         errors.append(RowError(i, "columns", f"{step} is not a finite number: the inputs are "
                                              f"beyond the range of the calculation"))
-    for i in np.flatnonzero(over & finite).tolist():
+    for i in failed[over & finite].tolist():
         step = next(s for s in BOUNDED if abs(figures[s][i]) > MAX_COST_PER_MTOK)
         errors.append(RowError(i, "columns", f"{step} is {figures[step][i]:.3g} "
                                              f"{MODEL.steps[step].unit}, beyond the "

@@ -416,9 +416,25 @@ def test_a_row_whose_figures_overflow_is_null_and_listed(client, tokens):
     (error,) = answer["errors"]
     assert (error["row"], error["path"]) == (1, "columns")
     assert "beyond the 1e+12 USD/Mtok" in error["message"]
+    assert answer["errors_unlisted"] == 0
     r = client.post(f"{API}/price/batch", json=json_body(
         columns={"electricity.price": ("USD/kWh", [1e305])}), headers=auth(tokens["viewer"]))
     assert r.status_code == 422 and r.json["detail"].startswith("no row priced")
+
+
+def test_rows_without_figures_are_listed_up_to_a_bound(client, tokens):
+    from costmodel.app.columns import MAX_LISTED
+    n = 3 * MAX_LISTED
+    prices = np.where(np.arange(n) % 3 == 0, 0.1, 1e305)  # two rows in three overflow
+    body = json_body(columns={"electricity.price": ("USD/kWh", prices)},
+                     outputs=["cost_per_mtok_total"])
+    answer = client.post(f"{API}/price/batch", json=body, headers=auth(tokens["viewer"])).json
+    assert answer["priced"] == MAX_LISTED
+    assert [e["row"] for e in answer["errors"]] == \
+        [i for i in range(n) if i % 3][:MAX_LISTED]
+    assert answer["errors_unlisted"] == 2 * MAX_LISTED - MAX_LISTED
+    values = answer["columns"]["cost_per_mtok_total"]["values"]
+    assert all((v is None) == bool(i % 3) for i, v in enumerate(values))
 
 
 def test_a_column_that_contradicts_the_scenario_is_refused(client, tokens):
