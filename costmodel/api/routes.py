@@ -184,8 +184,8 @@ def _price_columns(ask: columnar.ColumnarAsk, query: BatchQuery) -> Response:
             batch = columns_use_case(services().context(session), base, ask.columns,
                                      ask.outputs,
                                      heavy=None if ask.held else current_limits().heavy)
-        except InputError as exc:
-            raise Problem.from_input(exc, prefix="") from None
+        except InputError as exc:  # (the base's at its own path: scenario.accelerator...)
+            raise Problem.from_input(exc) from None
     if not batch.priced.any():
         raise columnar.no_row_priced(batch)
     return columnar.answer(ask, batch, query)

@@ -547,3 +547,17 @@ def test_many_tiny_batches_are_refused():
     with pytest.raises(InputError) as info:
         read_parquet(sink.getvalue().to_pybytes(), max_rows=10**6, max_bytes=10**7)
     assert "more than 4,096 row groups" in info.value.errors[0][1]
+
+
+def test_a_base_that_does_not_price_is_refused_at_its_path(client, tokens):
+    """Columns vary what the base gives: a base without a price is the request's error, at
+    the scenario's path, as POST /price says it."""
+    base = {"accelerator": {"rated_power": "1000 W"},
+            "operating_point": {"throughput": "5000 token/s"}}
+    headers = auth(tokens["viewer"])
+    r = client.post(f"{API}/price/batch", json=json_body(
+        base, columns={"utilisation": ("", [0.5])}), headers=headers)
+    alone = client.post(f"{API}/price", json={"scenario": base}, headers=headers)
+    assert r.status_code == alone.status_code == 422
+    assert r.json["errors"] == alone.json["errors"]
+    assert r.json["errors"][0]["path"] == "scenario.accelerator.price"
