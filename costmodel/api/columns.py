@@ -72,7 +72,8 @@ def _read(raw: bytes, mimetype: str, data: Any, held: bool) -> ColumnarAsk | Non
         mimetype = PARQUET if raw[:4] == PARQUET_MAGIC else ARROW
     reader = read_arrow if mimetype == ARROW else read_parquet
     try:
-        read = reader(raw, max_rows=MAX_COLUMN_ROWS, max_bytes=MAX_DECODED)
+        read = reader(raw, max_rows=MAX_COLUMN_ROWS, max_bytes=MAX_DECODED,
+                      max_columns=use_case.MAX_COLUMNS)
     except InputError as exc:
         raise Problem.from_input(exc, prefix="") from None
     meta = validated(ColumnsBase, read.request if read.request is not None else {})

@@ -110,9 +110,12 @@ def _request(metadata: dict[bytes, bytes] | None) -> dict[str, Any] | None:
     return data
 
 
-def _fields(schema: Any) -> list[tuple[str, str]]:
+def _fields(schema: Any, max_columns: int) -> list[tuple[str, str]]:
     """(key, unit) of each field, each of a numeric type; InputError naming another."""
     import pyarrow as pa
+    if len(schema) > max_columns:
+        raise _bad("columns", f"at most {max_columns} columns (one a numeric input), got "
+                              f"{len(schema):,}")
     seen: set[str] = set()
     out = []
     for field in schema:
@@ -205,7 +208,8 @@ def _batch_header(metadata: bytes) -> tuple[int, list[tuple[int, int]], bool]:
     return rows, buffers, compressed
 
 
-def read_arrow(raw: bytes, *, max_rows: int, max_bytes: int) -> ColumnarBody:
+def read_arrow(raw: bytes, *, max_rows: int, max_bytes: int,
+               max_columns: int = 64) -> ColumnarBody:
     """An Arrow IPC stream's columns: at most ``max_rows`` rows in all, at most ``max_bytes``
     of decoded buffers, each checked from the batch's metadata before it is decoded."""
     import pyarrow as pa
@@ -215,7 +219,7 @@ def read_arrow(raw: bytes, *, max_rows: int, max_bytes: int) -> ColumnarBody:
         schema = pa.ipc.read_schema(first)
     except (pa.ArrowException, StopIteration, OSError) as exc:
         raise _bad("body", f"not an Arrow IPC stream: {_short(exc)}") from None
-    fields = _fields(schema)
+    fields = _fields(schema, max_columns)
     request = _request(schema.metadata)
     chunks: list[list[Any]] = [[] for _ in fields]
     rows = decoded = count = 0
@@ -272,7 +276,8 @@ def read_arrow(raw: bytes, *, max_rows: int, max_bytes: int) -> ColumnarBody:
 
 # ---- Parquet ------------------------------------------------------------------------------------
 
-def read_parquet(raw: bytes, *, max_rows: int, max_bytes: int) -> ColumnarBody:
+def read_parquet(raw: bytes, *, max_rows: int, max_bytes: int,
+                 max_columns: int = 64) -> ColumnarBody:
     """A Parquet file's columns: its footer's row count (at most ``max_rows``) and
     uncompressed sizes (at most ``max_bytes`` in all, none larger than its rows of numbers)
     checked before a row group is read."""
@@ -284,7 +289,7 @@ def read_parquet(raw: bytes, *, max_rows: int, max_bytes: int) -> ColumnarBody:
         schema = file.schema_arrow
     except (pa.ArrowException, OSError) as exc:
         raise _bad("body", f"not a Parquet file: {_short(exc)}") from None
-    fields = _fields(schema)
+    fields = _fields(schema, max_columns)
     request = _request(schema.metadata)
     if meta.num_rows > max_rows or meta.num_rows < 0:
         raise _bad("columns", f"at most {max_rows:,} rows, got {meta.num_rows:,} (the file's "

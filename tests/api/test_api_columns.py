@@ -561,3 +561,16 @@ def test_a_base_that_does_not_price_is_refused_at_its_path(client, tokens):
     assert r.status_code == alone.status_code == 422
     assert r.json["errors"] == alone.json["errors"]
     assert r.json["errors"][0]["path"] == "scenario.accelerator.price"
+
+
+@pytest.mark.parametrize("kind", [ARROW, PARQUET])
+def test_more_fields_than_inputs_are_refused_before_they_are_read(client, tokens, kind):
+    from costmodel.app.columns import MAX_COLUMNS
+    cols = {f"x{i}": ("", np.zeros(1)) for i in range(MAX_COLUMNS + 1)}
+    t = table(columns=cols)
+    r = post(client, auth(tokens["viewer"]), arrow_bytes(t) if kind == ARROW
+             else parquet_bytes(t), kind)
+    assert r.status_code == 422
+    assert r.json["errors"] == [{"path": "columns", "message": f"at most {MAX_COLUMNS} columns "
+                                                              f"(one a numeric input), got "
+                                                              f"{MAX_COLUMNS + 1}"}]
