@@ -107,7 +107,12 @@ FORMS = Forms(
         f"a body over the row form's limit, holds a heavy slot (429 with Retry-After when "
         f"none is free). A bad column (unknown key, wrong unit, lengths that differ, a value "
         f"that is not a finite number in the input's range) is a 422 naming it "
-        f"(columns.electricity.price); nothing is priced."))
+        f"(columns.electricity.price); nothing is priced."),
+    heavy_note=(
+        f"A columnar batch of more than {use_case.HEAVY_ROWS:,} rows, or a body over the row "
+        f"form's 8 MiB (or sent without a length), holds a heavy slot while it is read and "
+        f"priced; more than {MAX_COLUMN_ROWS:,} rows or {use_case.MAX_CELLS:,} cells (rows x "
+        f"(columns + outputs)) is a 422, a body over {MAX_COLUMNAR_BODY // 2**20} MiB a 413."))
 
 
 def _format(query: Any, came_in: str) -> str:

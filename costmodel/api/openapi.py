@@ -300,6 +300,7 @@ class Forms:
     read: Callable[..., Any]
     description: str
     reads: tuple[str, ...] = ()
+    heavy_note: str = ""  # which of these bodies hold a heavy slot (the operation's words)
 
 
 def _form_body(body: type[BaseModel], body_limit: int | None, forms: Forms,
@@ -650,6 +651,8 @@ def build_spec() -> dict[str, Any]:
                 media["schema"] = {"anyOf": [ref_of[r.body], ref_of[r.forms.model]]}
                 op["requestBody"]["content"].update(r.forms.media)
                 op["requestBody"]["description"] = r.forms.description
+                if r.forms.heavy_note:
+                    op["description"] = r.forms.heavy_note + " " + HEAVY_ANSWER_NOTE
         elif r.request_content_type != "application/json":
             op["requestBody"] = {"required": True, "content": {
                 r.request_content_type: {"schema": {"type": "string", "format": "binary"}}},

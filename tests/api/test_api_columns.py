@@ -476,6 +476,8 @@ def test_the_document_says_each_form(client):
     assert "67,108,864 bytes for a columnar body" in op["responses"]["413"]["description"]
     params = {p["name"] for p in op["parameters"]}
     assert "format" in params
+    assert op["description"].startswith(f"A columnar batch of more than {HEAVY_ROWS:,} rows")
+    assert "429" in op["responses"]
 
 
 def test_the_docs_pyarrow_example_runs_against_a_live_server(live_server, tmp_path):
