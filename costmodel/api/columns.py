@@ -26,7 +26,7 @@ from .schemas import (
 )
 from .views import select
 
-__all__ = ["ColumnarAsk", "FORMS", "ARROW", "PARQUET", "answer"]
+__all__ = ["ColumnarAsk", "FORMS", "ARROW", "PARQUET", "answer", "answer_format", "as_file"]
 
 assert MAX_COLUMN_ROWS == use_case.MAX_COLUMN_ROWS
 ARROW = "application/vnd.apache.arrow.stream"
@@ -115,7 +115,9 @@ FORMS = Forms(
         f"(columns + outputs)) is a 422, a body over {MAX_COLUMNAR_BODY // 2**20} MiB a 413."))
 
 
-def _format(query: Any, came_in: str) -> str:
+def answer_format(query: Any, came_in: str) -> str:
+    """The answer's format: ``?format=``, else what Accept prefers to the request's own
+    (``came_in``), else the request's own."""
     if query.format is not None:
         return query.format
     accept = request.accept_mimetypes
@@ -130,7 +132,7 @@ def _format(query: Any, came_in: str) -> str:
 
 def answer(ask: ColumnarAsk, batch: ColumnBatch, query: Any) -> Response:
     """The batch answered in the format asked (see module)."""
-    fmt = _format(query, ask.format)
+    fmt = answer_format(query, ask.format)
     out = batch.to_json()
     if query.view == "summary":
         out["disclosure"].pop("sources", None)
@@ -147,8 +149,13 @@ def answer(ask: ColumnarAsk, batch: ColumnBatch, query: Any) -> Response:
             why.setdefault(e.row, []).append(f"{e.path}: {e.detail}")
         return Response(csv_text(columns, {r: "; ".join(w) for r, w in why.items()}),
                         mimetype=CSV)
-    rest = {k: v for k, v in out.items() if k != "columns"}
-    table = arrow_table(columns, rest)
+    return as_file(fmt, columns, out)
+
+
+def as_file(fmt: str, columns: list[tuple[str, str, Any]], out: dict[str, Any]) -> Response:
+    """A batch's answer (``out``, its JSON data) as an Arrow stream or a Parquet file: the
+    ``columns`` (name, unit, values), the rest in the schema's metadata."""
+    table = arrow_table(columns, {k: v for k, v in out.items() if k != "columns"})
     if fmt == "arrow":
         return Response(arrow_stream(table), mimetype=ARROW)
     return Response(parquet_file(table), mimetype=PARQUET)

@@ -140,13 +140,11 @@ def price(body: PriceWhatIfRequest, query: AnswerQuery, principal) -> Response:
 def price_batch(body: BatchRequest | columnar.ColumnarAsk, query: BatchQuery,
                 principal) -> Response | dict:
     """JSON, or CSV by ``Accept: text/csv`` or ``?format=csv`` (a line a row: the columns and
-    the row's errors); a columnar request answers in its own format unless asked otherwise
-    (api/columns.py); 200 when any row priced, 422 (every row's errors) when none did."""
+    the row's errors), Arrow or Parquet likewise; a columnar request answers in its own
+    format unless asked otherwise (api/columns.py); 200 when any row priced, 422 (every
+    row's errors) when none did."""
     if isinstance(body, columnar.ColumnarAsk):
         return _price_columns(body, query)
-    if query.format in ("arrow", "parquet"):
-        raise invalid("format", f"{query.format} answers a columnar request (columns, an Arrow "
-                                f"stream or a Parquet file); rows answer json or csv")
     base = spec_of(PriceRequest(scenario=body.scenario, scenario_id=body.scenario_id,
                                 revision=body.revision))
     with services().sessions(write=False) as session:
@@ -172,6 +170,10 @@ def price_batch(body: BatchRequest | columnar.ColumnarAsk, query: BatchQuery,
     out = batch.to_json()
     if query.view == "summary" and out["disclosure"] is not None:
         out["disclosure"].pop("sources", None)
+    fmt = columnar.answer_format(query, "json")
+    if fmt in ("arrow", "parquet"):  # the columns as a columnar request's answer has them
+        return columnar.as_file(fmt, [(n, u, batch.values[n]) for n, u in zip(
+            batch.outputs, batch.units, strict=True)], out)
     out = out if query.fields is None else select(out, query.fields)
     return Response(orjson.dumps(out), mimetype="application/json")
 

@@ -31,8 +31,9 @@ class AnswerQuery(BaseModel):
 class BatchQuery(AnswerQuery):
     """A batch's answer: how much of it, and in which format."""
     format: Literal["json", "csv", "arrow", "parquet"] | None = Field(None, description=(
-        "the answer's format, before Accept: json, csv, or (for a columnar request) arrow or "
-        "parquet; none: Accept's choice, else the format the request came in"))
+        "the answer's format, before Accept: json, csv, arrow or parquet (each output a "
+        "column, its unit in the field's metadata); none: Accept's choice, else the format "
+        "the request came in"))
 
 
 class TaskQuery(BaseModel):

@@ -194,10 +194,18 @@ def test_csv_by_accept_and_by_format(client, tokens):
     assert r.mimetype == "application/json" and r.json["columns"] == answer["columns"]
     r = client.post(f"{API}/price/batch?format=arrow", json=json_body(), headers=headers)
     assert r.mimetype == ARROW
-    # a row-form batch answers json or csv only
-    rows = client.post(f"{API}/price/batch?format=parquet", json={
-        "scenario": GB300, "overrides": [{}]}, headers=headers)
-    assert rows.status_code == 422 and rows.json["errors"][0]["path"] == "format"
+    # a row-form batch answers in the columnar formats too: the same figures
+    rows = [{"electricity.price": "0.05 USD/kWh"}, {"utilisation": 2}]
+    as_json = client.post(f"{API}/price/batch", json={
+        "scenario": GB300, "overrides": rows}, headers=headers).json
+    r = client.post(f"{API}/price/batch?format=parquet", json={
+        "scenario": GB300, "overrides": rows}, headers=headers)
+    assert r.status_code == 200 and r.mimetype == PARQUET
+    out = pq.read_table(io.BytesIO(r.get_data()))
+    assert out.column("cost_per_mtok_total").to_pylist() == \
+        as_json["columns"]["cost_per_mtok_total"]["values"]
+    rest = json.loads(out.schema.metadata[b"costmodel"])
+    assert rest["errors"] == as_json["errors"] and rest["provenance"] == as_json["provenance"]
 
 
 def test_summary_and_fields(client, tokens):
