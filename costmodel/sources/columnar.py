@@ -9,7 +9,8 @@ columns (the base scenario, the outputs) is the schema's metadata ``costmodel``,
 A hostile file is read within bounds fixed before any column is decoded: an Arrow stream's
 rows and the uncompressed size of each buffer are read from each record batch's own metadata
 (:func:`_batch_header`, the IPC format's flatbuffer) before the batch is decoded; a Parquet
-file's rows and uncompressed sizes from its footer before a row group is read. Every problem
+file's rows and uncompressed sizes from its footer and each page's header (what the reader
+allocates for it) before a row group is read. Every problem
 is an :class:`~costmodel.model.errors.InputError` at ``columns.<name>`` (a column) or ``body``.
 """
 from __future__ import annotations
@@ -34,6 +35,7 @@ _PAGE_SLACK = 1 << 20  # bytes of a Parquet column chunk beyond its values (a di
 # record batches of an Arrow stream, row groups of a Parquet file: each costs a few Python
 # steps, so a file of many tiny ones would cost seconds (a writer makes one a 64k-1M rows)
 MAX_CHUNKS = 4096
+MAX_PAGES = 100_000  # pages of one Parquet column chunk
 
 
 @dataclass(frozen=True)
@@ -276,6 +278,103 @@ def read_arrow(raw: bytes, *, max_rows: int, max_bytes: int,
 
 # ---- Parquet ------------------------------------------------------------------------------------
 
+class _Thrift:
+    """Just enough of Thrift's compact protocol to read a Parquet page header's sizes and
+    skip the rest of it (parquet.thrift: PageHeader {1: type, 2: uncompressed_page_size,
+    3: compressed_page_size, ...}), within ``end``."""
+    MAX_DEPTH = 16
+
+    def __init__(self, buf: bytes, pos: int, end: int):
+        self.buf, self.pos, self.end = buf, pos, end
+
+    def byte(self) -> int:
+        if self.pos >= self.end:
+            raise ValueError("a page header beyond its column chunk")
+        b = self.buf[self.pos]
+        self.pos += 1
+        return b
+
+    def varint(self) -> int:
+        shift = out = 0
+        while True:
+            b = self.byte()
+            out |= (b & 0x7F) << shift
+            if not b & 0x80:
+                return out
+            shift += 7
+            if shift > 63:
+                raise ValueError("a varint longer than 64 bits")
+
+    def zigzag(self) -> int:
+        n = self.varint()
+        return (n >> 1) ^ -(n & 1)
+
+    def skip(self, kind: int, depth: int) -> None:
+        if depth > self.MAX_DEPTH:
+            raise ValueError("a page header nested too deep")
+        if kind in (1, 2):  # a boolean, in its field header
+            return
+        if kind == 3:
+            self.byte()
+        elif kind in (4, 5, 6):
+            self.varint()
+        elif kind == 7:
+            self.pos += 8
+        elif kind == 8:
+            length = self.varint()  # (read before pos is: varint moves it)
+            self.pos += length
+        elif kind in (9, 10):  # list, set: size and element type
+            head = self.byte()
+            size = head >> 4 if head >> 4 != 15 else self.varint()
+            for _ in range(size):
+                self.skip(head & 0x0F if head & 0x0F not in (1, 2) else 3, depth + 1)
+        elif kind == 11:  # map
+            size = self.varint()
+            if size:
+                types = self.byte()
+                for _ in range(size):
+                    self.skip(types >> 4, depth + 1)
+                    self.skip(types & 0x0F, depth + 1)
+        elif kind == 12:
+            self.struct(depth + 1)
+        else:
+            raise ValueError(f"a Thrift type {kind} in a page header")
+        if self.pos > self.end:
+            raise ValueError("a page header beyond its column chunk")
+
+    def struct(self, depth: int = 0, wanted: frozenset[int] = frozenset()) -> dict[int, int]:
+        """Skip a struct; the i32 fields ``wanted`` by id."""
+        field = 0
+        found = {}
+        while True:
+            head = self.byte()
+            kind = head & 0x0F
+            if kind == 0:
+                return found
+            delta = head >> 4
+            field = field + delta if delta else self.zigzag()
+            if kind == 5 and field in wanted:
+                found[field] = self.zigzag()
+            else:
+                self.skip(kind, depth)
+
+
+def _page_sizes(raw: bytes, start: int, end: int) -> list[int]:
+    """The uncompressed size of each page of a column chunk, from the page headers."""
+    sizes = []
+    pos = start
+    while pos < end:
+        reader = _Thrift(raw, pos, end)
+        found = reader.struct(wanted=frozenset((2, 3)))
+        if 2 not in found or 3 not in found or found[3] < 0:
+            raise ValueError("a page header without its sizes")
+        sizes.append(found[2])
+        pos = reader.pos + found[3]
+        if len(sizes) > MAX_PAGES:
+            raise ValueError(f"a column chunk of more than {MAX_PAGES:,} pages")
+    return sizes
+
+
 def read_parquet(raw: bytes, *, max_rows: int, max_bytes: int,
                  max_columns: int = 64) -> ColumnarBody:
     """A Parquet file's columns: its footer's row count (at most ``max_rows``) and
@@ -301,10 +400,23 @@ def read_parquet(raw: bytes, *, max_rows: int, max_bytes: int,
     for g in range(meta.num_row_groups):
         group = meta.row_group(g)
         for j in range(group.num_columns):
-            size = group.column(j).total_uncompressed_size
+            chunk = group.column(j)
             # (a dictionary page beside the values, page headers and levels: at most its
             # rows of numbers twice, and a page's worth)
-            if size < 0 or size > 2 * group.num_rows * _WIDEST + _PAGE_SLACK:
+            bound = 2 * group.num_rows * _WIDEST + _PAGE_SLACK
+            # the footer's size, and each page's own (what the reader allocates for it)
+            start = chunk.dictionary_page_offset if chunk.has_dictionary_page \
+                else chunk.data_page_offset
+            end = start + chunk.total_compressed_size if start is not None else -1
+            try:
+                if start is None or start < 0 or end > len(raw):
+                    raise ValueError("a column chunk beyond the file")
+                pages = _page_sizes(raw, start, end)
+            except (ValueError, IndexError) as exc:
+                raise _bad("body", f"the Parquet file does not read whole: {exc}") from None
+            size = max(chunk.total_uncompressed_size, sum(pages))
+            if chunk.total_uncompressed_size < 0 or min(pages, default=0) < 0 \
+                    or size > bound:
                 raise _bad("body", "a Parquet column chunk larger than its rows of numbers")
             total += size
     if total > max_bytes:

@@ -584,3 +584,45 @@ def test_more_fields_than_inputs_are_refused_before_they_are_read(client, tokens
     assert r.json["errors"] == [{"path": "columns", "message": f"at most {MAX_COLUMNS} columns "
                                                               f"(one a numeric input), got "
                                                               f"{MAX_COLUMNS + 1}"}]
+
+
+def _varint(n: int) -> bytes:
+    out = bytearray()
+    while True:
+        b, n = n & 0x7F, n >> 7
+        out.append(b | (0x80 if n else 0))
+        if not n:
+            return bytes(out)
+
+
+@pytest.mark.parametrize("compression", ["none", "zstd", "snappy"])
+def test_a_parquet_page_claiming_more_than_its_rows_is_refused_before_it_is_read(
+        compression, monkeypatch):
+    """A page header's uncompressed size is what the reader allocates and decompresses into:
+    each is read from the file (Thrift's compact protocol) before a row group is; one that
+    says 1.5 GB for 1,000 rows of numbers is refused, whatever the footer says."""
+    from costmodel.sources import columnar
+    t = table(columns={"utilisation": ("", np.random.default_rng(3).uniform(0.1, 1, 1000))})
+    sink = pa.BufferOutputStream()
+    pq.write_table(t, sink, compression=compression, use_dictionary=False)
+    raw = sink.getvalue().to_pybytes()
+    chunk = pq.ParquetFile(io.BytesIO(raw)).metadata.row_group(0).column(0)
+    start = chunk.data_page_offset
+    sizes = columnar._page_sizes(raw, start, start + chunk.total_compressed_size)
+    assert sizes and all(0 < s <= 8000 + 64 for s in sizes)  # honest: its rows of numbers
+    assert len(read_parquet(raw, max_rows=10**6, max_bytes=10**7).columns[0].values) == 1000
+    # the first page's uncompressed_page_size (field 2, after field 1's type): 1.5 GB
+    assert raw[start] == 0x15  # field 1, an i32
+    at = start + 2  # (type 0, DATA_PAGE: one byte)
+    assert raw[at] == 0x15
+    old_end = at + 1
+    while raw[old_end] & 0x80:
+        old_end += 1
+    hostile = raw[:at + 1] + _varint(2 * 1_500_000_000) + raw[old_end + 1:]
+    read = []
+    monkeypatch.setattr(pq.ParquetFile, "read", lambda *a, **k: read.append(1))
+    with pytest.raises(InputError) as info:
+        read_parquet(hostile, max_rows=10**6, max_bytes=10**7)
+    assert info.value.errors == [("body", "a Parquet column chunk larger than its rows of "
+                                          "numbers")]
+    assert read == []
