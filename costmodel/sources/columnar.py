@@ -35,7 +35,7 @@ _PAGE_SLACK = 1 << 20  # bytes of a Parquet column chunk beyond its values (a di
 # record batches of an Arrow stream, row groups of a Parquet file: each costs a few Python
 # steps, so a file of many tiny ones would cost seconds (a writer makes one a 64k-1M rows)
 MAX_CHUNKS = 4096
-MAX_PAGES = 100_000  # pages of one Parquet column chunk
+MAX_PAGES = 65_536  # pages of one Parquet file (a writer makes one a MiB or so)
 
 
 @dataclass(frozen=True)
@@ -359,8 +359,9 @@ class _Thrift:
                 self.skip(kind, depth)
 
 
-def _page_sizes(raw: bytes, start: int, end: int) -> list[int]:
-    """The uncompressed size of each page of a column chunk, from the page headers."""
+def _page_sizes(raw: bytes, start: int, end: int, budget: int = 10**9) -> list[int]:
+    """The uncompressed size of each page of a column chunk, from the page headers; at most
+    ``budget`` pages."""
     sizes = []
     pos = start
     while pos < end:
@@ -370,8 +371,8 @@ def _page_sizes(raw: bytes, start: int, end: int) -> list[int]:
             raise ValueError("a page header without its sizes")
         sizes.append(found[2])
         pos = reader.pos + found[3]
-        if len(sizes) > MAX_PAGES:
-            raise ValueError(f"a column chunk of more than {MAX_PAGES:,} pages")
+        if len(sizes) > budget:
+            raise ValueError(f"more than {MAX_PAGES:,} pages (each costs Python steps)")
     return sizes
 
 
@@ -396,7 +397,7 @@ def read_parquet(raw: bytes, *, max_rows: int, max_bytes: int,
     if meta.num_row_groups > MAX_CHUNKS:
         raise _bad("body", f"a Parquet file of more than {MAX_CHUNKS:,} row groups: write "
                            f"larger ones")
-    total = 0
+    total = pages_read = 0
     for g in range(meta.num_row_groups):
         group = meta.row_group(g)
         for j in range(group.num_columns):
@@ -411,7 +412,8 @@ def read_parquet(raw: bytes, *, max_rows: int, max_bytes: int,
             try:
                 if start is None or start < 0 or end > len(raw):
                     raise ValueError("a column chunk beyond the file")
-                pages = _page_sizes(raw, start, end)
+                pages = _page_sizes(raw, start, end, MAX_PAGES - pages_read)
+                pages_read += len(pages)
             except (ValueError, IndexError) as exc:
                 raise _bad("body", f"the Parquet file does not read whole: {exc}") from None
             size = max(chunk.total_uncompressed_size, sum(pages))

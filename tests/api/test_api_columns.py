@@ -626,3 +626,14 @@ def test_a_parquet_page_claiming_more_than_its_rows_is_refused_before_it_is_read
     assert info.value.errors == [("body", "a Parquet column chunk larger than its rows of "
                                           "numbers")]
     assert read == []
+
+
+def test_a_parquet_file_of_too_many_pages_is_refused(monkeypatch):
+    from costmodel.sources import columnar
+    monkeypatch.setattr(columnar, "MAX_PAGES", 10)
+    t = table(columns={"utilisation": ("", np.random.default_rng(4).uniform(0.1, 1, 50_000))})
+    sink = pa.BufferOutputStream()
+    pq.write_table(t, sink, data_page_size=1024, use_dictionary=False)  # ~50 pages
+    with pytest.raises(InputError) as info:
+        read_parquet(sink.getvalue().to_pybytes(), max_rows=10**6, max_bytes=10**7)
+    assert "more than 10 pages" in info.value.errors[0][1]
