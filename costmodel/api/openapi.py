@@ -285,11 +285,11 @@ def _loc(loc: tuple) -> str:
 class Forms:
     """The request bodies an operation reads beside its JSON ``body`` model, and how.
 
-    ``read(raw, mimetype, data)`` turns a body into the view's: ``data`` is a JSON body's
-    parsed data (None for another media type), and the result None leaves a JSON body to
-    ``body`` (within the route's own ``body_limit``). Every form is read up to ``limit``
+    ``read(raw, mimetype, data, held)`` turns a body into the view's: ``data`` is a JSON
+    body's parsed data (None for another media type), and the result None leaves a JSON body
+    to ``body`` (within the route's own ``body_limit``). Every form is read up to ``limit``
     bytes; a body declared over the route's ``body_limit``, or sent without a length, holds
-    a heavy slot before it is read (``read`` is told so by ``held``). ``media`` lists the
+    a heavy slot before it is read (``held`` tells ``read`` so). ``media`` lists the
     other media types read, each with its schema in the document; ``model`` is the JSON
     alternative's schema; ``reads`` every other media type read (a generator knows
     ``application/octet-stream``, not a file format's own type: the document may list the
