@@ -10,7 +10,10 @@ result cache); ``varied`` and ``varied, summary`` send a different electricity p
 request (every answer computed; the second with ``?view=summary``: goal >= 60% of the echo's
 requests a second). ``batch`` sends ``POST /api/v1/price/batch`` with 10,000 rows of
 electricity price and utilisation (one of four bodies in turn, none cached) and counts
-scenarios a second end to end over HTTP (goal >= 190,000). ``metrics off`` runs the varied
+scenarios a second end to end over HTTP (goal >= 190,000). ``columns, Arrow`` sends the same
+batch as columns, 1,000,000 rows an Arrow IPC stream answered as one (goal >= 1,000,000
+scenarios a second end to end), and ``columns, JSON`` as a JSON body of columns answered as
+JSON (no goal: JSON's numbers are text to write and read). ``metrics off`` runs the varied
 summary against a third server, the same service with ``COSTMODEL_METRICS=off``, in the same
 rounds: the ratio on/off is what the figures of ``/metrics`` cost (the service as deployed
 counts in prometheus_client's multiprocess mode, ``PROMETHEUS_MULTIPROC_DIR``; goal: at most
@@ -21,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import random
 import re
@@ -123,6 +127,44 @@ def batch_bodies(folder: Path, count: int = 4) -> str:
     return str(folder / "batch")
 
 
+COLUMN_ROWS = 1_000_000
+ARROW = "application/vnd.apache.arrow.stream"
+LUA_COLUMNS = """wrk.method = "POST"
+wrk.headers["Content-Type"] = "%s"
+local f = io.open("%s", "rb")
+wrk.body = f:read("*all")
+f:close()
+"""
+
+
+def column_bodies(folder: Path) -> tuple[Path, Path]:
+    """The columnar batch of COLUMN_ROWS rows (electricity price and utilisation, as the row
+    form's batch) as an Arrow IPC stream and as a JSON body: their files."""
+    import numpy as np
+    import pyarrow as pa
+    rng = np.random.default_rng(7)
+    prices = rng.uniform(0.02, 0.2, COLUMN_ROWS).round(6)
+    util = rng.uniform(0.3, 1.0, COLUMN_ROWS).round(6)
+    request = {"scenario": {"accelerator": "gb300", "operating_point": "deepseek-r1/gb300/peak",
+                            "power": {"boundary": "facility"}},
+               "outputs": ["cost_per_mtok_total", "cost_per_mtok.energy"]}
+    schema = pa.schema([pa.field("electricity.price", pa.float64(),
+                                 metadata={"unit": "USD/kWh"}),
+                        pa.field("utilisation", pa.float64())],
+                       metadata={"costmodel": json.dumps(request)})
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, schema) as writer:
+        writer.write_table(pa.Table.from_arrays([pa.array(prices), pa.array(util)],
+                                                schema=schema))
+    arrow = folder / "columns.arrow"
+    arrow.write_bytes(sink.getvalue().to_pybytes())
+    body = folder / "columns.json"
+    body.write_text(json.dumps({**request, "columns": {
+        "electricity.price": {"unit": "USD/kWh", "values": prices.tolist()},
+        "utilisation": {"values": util.tolist()}}}))
+    return arrow, body
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seconds", type=int, default=5)
@@ -131,6 +173,12 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--threads", type=int, default=4)
     ap.add_argument("--batch-connections", type=int, default=4)
+    # a columnar batch of a million rows holds a heavy slot (2 a worker): one a core
+    ap.add_argument("--column-connections", type=int, default=2)
+    ap.add_argument("--column-seconds", type=int, default=10)
+    ap.add_argument("--only", default=None,
+                    help="comma-separated runs to measure (echo,repeated,varied,summary,batch,"
+                         "arrow,json); the echo always")
     args = ap.parse_args()
     if shutil.which("wrk") is None:
         sys.exit("wrk is not installed (apt-get install wrk)")
@@ -139,7 +187,8 @@ def main() -> None:
         db = f"sqlite:///{folder / 'bench.db'}"
         # the rate limiter counts every request (its cost is measured) but never refuses one
         env = {**os.environ, "DATABASE_URL": db, "COSTMODEL_OPEN_READS": "1",
-               "COSTMODEL_RATE_LIMIT": "1000000000/minute", "PYTHONPATH": str(ROOT / "bench")}
+               "COSTMODEL_RATE_LIMIT": "1000000000/minute",
+               "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "bench")])}
         subprocess.run([str(Path(sys.executable).with_name("costmodel")), "db", "upgrade"],
                        env=env, check=True, capture_output=True)
         subprocess.run([str(Path(sys.executable).with_name("costmodel")), "db", "seed"],
@@ -174,28 +223,48 @@ def main() -> None:
                                              headers={"Content-Type": "application/json"})
             answer = json.loads(urllib.request.urlopen(req, timeout=60).read())
             assert answer["priced"] == BATCH_ROWS, answer["errors"][:3]
+            arrow, columns_json = column_bodies(folder)
+            for path, kind in ((arrow, ARROW), (columns_json, "application/json")):
+                req = urllib.request.Request(price_url + "/batch?format=json",
+                                             data=path.read_bytes(),
+                                             headers={"Content-Type": kind})
+                answer = json.loads(urllib.request.urlopen(req, timeout=120).read())
+                assert answer["priced"] == COLUMN_ROWS, answer["errors"][:3]
+            wanted = set(args.only.split(",")) if args.only else None
             runs: dict[str, list[float]] = {k: [] for k in (
-                "echo", "repeated", "varied", "summary", "off", "batch")}
+                "echo", "repeated", "varied", "summary", "off", "batch", "arrow", "json")}
             # the servers idle while the other is measured; alternating the runs and keeping
             # the median of each spreads the noise of a shared machine over all of them alike
             load_before = os.getloadavg()
-            for _ in range(args.rounds):
-                runs["echo"].append(wrk(f"http://127.0.0.1:{echo_port}/echo",
-                                        LUA_FIXED % (BODY % "0.1"), args.seconds,
-                                        args.connections, folder))
-                runs["repeated"].append(wrk(price_url, LUA_FIXED % (BODY % "0.1"), args.seconds,
-                                            args.connections, folder))
-                runs["varied"].append(wrk(price_url, LUA_VARIED % (BODY % "%s"), args.seconds,
-                                          args.connections, folder))
-                runs["summary"].append(wrk(price_url + "?view=summary",
-                                           LUA_VARIED % (BODY % "%s"), args.seconds,
-                                           args.connections, folder))
-                runs["off"].append(wrk(f"http://127.0.0.1:{off_port}/api/v1/price?view=summary",
+            measures = {
+                "echo": lambda: wrk(f"http://127.0.0.1:{echo_port}/echo",
+                                    LUA_FIXED % (BODY % "0.1"), args.seconds,
+                                    args.connections, folder),
+                "repeated": lambda: wrk(price_url, LUA_FIXED % (BODY % "0.1"), args.seconds,
+                                        args.connections, folder),
+                "varied": lambda: wrk(price_url, LUA_VARIED % (BODY % "%s"), args.seconds,
+                                      args.connections, folder),
+                "summary": lambda: wrk(price_url + "?view=summary",
                                        LUA_VARIED % (BODY % "%s"), args.seconds,
-                                       args.connections, folder))
-                runs["batch"].append(BATCH_ROWS * wrk(
+                                       args.connections, folder),
+                "off": lambda: wrk(f"http://127.0.0.1:{off_port}/api/v1/price?view=summary",
+                                   LUA_VARIED % (BODY % "%s"), args.seconds,
+                                   args.connections, folder),
+                "batch": lambda: BATCH_ROWS * wrk(
                     price_url + "/batch", LUA_BATCH % (4, prefix), args.seconds,
-                    args.batch_connections, folder))
+                    args.batch_connections, folder),
+                # a columnar batch answered in its own format: Arrow, and JSON
+                "arrow": lambda: COLUMN_ROWS * wrk(
+                    price_url + "/batch", LUA_COLUMNS % (ARROW, arrow), args.column_seconds,
+                    args.column_connections, folder),
+                "json": lambda: COLUMN_ROWS * wrk(
+                    price_url + "/batch", LUA_COLUMNS % ("application/json", columns_json),
+                    args.column_seconds, args.column_connections, folder),
+            }
+            for _ in range(args.rounds):
+                for name, measure in measures.items():
+                    if wanted is None or name == "echo" or name in wanted:
+                        runs[name].append(measure())
             # the figures counted what was sent (a bench that measured nothing would be cheap)
             text = urllib.request.urlopen(f"http://127.0.0.1:{price_port}/metrics",
                                           timeout=30).read().decode()
@@ -205,7 +274,7 @@ def main() -> None:
             stop(service)
             stop(echo)
         load_after = os.getloadavg()
-        best = {k: statistics.median(v) for k, v in runs.items()}
+        best = {k: statistics.median(v) if v else math.nan for k, v in runs.items()}
     baseline = best["echo"]
     print(f"gunicorn -w {args.workers} -k gthread --threads {args.threads}; wrk -t2 "
           f"-c{args.connections} (batch -c{args.batch_connections}) -d{args.seconds}s, median of "
@@ -225,7 +294,12 @@ def main() -> None:
     print(f"metrics cost: varied summary with metrics / without = "
           f"{best['summary'] / best['off']:.3f} (goal >= 0.95); rounds, on/off: "
           + ", ".join(f"{a / b:.3f}" for a, b in zip(runs["summary"], runs["off"],
-                                                       strict=True)))
+                                                       strict=False)))
+    print(f"POST /api/v1/price/batch, columns, Arrow, {COLUMN_ROWS:,} rows {best['arrow']:10.0f} "
+          f"scenarios/s (goal >= 1,000,000; {best['arrow'] / 1e6:.2f}x the goal; "
+          f"{best['arrow'] / best['batch']:.1f}x the row form)")
+    print(f"POST /api/v1/price/batch, columns, JSON, {COLUMN_ROWS:,} rows  {best['json']:10.0f} "
+          f"scenarios/s ({best['json'] / best['batch']:.1f}x the row form)")
 
 
 if __name__ == "__main__":

@@ -36,7 +36,8 @@ CORE = ["model.units", "model.declaration", "model.steps", "model.evaluate", "mo
         "render.display",
         "render.report"]
 EDGE = ["sources", "store", "app", "http", "cli", "api", "web", "server", "resources",
-        "render.workbook", "render.frontier_plot", "render.onepage", "render.focus"]
+        "render.workbook", "render.frontier_plot", "render.onepage", "render.focus",
+        "render.columnar"]
 # packages whose modules are placed one by one (the model and the decisions are all core)
 SPLIT = ("model", "decisions", "render")
 

@@ -29,7 +29,7 @@ from .client_shape import for_generators
 from .schemas import CATALOG_KEY, INPUT_SCHEMAS, MAX_CURVE_ID, ProblemOut
 
 __all__ = ["route", "ROUTES", "build_spec", "ListQuery", "read_body", "body_bytes", "too_large",
-           "etag_of", "Answer"]
+           "etag_of", "Answer", "Forms", "json_body", "validated"]
 
 
 @dataclass
@@ -54,6 +54,7 @@ class Route:
     etag: str | None = None  # what the ETag is, when not the hash of the answer's content
     if_match: bool = False  # a write that honours If-Match (412 when it does not hold)
     heavy_note: str | None = None  # which of its answers hold a heavy slot, and their bound
+    forms: Forms | None = None  # other request bodies read beside ``body``
 
 
 ROUTES: list[Route] = []
@@ -128,7 +129,12 @@ def _body(model: type[BaseModel], limit: int | None = None) -> BaseModel:
             and request.mimetype != "application/json":
         raise Problem(415, "Unsupported media type",
                       f"send application/json, not {request.mimetype or 'no content type'}")
-    raw = read_body(limit)
+    return validated(model, json_body(read_body(limit)))
+
+
+def json_body(raw: bytes) -> Any:
+    """A JSON body's data, refused as every body is: malformed (400), nested deeper than any
+    input may be, or holding NUL (422)."""
     try:
         data = orjson.loads(raw) if raw else None
     except orjson.JSONDecodeError as exc:
@@ -146,6 +152,11 @@ def _body(model: type[BaseModel], limit: int | None = None) -> BaseModel:
     if nul is not None:  # PostgreSQL cannot store it; SQLite would: refused alike everywhere
         raise Problem(422, "Invalid input", f"{nul or 'body'}: must not contain NUL (U+0000)",
                       errors=[{"path": nul or "body", "message": "must not contain NUL"}])
+    return data
+
+
+def validated(model: type[BaseModel], data: Any) -> BaseModel:
+    """``data`` as ``model``; its errors a 422 at their paths (see _invalid_body)."""
     try:
         return model.model_validate(data)
     except ValidationError as exc:
@@ -270,6 +281,53 @@ def _loc(loc: tuple) -> str:
     return error_path(loc) or "body"
 
 
+@dataclass(frozen=True)
+class Forms:
+    """The request bodies an operation reads beside its JSON ``body`` model, and how.
+
+    ``read(raw, mimetype, data, held)`` turns a body into the view's: ``data`` is a JSON
+    body's parsed data (None for another media type), and the result None leaves a JSON body
+    to ``body`` (within the route's own ``body_limit``). Every form is read up to ``limit``
+    bytes; a body declared over the route's ``body_limit``, or sent without a length, holds
+    a heavy slot before it is read (``held`` tells ``read`` so). ``media`` lists the
+    other media types read, each with its schema in the document; ``model`` is the JSON
+    alternative's schema; ``reads`` every other media type read (a generator knows
+    ``application/octet-stream``, not a file format's own type: the document may list the
+    one and the description name the others)."""
+    model: type[BaseModel]
+    media: dict[str, dict[str, Any]]
+    limit: int
+    read: Callable[..., Any]
+    description: str
+    reads: tuple[str, ...] = ()
+    heavy_note: str = ""  # which of these bodies hold a heavy slot (the operation's words)
+
+
+def _form_body(body: type[BaseModel], body_limit: int | None, forms: Forms,
+               held: bool) -> Any:
+    """A body read as ``forms`` says, else as ``body`` (see Forms)."""
+    mimetype = request.mimetype
+    if mimetype in forms.media or mimetype in forms.reads:
+        return forms.read(read_body(forms.limit), mimetype, None, held)
+    if mimetype != "application/json":
+        kinds = ", ".join(dict.fromkeys(["application/json", *forms.media, *forms.reads]))
+        raise Problem(415, "Unsupported media type",
+                      f"send one of {kinds}, not {mimetype or 'no content type'}")
+    raw = read_body(forms.limit)
+    data = json_body(raw)
+    out = forms.read(raw, mimetype, data, held)
+    if out is not None:
+        return out
+    if body_limit is not None and len(raw) > body_limit:
+        raise too_large(body_limit)
+    return validated(body, data)
+
+
+def _large_or_unknown(limit: int | None) -> bool:
+    declared = get_content_length(request._get_current_object().environ)
+    return declared is None or limit is None or declared > limit
+
+
 def route(bp: Blueprint, rule: str, method: str, *, summary: str, access: str,
           body: type[BaseModel] | None = None, response: type[BaseModel] | None = None,
           status: int = 200, query: type[BaseModel] | None = None,
@@ -279,7 +337,7 @@ def route(bp: Blueprint, rule: str, method: str, *, summary: str, access: str,
           also_content: tuple[str, ...] = (), etag: str | None = None,
           if_match: bool = False,
           heavy_when: Callable[[Any, Any], bool] | None = None,
-          heavy_note: str | None = None) -> Callable:
+          heavy_note: str | None = None, forms: Forms | None = None) -> Callable:
     """Register a view and its contract. The view gets ``body``/``query`` models parsed and
     may return a pydantic model, a dict, or a Response.
 
@@ -292,7 +350,8 @@ def route(bp: Blueprint, rule: str, method: str, *, summary: str, access: str,
     ``heavy_when(body, query)``: whether this request's answer (a workbook, a PDF, a large
     task) can take seconds, so holds a heavy slot as the operations of ``HEAVY`` do (429
     when none is free); it may refuse an answer over its size bound first (413), before
-    anything is built. ``heavy_note`` says both in the document."""
+    anything is built. ``heavy_note`` says both in the document. ``forms``: other request
+    bodies read beside ``body`` (:class:`Forms`)."""
     def decorate(view: Callable) -> Callable:
         operation = (method, _openapi_path((bp.url_prefix or "") + rule)[0])
         heavy = operation in HEAVY
@@ -305,8 +364,15 @@ def route(bp: Blueprint, rule: str, method: str, *, summary: str, access: str,
                 limits.count(principal)  # 429 past the caller's rate
             if query is not None:  # before the body: a bad parameter costs no parsing
                 kwargs["query"] = _query(query)
+            if forms is not None and _large_or_unknown(body_limit):
+                # a body no JSON form of ``body`` may be: read, and answered, in a heavy slot
+                with limits.heavy():
+                    kwargs["body"] = _form_body(body, body_limit, forms, True)
+                    kwargs["principal"] = principal
+                    return _cached(_as_response(view(**kwargs), status), cache)
             if body is not None:
-                kwargs["body"] = _body(body, body_limit)
+                kwargs["body"] = _body(body, body_limit) if forms is None else \
+                    _form_body(body, body_limit, forms, False)
             kwargs["principal"] = principal
             # a heavy analysis (or answer) holds its slot until it is serialised (429 when
             # none is free)
@@ -316,21 +382,29 @@ def route(bp: Blueprint, rule: str, method: str, *, summary: str, access: str,
                     else nullcontext():
                 out = view(**kwargs)
                 if not isinstance(out, Response):
-                    code = status
-                    if isinstance(out, tuple):  # (body, status) where a view answers otherwise
-                        out, code = out
-                    if isinstance(out, BaseModel):
-                        out = out.model_dump(mode="json")
-                    out = Answer(json.dumps(out), status=code, mimetype="application/json")
+                    out = _as_response(out, status)
                 return _cached(out, cache)
         bp.add_url_rule(rule, endpoint=f"{view.__name__}", view_func=wrapper,
                         methods=[method])
         ROUTES.append(Route(bp.name, (bp.url_prefix or "") + rule, method, summary, access,
                             body, response, status, query, [bp.name], errors, content_type,
                             request_content_type, also, cache, body_limit, also_content,
-                            etag, if_match, heavy_note))
+                            etag, if_match, heavy_note, forms))
         return wrapper
     return decorate
+
+
+def _as_response(out: Any, status: int) -> Response:
+    """A view's answer as a Response (a model or data as JSON, with ``status`` unless the
+    view answered (data, status))."""
+    if isinstance(out, Response):
+        return out
+    code = status
+    if isinstance(out, tuple):  # (body, status) where a view answers otherwise
+        out, code = out
+    if isinstance(out, BaseModel):
+        out = out.model_dump(mode="json")
+    return Answer(json.dumps(out), status=code, mimetype="application/json")
 
 
 ETAG_HEADER = {"description": "the hash of this answer's content", "schema": {"type": "string"}}
@@ -525,15 +599,18 @@ def operation_id(method: str, path: str, blueprint: str) -> str:
 
 def build_spec() -> dict[str, Any]:
     """The OpenAPI 3.1 document of every declared route."""
-    models = {r.body for r in ROUTES if r.body} | {r.response for r in ROUTES if r.response}
+    models = {r.body for r in ROUTES if r.body} | {r.response for r in ROUTES if r.response} \
+        | {r.forms.model for r in ROUTES if r.forms}
     models.add(ProblemOut)
     keyed = [(m, "validation") for m in sorted(models, key=lambda m: m.__name__)]
     refs, defs = models_json_schema(keyed, ref_template="#/components/schemas/{model}")
     schemas = defs.get("$defs", {})
     schemas.update({name: build() for name, build in INPUT_SCHEMAS.items()})
     ref_of = {m: refs[(m, "validation")] for m in models}
-    for name in _request_components(schemas, {ref_of[r.body]["$ref"].rsplit("/", 1)[1]
-                                              for r in ROUTES if r.body}):
+    for name in _request_components(schemas, {ref_of[m]["$ref"].rsplit("/", 1)[1]
+                                              for r in ROUTES if r.body
+                                              for m in (r.body, *([r.forms.model]
+                                                                  if r.forms else []))}):
         schemas[name] = _defaults_described(_without_nul(schemas[name]))
     problem = {"description": "a problem (RFC 9457)",
                "content": {"application/problem+json": {"schema": ref_of[ProblemOut]}}}
@@ -570,6 +647,12 @@ def build_spec() -> dict[str, Any]:
                 # (tests/api/test_api_docs.py); the schema's own examples list every one
                 media["example"] = examples[0]
             op["requestBody"] = {"required": True, "content": {r.request_content_type: media}}
+            if r.forms is not None:  # the JSON alternative beside it, and the other media
+                media["schema"] = {"anyOf": [ref_of[r.body], ref_of[r.forms.model]]}
+                op["requestBody"]["content"].update(r.forms.media)
+                op["requestBody"]["description"] = r.forms.description
+                if r.forms.heavy_note:
+                    op["description"] = r.forms.heavy_note + " " + HEAVY_ANSWER_NOTE
         elif r.request_content_type != "application/json":
             op["requestBody"] = {"required": True, "content": {
                 r.request_content_type: {"schema": {"type": "string", "format": "binary"}}},
@@ -629,6 +712,8 @@ def build_spec() -> dict[str, Any]:
         if "413" in op["responses"]:  # deploy/nginx.conf's own 413 is a problem too
             limit = (f"{r.body_limit:,} bytes" if r.body_limit is not None else
                      "COSTMODEL_MAX_BODY bytes (default 2 MiB; 20 MiB for a workbook upload)")
+            if r.forms is not None:
+                limit += f" ({r.forms.limit:,} bytes for a columnar body)"
             op["responses"]["413"] = {**problem, "description": f"the body is over the "
                                                                 f"limit: {limit}" + (
                 "; or the answer asked for is over its size bound (the operation's "

@@ -17,6 +17,7 @@ from ..app import keys as api_keys
 from ..app import saved
 from ..app.batch import price_batch as batch_use_case
 from ..app.caps import MAX_TASK_CELLS, large_task, task_cells, task_workbook_too_large
+from ..app.columns import price_columns as columns_use_case
 from ..app.hints import hinted, with_hint
 from ..http.errors import Problem, input_problem
 from ..http.limits import current_limits
@@ -26,6 +27,7 @@ from ..model.inputs import Node, Rack, Workload, check_text, error_path, fewer_e
 from ..model.units import UnitInputError, parse_quantity
 from ..sources.catalog import split_sources
 from ..sources.curve_files import curves_csv_text, read_curve_text
+from . import columns as columnar
 from .auth import forget_keys
 from .openapi import MAX_FILTER, Answer, ListQuery, body_bytes, read_body, route
 from .requests import (
@@ -85,7 +87,7 @@ from .schemas import (
     TornadoRequest,
     WorkbookRequest,
 )
-from .views import AnswerQuery, TaskQuery, select
+from .views import AnswerQuery, BatchQuery, TaskQuery, select
 
 __all__ = ["pricing", "catalog", "scenarios", "keys"]
 
@@ -131,12 +133,18 @@ def price(body: PriceWhatIfRequest, query: AnswerQuery, principal) -> Response:
 
 
 @route(pricing, "/price/batch", "POST", summary="Price one scenario with up to 10,000 rows "
-                                                "of overrides", access="read", body=BatchRequest,
-       response=BatchOut, errors=(404,), query=AnswerQuery, body_limit=MAX_BATCH_BODY,
-       also_content=(CSV,))
-def price_batch(body: BatchRequest, query: AnswerQuery, principal) -> Response | dict:
-    """JSON, or CSV by ``Accept: text/csv`` (a line a row: the columns and the row's errors);
-    200 when any row priced, 422 (every row's errors) when none did."""
+                                                "of overrides, or up to 1,000,000 rows of "
+                                                "columns", access="read", body=BatchRequest,
+       response=BatchOut, errors=(404,), query=BatchQuery, body_limit=MAX_BATCH_BODY,
+       also_content=(CSV, columnar.ARROW, columnar.PARQUET), forms=columnar.FORMS)
+def price_batch(body: BatchRequest | columnar.ColumnarAsk, query: BatchQuery,
+                principal) -> Response | dict:
+    """JSON, or CSV by ``Accept: text/csv`` or ``?format=csv`` (a line a row: the columns and
+    the row's errors), Arrow or Parquet likewise; a columnar request answers in its own
+    format unless asked otherwise (api/columns.py); 200 when any row priced, 422 (every
+    row's errors) when none did."""
+    if isinstance(body, columnar.ColumnarAsk):
+        return _price_columns(body, query)
     base = spec_of(PriceRequest(scenario=body.scenario, scenario_id=body.scenario_id,
                                 revision=body.revision))
     with services().sessions(write=False) as session:
@@ -156,13 +164,33 @@ def price_batch(body: BatchRequest, query: AnswerQuery, principal) -> Response |
         raise input_problem(((e.path, e.detail) for e in batch.errors),
                             prefix="no row priced: ")
     accept = request.accept_mimetypes
-    if accept[CSV] > accept["application/json"]:
+    if query.format == "csv" or (query.format is None
+                                 and accept[CSV] > accept["application/json"]):
         return Response(batch.to_csv(), mimetype=CSV)
     out = batch.to_json()
     if query.view == "summary" and out["disclosure"] is not None:
         out["disclosure"].pop("sources", None)
+    fmt = columnar.answer_format(query, "json")
+    if fmt in ("arrow", "parquet"):  # the columns as a columnar request's answer has them
+        return columnar.as_file(fmt, [(n, u, batch.values[n]) for n, u in zip(
+            batch.outputs, batch.units, strict=True)], out)
     out = out if query.fields is None else select(out, query.fields)
     return Response(orjson.dumps(out), mimetype="application/json")
+
+
+def _price_columns(ask: columnar.ColumnarAsk, query: BatchQuery) -> Response:
+    """A columnar batch priced (a heavy slot held past its rows, unless held already)."""
+    base = spec_of(ask.base)
+    with services().sessions(write=False) as session:
+        try:
+            batch = columns_use_case(services().context(session), base, ask.columns,
+                                     ask.outputs,
+                                     heavy=None if ask.held else current_limits().heavy)
+        except InputError as exc:  # (the base's at its own path: scenario.accelerator...)
+            raise Problem.from_input(exc) from None
+    if not batch.priced.any():
+        raise columnar.no_row_priced(batch)
+    return columnar.answer(ask, batch, query)
 
 
 @route(pricing, "/compare", "POST", summary="Price scenarios side by side, with ratios",

@@ -921,7 +921,66 @@ class BatchOut(Partial):
     columns: dict[str, BatchColumn] = None  # type: ignore[assignment]
     errors: list[BatchRowErrorOut] = None  # type: ignore[assignment]
     disclosure: dict[str, Any] = None  # type: ignore[assignment]
-    provenance: list[dict[str, str | None] | None] = None  # type: ignore[assignment]
+    provenance: list[dict[str, str | None] | None] = Field(None, description=(  # type: ignore[assignment]
+        "the row form's: per row, the sources that differ from the disclosure's"))
+    sources: dict[str, str | None] = Field(None, description=(  # type: ignore[assignment]
+        "the columnar form's, in place of provenance: the sources every row's columns "
+        "change in the disclosure's (columns.electricity.price [USD/kWh]; null: a citation "
+        "the column replaces)"))
+    errors_unlisted: int = Field(None, ge=0, description=(  # type: ignore[assignment]
+        "the columnar form's: rows without figures beyond the first 1,000 listed in errors "
+        "(each null in every column)"))
+
+
+# ---- the columnar form of POST /price/batch (docs/pricing-tools.md#columnar-batch) ---------
+MAX_COLUMN_ROWS = 1_000_000  # rows of one columnar batch (costmodel.app.columns)
+MAX_COLUMNAR_BODY = 64 * 2**20  # bytes of a columnar body (JSON, Arrow or Parquet)
+# numeric inputs a column may hold (every one a batch moves), by dotted key
+_COLUMN_KEYS = sorted(k for k in VARS if k != "money.rate")
+COLUMNS_EXAMPLE = {"scenario": EXAMPLE_SCENARIO,
+                   "columns": {"electricity.price": {"unit": "USD/kWh",
+                                                     "values": [0.05, 0.08, 0.12]},
+                               "utilisation": {"unit": "%", "values": [60, 75, 90]}},
+                   "outputs": ["cost_per_mtok_total", "cost_per_mtok_energy"]}
+
+
+class ColumnIn(Strict):
+    """One numeric input's values, one a row, in one unit."""
+    unit: Annotated[str, Field(max_length=100, examples=["USD/kWh"], description=(
+        "the values' unit, e.g. USD/kWh, USD/MWh, %; empty for a plain number or a count "
+        "(node.accelerators...); checked and converted once for the column"))] = ""
+    values: Annotated[Any, WithJsonSchema({
+        "type": "array", "minItems": 1, "maxItems": MAX_COLUMN_ROWS,
+        "items": {"type": "number"}, "examples": [[0.05, 0.08, 0.12]],
+        "description": "numbers (integers for a count), one a row; no null, no text, no "
+                       "boolean; each within the input's valid range"})]
+
+
+class ColumnsRequest(Strict):
+    """The columnar form: one scenario (inline, or saved) priced once a row of its columns,
+    each column one numeric input in one unit, every column of the same length."""
+    model_config = _examples(COLUMNS_EXAMPLE, rules=[_ONE_SCENARIO])
+    scenario: ScenarioBody | None = None
+    scenario_id: Id | None = None
+    revision: Id | None = None
+    columns: Annotated[dict[str, ColumnIn], Field(
+        min_length=1, max_length=len(_COLUMN_KEYS),
+        json_schema_extra={"propertyNames": {"enum": _COLUMN_KEYS}},
+        description=(f"numeric input (dotted key) -> its column, at most {MAX_COLUMN_ROWS:,} "
+                     f"rows; the body at most {MAX_COLUMNAR_BODY // 2**20} MiB (413 above)"))]
+    outputs: Annotated[list[Output], Field(min_length=1, max_length=50)] = Field(
+        default_factory=lambda: ["cost_per_mtok_total"],
+        description="the columns of the answer: steps of the calculation, by name or dotted")
+
+
+class ColumnsBase(Strict):
+    """What an Arrow or Parquet body says around its columns, as JSON in its schema's
+    metadata ``costmodel``: the scenario and the outputs."""
+    scenario: ScenarioBody | None = None
+    scenario_id: Id | None = None
+    revision: Id | None = None
+    outputs: Annotated[list[Output], Field(min_length=1, max_length=50)] = Field(
+        default_factory=lambda: ["cost_per_mtok_total"])
 
 
 class TornadoRequest(Strict):

@@ -11,7 +11,7 @@ from pydantic import BaseModel, Field
 
 from ..http.errors import Problem
 
-__all__ = ["AnswerQuery", "TaskQuery", "select", "FIELDS_PATTERN"]
+__all__ = ["AnswerQuery", "BatchQuery", "TaskQuery", "select", "FIELDS_PATTERN"]
 
 # dotted names of an answer, comma-separated (answers' keys are words)
 FIELDS_PATTERN = r"^[A-Za-z0-9_]+(\.[A-Za-z0-9_]+)*(,[A-Za-z0-9_]+(\.[A-Za-z0-9_]+)*)*$"
@@ -26,6 +26,14 @@ class AnswerQuery(BaseModel):
         "only these dotted names of the answer, comma-separated, e.g. cost_per_mtok.total,"
         "disclosure.boundary (a name crossing a list applies to each item); an unknown "
         "name is a 422"))] | None = None
+
+
+class BatchQuery(AnswerQuery):
+    """A batch's answer: how much of it, and in which format."""
+    format: Literal["json", "csv", "arrow", "parquet"] | None = Field(None, description=(
+        "the answer's format, before Accept: json, csv, arrow or parquet (each output a "
+        "column, its unit in the field's metadata); none: Accept's choice, else the format "
+        "the request came in"))
 
 
 class TaskQuery(BaseModel):

@@ -37,6 +37,7 @@ import orjson
 from ..decisions.sensitivity.base import DEFAULT_OUTPUT, Base
 from ..decisions.sensitivity.inputs import VARS, SensitivityError, Var
 from ..model.errors import InputError
+from ..model.inputs import Scenario
 from ..model.results import MUST_BE_FINITE, Result, out_of_bounds
 from ..model.steps import MODEL
 from ..sources.cells import neutralise_cell
@@ -47,8 +48,8 @@ from .pricing import price
 from .specs import InlineScenario, Override, SavedRevision, ScenarioSpec, overrides_from_mapping
 from .variants import read_value
 
-__all__ = ["Batch", "RowError", "price_batch", "output_step", "read_value", "MAX_ROWS",
-           "ALONE_LIGHT"]
+__all__ = ["Batch", "RowError", "price_batch", "output_step", "read_value", "movable", "resolved",
+           "MAX_ROWS", "ALONE_LIGHT"]
 
 MAX_ROWS = 10_000  # rows of one batch
 # rows (and groups) priced alone beyond which a batch is heavy work: the caller's ``heavy``
@@ -134,7 +135,7 @@ def output_step(name: str) -> str:
         raise InputError([("outputs", exc.errors[0][1])]) from None
 
 
-def _resolved(ctx: Context, spec: ScenarioSpec) -> ScenarioSpec:
+def resolved(ctx: Context, spec: ScenarioSpec) -> ScenarioSpec:
     """A saved revision read once, as the inline mapping every row starts from."""
     src = spec.source
     if isinstance(src, SavedRevision):
@@ -171,15 +172,21 @@ class _Group:
         return self._vars[key]
 
     def _movable(self, key: str) -> Var | None:
-        var = VARS.get(key)
-        if var is None or (self.reads_curve and key.startswith("operating_point.")):
-            return None
-        op = self.scenario.operating_point
-        if key == "operating_point.normalised_by":  # only beside a per-kW throughput
-            return var if op.throughput_per_kw is not None else None
-        # an optional input given or not is a choice (renting, an all-in power, a per-kW
-        # throughput): moved only where the base gives it already
-        return var if attrgetter(key)(self.scenario) is not None else None
+        return movable(self.scenario, self.reads_curve, key)
+
+
+def movable(scenario: Scenario, reads_curve: bool, key: str) -> Var | None:
+    """The numeric input ``key`` if moving it keeps ``scenario``'s choices (``reads_curve``:
+    its operating point is read off a curve), else None."""
+    var = VARS.get(key)
+    if var is None or (reads_curve and key.startswith("operating_point.")):
+        return None
+    op = scenario.operating_point
+    if key == "operating_point.normalised_by":  # only beside a per-kW throughput
+        return var if op.throughput_per_kw is not None else None
+    # an optional input given or not is a choice (renting, an all-in power, a per-kW
+    # throughput): moved only where the base gives it already
+    return var if attrgetter(key)(scenario) is not None else None
 
 
 def _label(source: str, value: Any) -> str | None:
@@ -206,7 +213,7 @@ def price_batch(ctx: Context, spec: ScenarioSpec, rows: Sequence[Mapping[str, An
         raise InputError([("overrides", f"at most {MAX_ROWS:,} rows, got {len(rows):,}")])
     steps = [output_step(o) for o in outputs]
     evaluated = tuple(dict.fromkeys([*steps, *MUST_BE_FINITE]))
-    spec = _resolved(ctx, spec)
+    spec = resolved(ctx, spec)
     run = _Run(ctx, spec, rows, evaluated)
     run.plan()
     guard = heavy() if heavy is not None and run.alone_count() > ALONE_LIGHT else nullcontext()

@@ -107,8 +107,17 @@ INEXPRESSIBLE = {
               "a whole number written with a fraction (8.0)"),
     "grammar": (r"expected key=|expected LOW|distribution|not a date|is before|^available:",
                 "the mini-languages: grid axes, ranges, distributions, a successor's time"),
-    "file": (r"^(content|workbook)\b", "a file's content: a curve file's text, an .xlsx "
-                                        "workbook"),
+    "file": (r"^(content|workbook)\b|^body: (not an Arrow|not a Parquet|the Arrow|the "
+             r"Parquet|an Arrow)", "a file's content: a curve file's text, an .xlsx "
+                                  "workbook, an Arrow stream or Parquet file"),
+    # a columnar batch (docs/pricing-tools.md#columnar-batch)
+    "columns": (r"^columns\.\S+: (has [\d,]+ values where|the scenario does not give|the "
+                r"scenario reads its operating point|must hold whole numbers|a count takes no "
+                r"unit|unit .*: needs a unit|row \d+ priced alone)|^columns: (row \d+|at "
+                r"most [\d,]+ cells)",
+                "a columnar batch's columns against each other (one length) and the scenario "
+                "(an input it gives, not read off a curve, in agreement with its other "
+                "inputs; a count's whole numbers; a unit for a quantity)"),
     "analysis": (r"does not affect|nothing to vary|has no value|is 0 in the base|must be "
                  r"different|more than one distribution|whole-number count|cells is more|"
                  r"is part of the unit|categorical|not a numeric input of the calculation",
@@ -206,8 +215,10 @@ def _body_validator(method: str, path: str) -> Draft202012Validator | None:
         return None
     registry = Registry().with_resource("urn:spec", Resource.from_contents(
         spec, default_specification=DRAFT202012))
-    ref = content["application/json"]["schema"]["$ref"].replace("#", "urn:spec#")
-    return Draft202012Validator({"$ref": ref}, registry=registry)
+    # (a $ref, or an anyOf of them: the row and the columnar forms of a batch)
+    schema = json.loads(json.dumps(content["application/json"]["schema"]).replace(
+        '"#/components/', '"urn:spec#/components/'))
+    return Draft202012Validator(schema, registry=registry)
 
 
 def _sent_valid_body(case) -> bool:

@@ -417,6 +417,27 @@ def test_a_batch_through_the_generated_client(operation, api):
     assert error.detail == error.message  # the deprecated alias, for a release
 
 
+def test_a_columnar_batch_through_the_generated_client(operation, api):
+    """The columnar form (ColumnsRequest) through the same generated operation: the body's
+    union takes it, the typed answer is BatchOut with sources in place of provenance."""
+    batch = operation("post", f"{API}/price/batch")
+    prices, util = [0.05, 0.08, 0.12], [60, 75, 90]
+    answer = batch.sync_detailed(client=api, body=body_of(batch, {
+        "scenario": GB300, "outputs": OUTPUTS,
+        "columns": {"electricity.price": {"unit": "USD/kWh", "values": prices},
+                    "utilisation": {"unit": "%", "values": util}}}))
+    assert answer.status_code == 200, answer.content
+    out = answer.parsed
+    assert not isinstance(out, dict)
+    assert (out.rows, out.priced, out.outputs, out.errors) == (3, 3, OUTPUTS, [])
+    for name in OUTPUTS:
+        for i, (p, u) in enumerate(zip(prices, util, strict=True)):
+            want = price_data(GB300, [("electricity.price", {"value": p, "unit": "USD/kWh"}),
+                                      ("utilisation", {"value": u, "unit": "%"})]).value(name)
+            assert out.columns[name].values[i] == pytest.approx(want, rel=1e-12, abs=0)
+    assert out.sources["utilisation"] == "columns.utilisation [%]"
+
+
 def test_the_catalog_through_the_generated_client(operation, api, live_server):
     from costmodel.sources.catalog import Catalog
     listing = operation("get", f"{API}/accelerators")

@@ -96,6 +96,33 @@ def test_the_same_answer_and_etag_on_every_host(cluster):
     assert first.status_code == 200 and again.status_code == 304
 
 
+def test_a_columnar_batch_larger_than_a_json_body_passes_nginx(cluster):
+    """deploy/nginx.conf takes a batch body up to 65 MiB (a columnar batch's own 64 MiB), not
+    its 3 MiB elsewhere: a million rows of an Arrow stream (8 MB) is priced through it."""
+    import json
+
+    import numpy as np
+    import pyarrow as pa
+    prices = np.linspace(0.02, 0.2, 1_000_000)
+    schema = pa.schema([pa.field("electricity.price", pa.float64(),
+                                 metadata={"unit": "USD/kWh"})],
+                       metadata={"costmodel": json.dumps({"scenario": GB300, "outputs": [
+                           "cost_per_mtok.energy"]})})
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, schema) as writer:
+        writer.write_table(pa.Table.from_arrays([pa.array(prices)], schema=schema))
+    body = sink.getvalue().to_pybytes()
+    assert len(body) > 3 * 2**20  # (nginx takes 3 MiB on other operations)
+    headers = {**_auth(cluster.admin), "Content-Type": "application/vnd.apache.arrow.stream"}
+    r = httpx.post(cluster.front + "/api/v1/price/batch", content=body, headers=headers,
+                   timeout=120)
+    assert r.status_code == 200, r.text[:300]
+    energy = pa.ipc.open_stream(r.content).read_all().column(0).to_numpy()
+    # by hand: price x 1.4 kW / 59.37624 Mtok an hour
+    assert energy[-1] == pytest.approx(prices[999_999] * GB300_W / 1000 / MTOK_PER_HOUR,
+                                       rel=1e-9)
+
+
 def test_a_key_revoked_through_one_host_is_refused_by_every_host(cluster):
     a, b, c = cluster.hosts
     made = httpx.post(a.base + "/api/v1/keys", json={"name": "revoke-me", "role": "editor"},
