@@ -236,6 +236,7 @@ class _Writer:
             self.names.add(name, s.title, self.range_of(name))
             self.exported[name] = vals
         self.terms = [self._terms(j, p) for j, p in enumerate(self.ranked)]
+        self.term_values = [self._terms(j, p, values=True) for j, p in enumerate(self.ranked)]
         tiers = max((len(t.tiers) for t in self.terms if isinstance(t, calc.PerMtokTerms)),
                     default=0)
         blended = [(f"option_tier{k}_blended", f"Tier {k}: price per million mixed tokens "
@@ -305,13 +306,15 @@ class _Writer:
         return {k: (*table[k], values[k]) for k in order if any(v is not None
                                                                   for v in values[k])}
 
-    def _terms(self, j: int, p: Priced) -> Any:
-        """Option j's terms as formulas reading its cells (structure as the engine's)."""
+    def _terms(self, j: int, p: Priced, values: bool = False) -> Any:
+        """Option j's terms as formulas reading its cells (structure as the engine's);
+        ``values``: the same terms as the floats those cells hold."""
         t = p.option.terms
 
         def cell(name: str, value: Any) -> Any:
-            return None if value is None else Formula(_decision_ref(self.rows[name],
-                                                                    FIRST + j), value)
+            if value is None or values:
+                return value
+            return Formula(_decision_ref(self.rows[name], FIRST + j), value)
         if isinstance(t, calc.PerMtokTerms):
             return calc.PerMtokTerms(
                 [calc.Tier(cell(f"option_tier{k}_up_to", tier.up_to),
@@ -332,6 +335,7 @@ class _Writer:
                                       cell("option_block", t.block), cell("option_floor", t.floor))
         idle, slope = self.own_lines[j]
         idle_f, slope_f = cell("option_hour_idle", idle), cell("option_hour_slope", slope)
+        # the sheet's line: idle + slope x utilisation, the engine's order in both renderings
         return calc.OwnTerms(cell("option_throughput", t.throughput),
                              cell("option_availability", t.available),
                              lambda o, u: idle_f + slope_f * u)
