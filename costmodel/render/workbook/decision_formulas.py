@@ -23,6 +23,7 @@ __all__ = ["Formula", "Formulas", "Compiled", "literal", "value_of"]
 
 _ATOM, _COMPARE = 4, 0
 _PRECEDENCE = {"+": 1, "-": 1, "*": 2, "/": 2}
+_APPLY = {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv}
 
 
 @dataclass(frozen=True)
@@ -43,9 +44,7 @@ class Formula:
         p = _PRECEDENCE[op]
         left = _operand(a, p)
         right = _operand(b, p + 1 if op in "-/" else p)
-        value = {"+": lambda x, y: x + y, "-": lambda x, y: x - y,
-                 "*": lambda x, y: x * y, "/": lambda x, y: x / y}[op](a.value, b.value)
-        return Formula(f"{left}{op}{right}", value, p)
+        return Formula(f"{left}{op}{right}", _APPLY[op](a.value, b.value), p)
 
     def __add__(self, other: Any) -> Any:
         return self._op("+", other)

@@ -27,15 +27,15 @@ from typing import Any
 from ...decisions import decision_calculation as calc
 from ...decisions.decision import Decision, Priced
 from ...model.errors import InputError
+from .bounds import MAX_OPTIONS, MAX_TIERS
 from .decision_formulas import Formula, Formulas
 from .decision_scan import DECISION_SHEET, SCAN_SHEET, Scan
 from .layout import Names
 from .sheet import Sheet, cell_ref
 
-__all__ = ["DECISION_SHEET", "SCAN_SHEET", "MAX_OPTIONS", "DecisionBook", "write_decision",
-           "DEMAND_INPUTS", "OPTION_INPUTS", "tier_rows"]
+__all__ = ["DECISION_SHEET", "SCAN_SHEET", "MAX_OPTIONS", "MAX_TIERS", "DecisionBook",
+           "write_decision", "DEMAND_INPUTS", "OPTION_INPUTS", "tier_rows"]
 
-MAX_OPTIONS = 12  # ranked options a decision workbook lays out (each a column, and a Scan)
 FIRST = 4  # column D: the first option
 _AFFINE_TOLERANCE = 1e-9  # the model's hourly cost against the line through two of its points
 
@@ -476,6 +476,15 @@ def write_decision(sheet: Sheet, scan: Sheet, book: DecisionBook, names: Names
         raise InputError([("quotes", f"a decision workbook lays out at most {MAX_OPTIONS} "
                                      f"ranked options (one column and one scan each); this "
                                      f"decision ranks {n}: leave out the dearest")])
+    for p in book.decision.ranked:
+        t = p.option.terms
+        if isinstance(t, calc.PerMtokTerms) and len(t.tiers) > MAX_TIERS:
+            where = "quotes" if p.option.quote is None else f"quotes[{p.option.quote}].tiers"
+            raise InputError([(where, f"a decision workbook lays out at most {MAX_TIERS} "
+                                      f"tiers an offer (three rows each, and a part of every "
+                                      f"bill of the Scan); {p.option.name!r} states "
+                                      f"{len(t.tiers)}: join tiers, or ask for the JSON or "
+                                      f"PDF answer")])
     w = _Writer(sheet, scan, book, names)
     header = w.write()
     sheet.set_widths({1: 46, 2: 20, 3: 11, **{FIRST + j: 16 for j in range(n)}})

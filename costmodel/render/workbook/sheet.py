@@ -46,8 +46,9 @@ _ROW_PADDING = 2.5  # [points] above and below a wrapped cell's lines
 
 # functions of Excel 2007 and before: XlsxWriter has nothing to add to a formula of these alone
 _PLAIN_FUNCTIONS = frozenset({
-    "ABS", "AND", "CHOOSE", "COUNT", "COUNTIF", "IF", "INDEX", "LN", "MATCH", "MAX", "MIN",
-    "NA", "NOT", "OR", "ROUND", "ROUNDUP", "SQRT", "SUM", "SUMPRODUCT"})
+    "ABS", "AND", "CHOOSE", "COUNT", "COUNTIF", "IF", "INDEX", "INT", "LN", "MATCH", "MAX",
+    "MIN", "NA", "NOT", "OR", "ROUND", "ROUNDUP", "ROWS", "SQRT", "SUM", "SUMIF",
+    "SUMPRODUCT"})
 _FUNCTION = re.compile(r"([A-Za-z_][A-Za-z0-9_.]*)\(")
 
 
