@@ -17,7 +17,7 @@ import math
 import re
 from collections import namedtuple
 from collections.abc import Iterable
-from functools import cache
+from functools import cache, lru_cache
 from io import StringIO
 from typing import Any
 
@@ -284,6 +284,7 @@ def text_width(text: str, size: float = 10, bold: bool = False) -> float:
                for f in _FONTS)
 
 
+@lru_cache(maxsize=4096)  # labels, notes and names repeat along a workbook's rows
 def _lines(text: str, width: float, size: float = 10, bold: bool = False) -> int:
     """Lines ``text`` takes wrapped at its spaces in ``width`` units of column width, in
     whichever of Arial and DejaVu Sans wraps it onto more (a row sized for both prints
