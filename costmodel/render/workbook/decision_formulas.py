@@ -34,16 +34,21 @@ class Formula:
     precedence: int = _ATOM
 
     def _op(self, op: str, other: Any, swapped: bool = False) -> Any:
-        a, b = (literal(other), self) if swapped else (self, literal(other))
-        if op == "*" and (_is(a, 1.0) or _is(b, 1.0)):  # x * 1 is x, exactly
-            return b if _is(a, 1.0) else a
-        if op in "+-" and _is(b, 0.0):  # x + 0 and x - 0 are x, exactly
+        other = other if other.__class__ is Formula else literal(other)
+        a, b = (other, self) if swapped else (self, other)
+        # the literals 0 and 1, as _is tells them (a bracketed "1" is not one)
+        one_a = a.precedence == _ATOM and a.text == "1"
+        one_b = b.precedence == _ATOM and b.text == "1"
+        if op == "*" and (one_a or one_b):  # x * 1 is x, exactly
+            return b if one_a else a
+        zero_b = b.precedence == _ATOM and b.text == "0"
+        if zero_b and op in "+-":  # x + 0 and x - 0 are x, exactly
             return a
-        if op == "*" and (_is(a, 0.0) or _is(b, 0.0)):  # a share times no discount
-            return literal(0.0)
+        if op == "*" and (zero_b or (a.precedence == _ATOM and a.text == "0")):
+            return literal(0.0)  # a share times no discount
         p = _PRECEDENCE[op]
-        left = _operand(a, p)
-        right = _operand(b, p + 1 if op in "-/" else p)
+        left = f"({a.text})" if a.precedence < p else a.text
+        right = f"({b.text})" if b.precedence < (p + 1 if op in "-/" else p) else b.text
         return Formula(f"{left}{op}{right}", _APPLY[op](a.value, b.value), p)
 
     def __add__(self, other: Any) -> Any:

@@ -432,7 +432,7 @@ class Sheet:
         text = formula[1:] if formula.startswith("=") else formula
         if plain is None:
             plain = plain_formula(text)
-        if plain:
+        if plain and text:  # (an empty formula: XlsxWriter's warning, no cell)
             self.put(row, col, formula_xml(cell_ref(row, col), fmt._get_xf_index(), text,
                                            result))
         else:
