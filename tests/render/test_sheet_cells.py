@@ -77,3 +77,15 @@ def test_a_row_written_whole_and_cell_by_cell_is_refused():
     s.number(2, 3, 2.0)
     with pytest.raises(ValueError, match="written whole and cell by cell"):
         book.close()
+
+
+def test_text_as_xml_is_xlsxwriters_cell_and_leaves_the_rest_to_the_sheet():
+    fast, slow = Book(), Book()
+    s, t = fast.add_sheet("S"), slow.add_sheet("S")
+    xf = s.xf("plain")
+    for row, text in enumerate(("tenant & co <x>", "t2", "tenant & co <x>"), 1):
+        s.put_row(row, 1, 1, s.string_xml(f"A{row}", xf, text))
+        t.text(row, 1, text)
+    assert _sheet_xml(fast) == _sheet_xml(slow)
+    assert s.string_xml("A9", xf, "") is None  # nothing to write
+    assert s.string_xml("A9", xf, "x" * 16_384) is None  # the sheet's own checks

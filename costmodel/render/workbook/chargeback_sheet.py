@@ -21,6 +21,7 @@
 """
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -30,7 +31,7 @@ from ...decisions import chargeback_calculation as calc
 from ...model.inputs import MIN_UTILISATION
 from .decision_formulas import Formula, Formulas, value_of
 from .layout import FIRST_COL, Names, WorkbookSystem, system_ref
-from .sheet import Sheet, cell_ref, col_name, xml_text
+from .sheet import Sheet, cached, cell_ref, col_name, formula_xml, number_xml, xml_text
 
 __all__ = ["CHARGEBACK_SHEET", "ChargebackBook", "PoolBook", "write_chargeback",
            "ChargeFormulas", "LINE_COLUMNS"]
@@ -199,6 +200,14 @@ def write_chargeback(ws: Sheet, inputs: Sheet, systems: Sequence[WorkbookSystem]
         ws.text(r, 3, unit)
     fmt = {label: f for label, _, _, f in _POOL_ROWS}
     tenant_index = {t: j for j, t in enumerate(book.tenants)}
+    L = {k: col_name(c) for k, c in C.items()}  # each line column's letter
+    plain_xf = ws.xf("plain")
+    input_xf = {k: ws.xf("input", f) for k, f in (("input", _TOKENS), ("cached", _TOKENS),
+                                                   ("output", _TOKENS),
+                                                   ("reserved", "0.00%"))}
+    line_xf = {k: ws.xf("result" if k == "total" else "calc",
+                        _TOKENS if k in ("equivalents", "over") else
+                        "0" if k == "weight" else _MONEY) for k in _LINE_LABELS.values()}
     by_pool: dict[str, list[tuple[Any, int]]] = {}
     for x in book.lines:
         by_pool.setdefault(x.pool, []).append((x, line_row[id(x)]))
@@ -238,30 +247,41 @@ def write_chargeback(ws: Sheet, inputs: Sheet, systems: Sequence[WorkbookSystem]
         tenant_rows = [(x, r) for x, r in rows if x.tenant is not None]
         idle_row = next(r for x, r in rows if x.tenant is None)
         uses = []
+        # a tenant line's cells (its tokens, then the declaration's charges as they are
+        # placed), each a finished <c> element by column, written as one run per line
+        cells: dict[int, dict[int, str]] = {}
         for x, r in tenant_rows:
             j = tenant_index[x.tenant]
             u = pool.uses[j]
-            ws.text(r, C["tenant"], x.tenant)
-            ws.text(r, C["pool"], pool.name)
-            for key, value, f in (("input", u.input, _TOKENS), ("cached", u.cached, _TOKENS),
-                                  ("output", u.output, _TOKENS),
-                                  ("reserved", u.reserved, "0.00%")):
-                ws.number(r, C[key], float(value), "input", f)
+            line = cells[r] = {}
+            row = str(r)
+            texts = {C[key]: ws.string_xml(L[key] + row, plain_xf, text)
+                     for key, text in (("tenant", x.tenant), ("pool", pool.name))}
+            if None in texts.values():  # the sheet writes them, before the line's run
+                ws.text(r, C["tenant"], x.tenant)
+                ws.text(r, C["pool"], pool.name)
+            else:
+                line.update(texts)
+            for key, value in (("input", u.input), ("cached", u.cached), ("output", u.output),
+                               ("reserved", u.reserved)):
+                figure = float(value)
+                if not math.isfinite(figure):  # (a ledger's tokens are finite)
+                    raise ValueError(f"{key} of {x.tenant!r} on {pool.name!r}: {figure}")
+                line[C[key]] = number_xml(L[key] + row, input_xf[key], figure)
             uses.append(calc.Use(*(Formula(_abs(r, C[k]), float(value_of(getattr(u, a))))
                                    for k, a in (("input", "input"), ("cached", "cached"),
                                                 ("output", "output"),
                                                 ("reserved", "reserved")))))
 
         def place(label: str, f: Formula, col: int = col, tenant_rows=tenant_rows,
-                  idle_row: int = idle_row) -> Formula | None:
+                  idle_row: int = idle_row, cells=cells) -> Formula | None:
             head, _, k = label.rpartition(" ")
             if k.isdigit() and head in _LINE_LABELS:
                 key = _LINE_LABELS[head]
                 r = tenant_rows[int(k)][1]
-                style = "result" if key == "total" else "calc"
-                ws.formula(r, C[key], f.text, f.value, style,
-                           _TOKENS if key in ("equivalents", "over") else
-                           "0" if key == "weight" else _MONEY, plain=True)  # the algebra's
+                # the algebra's functions are Excel 2007's: written as they are
+                cells[r][C[key]] = formula_xml(f"{L[key]}{r}", line_xf[key], f.text,
+                                               cached(f.value))
                 return Formula(_abs(r, C[key]), f.value)
             if label == "idle line":
                 ws.formula(idle_row, C["total"], "=" + f.text, f.value, "result", _MONEY)
@@ -269,6 +289,10 @@ def write_chargeback(ws: Sheet, inputs: Sheet, systems: Sequence[WorkbookSystem]
 
         o.place = place
         charge = calc.charge_pool(o, terms, uses, book.idle_rule)
+        for r, line in cells.items():
+            ordered = sorted(line)
+            ws.put_row(r, ordered[0], ordered[-1], "".join(line[c] for c in ordered))
+            ws._seen(r, ordered[-1])
         ws.text(idle_row, C["tenant"], "(idle: no tenant's usage)", "note")
         ws.text(idle_row, C["pool"], pool.name)
         # the pool's utilisation on Inputs reads the measured one (the engine's floor kept)

@@ -59,6 +59,7 @@ class _Xml(str):
     __slots__ = ()
 
 
+_SURELY_HOLDS = 16_383  # characters: at most 32,766 UTF-16 units, within a cell's 32,767
 _NOTHING = _Xml("")  # the last cell of a run written by its first (Sheet.put_row)
 _ERROR_CODES = frozenset({"#DIV/0!", "#N/A", "#NAME?", "#NULL!", "#NUM!", "#REF!", "#VALUE!"})
 _XML_TEXT = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;"})
@@ -463,6 +464,15 @@ class Sheet:
         cells[first_col - 1] = _Xml(xml)
         if last_col > first_col:  # the row's span, as the sheet's spans are counted
             cells[last_col - 1] = _NOTHING
+
+    def string_xml(self, ref: str, xf: int, text: str) -> str | None:
+        """A text cell's ``<c>`` element (style ``xf``), the text kept once in the file's
+        shared strings, as XlsxWriter writes it; None for text :meth:`text` must write
+        (empty, or longer than a cell surely holds)."""
+        if not text or len(text) > _SURELY_HOLDS:
+            return None
+        index = self.ws.str_table._get_shared_string_index(text)
+        return f'<c r="{ref}" s="{xf}" t="s"><v>{index}</v></c>'
 
     def put_rows(self, first: int, last: int, first_col: int, last_col: int,
                  rows: dict[int, str]) -> None:
