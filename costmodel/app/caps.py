@@ -34,8 +34,9 @@ MAX_SCENARIO_NAME = 200  # characters of a saved scenario's name
 MAX_TASK_CELLS = 20_000
 # A chargeback's lines (a tenant on a pool, and each pool's idle line) its workbook holds:
 # each is a row of 18 cells, its cents ranked against every other line's by the sheet
-# (about 0.7 s to write 2,000; 12,000 took 4-9 s, and the JSON answer holds 10,000 tenants
-# on 12 pools); beyond it the workbook is refused (413), the JSON and CSV answers are not
+# (about 0.5 s of one core to write 2,000; 12,000 took 4-9 s, and the JSON answer holds
+# 10,000 tenants on 12 pools); beyond it the workbook is refused (413), the JSON and CSV
+# answers are not
 MAX_CHARGEBACK_LINES = 2_000
 
 # a saved scenario's name: the API's ScenarioCreate.name states it in its schema; the web's

@@ -10,6 +10,6 @@ __all__ = ["MAX_OPTIONS", "MAX_TIERS"]
 
 MAX_OPTIONS = 12  # ranked options a decision workbook lays out (each a column, and a Scan)
 # tiers of one offer a decision workbook lays out: each is three input rows and a part of
-# every one of the Scan's 14,000 bills (12 offers of 20 tiers: about 0.7 s to write; of 100,
-# the most a quote may state: 6-30 s and 9 MB)
+# every one of the Scan's 14,000 bills (12 offers of 20 tiers: about 0.8 s of one core to
+# decide and write; of 100, the most a quote may state: 6-30 s and 9 MB)
 MAX_TIERS = 20
