@@ -104,6 +104,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/frontier.py
 	$(BIN)/python bench/workbook.py
 	$(BIN)/python bench/decision.py
+	$(BIN)/python bench/workbooks.py
 	$(BIN)/python bench/montecarlo.py
 	$(BIN)/python bench/load.py
 	$(BIN)/python bench/metrics.py

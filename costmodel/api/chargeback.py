@@ -10,6 +10,7 @@ from typing import Annotated, Any, Literal
 from flask import Response, request
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema, model_validator
 
+from ..app.caps import MAX_CHARGEBACK_LINES, chargeback_workbook_too_large
 from ..app.chargeback import (
     MAX_USAGE_ROWS,
     ChargebackRequest,
@@ -20,6 +21,7 @@ from ..app.chargeback import (
     usage_from_rows,
 )
 from ..decisions.market import MARKET_REF_PATTERN
+from ..http.errors import Problem
 from ..sources.shipped import SHIPPED, shipped_scenarios
 from .openapi import route
 from .routes import XLSX, _xlsx, pricing, services
@@ -190,7 +192,11 @@ class ChargebackOut(Out):
        summary="Charge each tenant its share of the fleet's cost for a period, from usage "
                "records: usage, reservations and idle cost, conserved to the cent",
        access="read", body=ChargebackBody, response=ChargebackOut, errors=(404,),
-       also_content=(XLSX, CSV), body_limit=MAX_CHARGEBACK_BODY)
+       also_content=(XLSX, CSV), body_limit=MAX_CHARGEBACK_BODY,
+       heavy_note=f"The workbook (Accept naming a spreadsheet) holds at most "
+                  f"{MAX_CHARGEBACK_LINES:,} lines (a tenant on a pool, and each pool's idle "
+                  f"line): a larger period's is refused with 413 (type answer-too-large, the "
+                  f"bound said); its JSON and FOCUS CSV are not.")
 def chargeback_view(body: ChargebackBody, principal) -> Response | dict:
     """JSON; the workbook by ``Accept`` naming a spreadsheet; the FOCUS CSV by
     ``Accept: text/csv``."""
@@ -203,6 +209,10 @@ def chargeback_view(body: ChargebackBody, principal) -> Response | dict:
     with services().sessions(write=False) as session:
         ledger = chargeback(services().context(session), req)
     if accept[XLSX] > accept["application/json"]:
+        why = chargeback_workbook_too_large(len(ledger.lines))
+        if why is not None:
+            raise Problem(413, "Answer too large", why, kind="answer-too-large",
+                          errors=[{"path": "by", "message": why}])
         return _xlsx(chargeback_workbook(ledger))
     if accept[CSV] > accept["application/json"]:
         return Response(focus_csv(ledger), mimetype=CSV, headers={

@@ -694,7 +694,8 @@ def build_spec() -> dict[str, Any]:
             codes |= {401, 403, 429}  # 429: the caller's rate (and heavy slots, below)
         if (r.method, path) in HEAVY:
             codes.add(429)
-            op["description"] = HEAVY_NOTE + (GRID_NOTE if (r.method, path) == GRID else "")
+            op["description"] = HEAVY_NOTE + (GRID_NOTE if (r.method, path) == GRID else "") \
+                + ("" if r.heavy_note is None else " " + r.heavy_note)
         elif r.heavy_note is not None:
             codes |= {413, 429}
             op["description"] = r.heavy_note + " " + HEAVY_ANSWER_NOTE

@@ -25,6 +25,7 @@ from ..http.services import services
 from ..model.errors import InputError, more_errors
 from ..model.inputs import Node, Rack, Workload, check_text, error_path, fewer_errors
 from ..model.units import UnitInputError, parse_quantity
+from ..render.workbook.bounds import MAX_OPTIONS, MAX_TIERS
 from ..sources.catalog import split_sources
 from ..sources.curve_files import curves_csv_text, read_curve_text
 from . import columns as columnar
@@ -229,7 +230,11 @@ def quotes_compare(body: QuotesCompareRequest, principal) -> dict:
 @route(pricing, "/quotes/decide", "POST",
        summary="Price every quote and our own builds for the buyer's demand; recommend one",
        access="read", body=QuotesDecideRequest, response=QuotesDecisionOut, errors=(404,),
-       also_content=(PDF, XLSX))
+       also_content=(PDF, XLSX),
+       heavy_note=f"The workbook (Accept naming a spreadsheet) lays out at most "
+                  f"{MAX_OPTIONS} ranked options, each of at most {MAX_TIERS} tiers: a larger "
+                  f"decision's is refused with 422 at quotes[i].tiers (or quotes), the bound "
+                  f"said; its JSON and PDF are not.")
 def quotes_decide(body: QuotesDecideRequest, principal) -> Response | dict:
     """JSON; the one-page summary by ``Accept: application/pdf``; the decision as a workbook
     (live bills, ranking, range and break-evens) by ``Accept`` naming a spreadsheet."""

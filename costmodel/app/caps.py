@@ -19,18 +19,25 @@ from ..model.errors import InputError
 from ..model.inputs import check_text
 
 __all__ = ["MAX_QUOTES", "MAX_SCENARIOS", "MAX_DRAWS", "MAX_SCENARIO_NAME", "MAX_TASK_CELLS",
-           "check_count", "check_quotes_first", "limited", "scenario_name_error",
-           "task_cells", "large_task", "task_workbook_too_large"]
+           "MAX_CHARGEBACK_LINES", "check_count", "check_quotes_first", "limited",
+           "scenario_name_error", "task_cells", "large_task", "task_workbook_too_large",
+           "chargeback_workbook_too_large"]
 
 MAX_QUOTES = 50  # quotes compared or ranked for a demand in one request
 MAX_SCENARIOS = 12  # scenarios of one request (a comparison, a workbook, our own builds)
 MAX_DRAWS = 2_000_000  # Monte Carlo draws of one analysis (about 0.3 s)
 MAX_SCENARIO_NAME = 200  # characters of a saved scenario's name
 # A task's steps x systems: its workbook holds at most this many (a Task sheet's rows by its
-# systems' columns: about 2 s and 5 MiB of sheet XML, which its reprice reads back; 10,000
-# steps x 12 systems took 13.5-24 s and 28 MiB); beyond it the JSON answer holds a heavy slot
-# and carries the totals, each step's latency only on request (?series=steps)
+# systems' columns: about 0.3-0.5 s and 5 MiB of sheet XML, which its reprice reads back;
+# 10,000 steps x 12 systems took 13.5-24 s and 28 MiB); beyond it the JSON answer holds a
+# heavy slot and carries the totals, each step's latency only on request (?series=steps)
 MAX_TASK_CELLS = 20_000
+# A chargeback's lines (a tenant on a pool, and each pool's idle line) its workbook holds:
+# each is a row of 18 cells, its cents ranked against every other line's by the sheet
+# (about 0.5 s of one core to write 2,000; 12,000 took 4-9 s, and the JSON answer holds
+# 10,000 tenants on 12 pools); beyond it the workbook is refused (413), the JSON and CSV
+# answers are not
+MAX_CHARGEBACK_LINES = 2_000
 
 # a saved scenario's name: the API's ScenarioCreate.name states it in its schema; the web's
 # Save page checks it here (the faces do not import each other)
@@ -83,6 +90,17 @@ def task_workbook_too_large(steps: int | None, systems: int) -> str | None:
     return (f"a task workbook holds at most {MAX_TASK_CELLS:,} steps x systems; "
             f"{steps:,} steps x {systems:,} systems is {cells:,}: ask for fewer steps or "
             f"systems, or the JSON answer")
+
+
+def chargeback_workbook_too_large(lines: int) -> str | None:
+    """Why the service will not build the workbook of a chargeback of ``lines`` lines (more
+    than :data:`MAX_CHARGEBACK_LINES`), said with the bound; None when it will. The faces
+    answer it 413 (the ledger's JSON and FOCUS CSV are not bounded by it)."""
+    if lines <= MAX_CHARGEBACK_LINES:
+        return None
+    return (f"a chargeback workbook holds at most {MAX_CHARGEBACK_LINES:,} lines (a tenant "
+            f"on a pool, and each pool's idle line); this period has {lines:,}: charge "
+            f"fewer tenants or pools (a coarser `by`), or ask for the JSON or the FOCUS CSV")
 
 
 def check_quotes_first(data: Any) -> None:

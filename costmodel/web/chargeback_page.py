@@ -12,6 +12,7 @@ import tomllib
 
 from flask import Response, render_template, request
 
+from ..app.caps import chargeback_workbook_too_large
 from ..app.chargeback import (
     IDLE_RULES,
     ChargebackRequest,
@@ -23,6 +24,7 @@ from ..app.chargeback import (
 from ..http.services import services
 from ..model.errors import InputError, parse_nested
 from .downloads import xlsx_response
+from .errors import error_page
 from .guard import computes
 from .session import need
 from .site import blueprint
@@ -89,6 +91,9 @@ def chargeback_post():
         return _page(422, errors={p or "usage": m for p, m in exc.errors})
     kind = request.form.get("format", "html")
     if kind == "xlsx":
+        why = chargeback_workbook_too_large(len(ledger.lines))
+        if why is not None:
+            return error_page(413, why, "The workbook would be too large")
         return xlsx_response(chargeback_workbook(ledger))
     if kind == "csv":
         return Response(focus_csv(ledger), mimetype="text/csv", headers={

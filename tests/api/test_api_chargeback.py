@@ -138,3 +138,30 @@ def test_a_record_value_is_one_line_of_text(client, tokens):
         assert r.status_code == 422, bad
         path = r.get_json()["errors"][0]["path"]
         assert path == f"records[0].{next(iter(bad))}", path
+
+
+def test_a_workbook_over_its_lines_bound_is_a_413_the_json_is_not(client, tokens,
+                                                                  monkeypatch):
+    # the hand month has three lines (A, B and the pool's idle line): a bound of two refuses
+    # its workbook, naming the bound, and still answers its JSON and FOCUS CSV
+    from costmodel.app import caps
+    monkeypatch.setattr(caps, "MAX_CHARGEBACK_LINES", 2)
+    body = {"fleet": fleet(), "csv": TWO_TENANTS, "idle": "even"}
+    r = post(client, tokens, body, Accept=XLSX)
+    assert r.status_code == 413 and r.mimetype == "application/problem+json"
+    assert r.get_json()["type"].endswith("/answer-too-large")
+    assert r.get_json()["errors"][0]["path"] == "by"
+    assert "a chargeback workbook holds at most 2 lines" in r.get_json()["detail"]
+    assert "this period has 3" in r.get_json()["detail"]
+    assert post(client, tokens, body).status_code == 200
+    assert post(client, tokens, body, Accept="text/csv").status_code == 200
+    monkeypatch.setattr(caps, "MAX_CHARGEBACK_LINES", 3)  # at the bound: built
+    r = post(client, tokens, body, Accept=XLSX)
+    assert r.status_code == 200 and r.mimetype == XLSX
+
+
+def test_the_workbooks_lines_bound_is_stated_in_the_document(client):
+    from costmodel.app.caps import MAX_CHARGEBACK_LINES
+    op = client.get(f"{API}/openapi.json").get_json()["paths"][f"{API}/chargeback"]["post"]
+    assert f"at most {MAX_CHARGEBACK_LINES:,} lines" in op["description"]
+    assert MAX_CHARGEBACK_LINES == 2_000

@@ -176,6 +176,25 @@ def test_a_decision_by_accept_is_its_workbook_or_a_problem_past_its_columns(clie
     assert client.post(f"{API}/quotes/decide", json=body, headers=viewer).status_code == 200
 
 
+def test_a_decision_workbook_past_its_tiers_is_a_problem_at_the_quote(client, tokens):
+    """An offer of more tiers than the workbook lays out (20): 422 at its ``tiers``, the
+    bound said (here and in the document); the JSON unchanged."""
+    from costmodel.render.workbook.bounds import MAX_TIERS
+    tiers = [{"up_to": f"{1000 * (k + 1)} Mtok/month", "price_input": "0.5 USD/Mtok",
+              "price_output": f"{2 - k / 100} USD/Mtok"} for k in range(MAX_TIERS)]
+    tiers.append({"price_input": "0.4 USD/Mtok", "price_output": "1.5 USD/Mtok"})
+    body = {"quotes": [{"name": "many", "vendor": "V", "form": "per_mtok", "tiers": tiers}],
+            "scenarios": [GB300], "demand": {"volume": "20000 Mtok/month"}}
+    viewer = auth(tokens["viewer"])
+    refused = client.post(f"{API}/quotes/decide", json=body, headers={**viewer, "Accept": XLSX})
+    assert refused.status_code == 422, refused.json
+    assert refused.json["errors"][0]["path"] == "quotes[0].tiers"
+    assert f"at most {MAX_TIERS} tiers an offer" in refused.json["errors"][0]["message"]
+    assert client.post(f"{API}/quotes/decide", json=body, headers=viewer).status_code == 200
+    op = client.get(f"{API}/openapi.json").json["paths"][f"{API}/quotes/decide"]["post"]
+    assert f"each of at most {MAX_TIERS} tiers" in op["description"]
+
+
 def test_an_edited_decision_workbook_is_decided_again_by_the_api(client, tokens):
     """POST /workbook/reprice with a decision's workbook: ``decision`` is the decision at the
     figures as edited (a volume halved: the JSON decide's at that volume)."""

@@ -36,6 +36,7 @@ from costmodel.model.errors import InputError
 from costmodel.render.workbook.decision_sheet import (
     DECISION_SHEET,
     MAX_OPTIONS,
+    MAX_TIERS,
     SCAN_SHEET,
     DecisionBook,
     write_decision,
@@ -128,6 +129,40 @@ def test_more_options_than_a_workbook_lays_out_are_refused():
             for i, t in enumerate(terms)]
     with pytest.raises(InputError, match=f"at most {MAX_OPTIONS} ranked options"):
         _book(decide(many, _load(), 0.1))
+
+
+def _tiered(tiers: int) -> calc.PerMtokTerms:
+    """An offer of ``tiers`` tiers of 100 Mtok, each a cent cheaper, the last open."""
+    return calc.PerMtokTerms([calc.Tier(None if k == tiers - 1 else 100.0 * (k + 1),
+                                        1.0 - 0.01 * k, 3.0 - 0.01 * k)
+                              for k in range(tiers)])
+
+
+def test_more_tiers_than_a_workbook_lays_out_are_refused_at_the_quote():
+    # the bound keeps the Scan's bills short enough to write in bounded time (issue 42)
+    terms = _tiered(MAX_TIERS + 1)
+    many = [*_options(), Option("tiered", "per_mtok", "Z", 12.0,
+                                lambda L: per_mtok_charge(terms, L), terms=terms, quote=4)]
+    with pytest.raises(InputError) as got:
+        _book(decide(many, _load(), 0.1))
+    assert got.value.errors[0][0] == "quotes[4].tiers"
+    assert (f"at most {MAX_TIERS} tiers an offer" in got.value.errors[0][1]
+            and f"'tiered' states {MAX_TIERS + 1}" in got.value.errors[0][1])
+
+
+def test_an_offer_at_the_tiers_bound_is_laid_out(tmp_path):
+    terms = _tiered(MAX_TIERS)
+    d = decide([*_options(), Option("tiered", "per_mtok", "Z", 12.0,
+                                    lambda L: per_mtok_charge(terms, L), terms=terms)],
+               _load(), 0.1)
+    path = tmp_path / "d.xlsx"
+    path.write_bytes(_book(d))
+    wb = load_workbook(path, data_only=True)
+    # tier k's mixed price (ISL = OSL): (1 - 0.01 k + 3 - 0.01 k) / 2 = 2 - 0.01 k; 100 Mtok
+    # in each of the first 19 tiers, the rest of 2,628 (728 Mtok) in the 20th, open one
+    hand = sum(100.0 * (2.0 - 0.01 * k) for k in range(19)) + 728.0 * (2.0 - 0.01 * 19)
+    column = [p.option.name for p in d.ranked].index("tiered")
+    assert _named(wb, "option_bill")[column] == pytest.approx(hand, rel=1e-12)
 
 
 def test_an_own_build_off_a_line_is_refused_in_words():

@@ -56,3 +56,12 @@ def test_a_bad_row_is_a_422_naming_the_line_and_column(web):
     r = _post(web, usage=TWO_TENANTS.replace("1000000000,0,1000000000", "1000000000,0,x"))
     assert r.status_code == 422
     assert "usage.csv line 2, column output_tokens: cannot read &#39;x&#39; as a number" in r.text
+
+
+def test_a_workbook_over_its_lines_bound_is_a_413_page(web, monkeypatch):
+    from costmodel.app import caps
+    monkeypatch.setattr(caps, "MAX_CHARGEBACK_LINES", 2)  # the hand month has three lines
+    r = _post(web, fmt="xlsx")
+    assert r.status_code == 413 and r.data[:2] != b"PK"
+    assert "a chargeback workbook holds at most 2 lines" in r.text
+    assert _post(web).status_code == 200  # the page itself answers

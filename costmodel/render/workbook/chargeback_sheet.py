@@ -21,6 +21,7 @@
 """
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -30,7 +31,7 @@ from ...decisions import chargeback_calculation as calc
 from ...model.inputs import MIN_UTILISATION
 from .decision_formulas import Formula, Formulas, value_of
 from .layout import FIRST_COL, Names, WorkbookSystem, system_ref
-from .sheet import Sheet, cell_ref
+from .sheet import Sheet, cached, cell_ref, col_name, formula_xml, number_xml, xml_text
 
 __all__ = ["CHARGEBACK_SHEET", "ChargebackBook", "PoolBook", "write_chargeback",
            "ChargeFormulas", "LINE_COLUMNS"]
@@ -198,6 +199,18 @@ def write_chargeback(ws: Sheet, inputs: Sheet, systems: Sequence[WorkbookSystem]
         ws.text(r, 2, "pool_" + label.replace(" ", "_"), "name")
         ws.text(r, 3, unit)
     fmt = {label: f for label, _, _, f in _POOL_ROWS}
+    tenant_index = {t: j for j, t in enumerate(book.tenants)}
+    L = {k: col_name(c) for k, c in C.items()}  # each line column's letter
+    plain_xf = ws.xf("plain")
+    input_xf = {k: ws.xf("input", f) for k, f in (("input", _TOKENS), ("cached", _TOKENS),
+                                                   ("output", _TOKENS),
+                                                   ("reserved", "0.00%"))}
+    line_xf = {k: ws.xf("result" if k == "total" else "calc",
+                        _TOKENS if k in ("equivalents", "over") else
+                        "0" if k == "weight" else _MONEY) for k in _LINE_LABELS.values()}
+    by_pool: dict[str, list[tuple[Any, int]]] = {}
+    for x in book.lines:
+        by_pool.setdefault(x.pool, []).append((x, line_row[id(x)]))
     for i, (pool, system) in enumerate(zip(book.pools, systems, strict=True)):
         col = FIRST_COL + i
         v = {**system.result.scenario.to_inputs(), **system.result.values}
@@ -230,34 +243,45 @@ def write_chargeback(ws: Sheet, inputs: Sheet, systems: Sequence[WorkbookSystem]
                                put("operating", model("opex_per_hour")),
                                per_hour, weight,
                                Formula("chargeback_cached_weight", book.cached_weight))
-        rows = [(x, line_row[id(x)]) for x in book.lines if x.pool == pool.name]
+        rows = by_pool.get(pool.name, [])
         tenant_rows = [(x, r) for x, r in rows if x.tenant is not None]
         idle_row = next(r for x, r in rows if x.tenant is None)
         uses = []
+        # a tenant line's cells (its tokens, then the declaration's charges as they are
+        # placed), each a finished <c> element by column, written as one run per line
+        cells: dict[int, dict[int, str]] = {}
         for x, r in tenant_rows:
-            j = list(book.tenants).index(x.tenant)
+            j = tenant_index[x.tenant]
             u = pool.uses[j]
-            ws.text(r, C["tenant"], x.tenant)
-            ws.text(r, C["pool"], pool.name)
-            for key, value, f in (("input", u.input, _TOKENS), ("cached", u.cached, _TOKENS),
-                                  ("output", u.output, _TOKENS),
-                                  ("reserved", u.reserved, "0.00%")):
-                ws.number(r, C[key], float(value), "input", f)
+            line = cells[r] = {}
+            row = str(r)
+            texts = {C[key]: ws.string_xml(L[key] + row, plain_xf, text)
+                     for key, text in (("tenant", x.tenant), ("pool", pool.name))}
+            if None in texts.values():  # the sheet writes them, before the line's run
+                ws.text(r, C["tenant"], x.tenant)
+                ws.text(r, C["pool"], pool.name)
+            else:
+                line.update(texts)
+            for key, value in (("input", u.input), ("cached", u.cached), ("output", u.output),
+                               ("reserved", u.reserved)):
+                figure = float(value)
+                if not math.isfinite(figure):  # (a ledger's tokens are finite)
+                    raise ValueError(f"{key} of {x.tenant!r} on {pool.name!r}: {figure}")
+                line[C[key]] = number_xml(L[key] + row, input_xf[key], figure)
             uses.append(calc.Use(*(Formula(_abs(r, C[k]), float(value_of(getattr(u, a))))
                                    for k, a in (("input", "input"), ("cached", "cached"),
                                                 ("output", "output"),
                                                 ("reserved", "reserved")))))
 
         def place(label: str, f: Formula, col: int = col, tenant_rows=tenant_rows,
-                  idle_row: int = idle_row) -> Formula | None:
+                  idle_row: int = idle_row, cells=cells) -> Formula | None:
             head, _, k = label.rpartition(" ")
             if k.isdigit() and head in _LINE_LABELS:
                 key = _LINE_LABELS[head]
                 r = tenant_rows[int(k)][1]
-                style = "result" if key == "total" else "calc"
-                ws.formula(r, C[key], "=" + f.text, f.value, style,
-                           _TOKENS if key in ("equivalents", "over") else
-                           "0" if key == "weight" else _MONEY)
+                # the algebra's functions are Excel 2007's: written as they are
+                cells[r][C[key]] = formula_xml(f"{L[key]}{r}", line_xf[key], f.text,
+                                               cached(f.value))
                 return Formula(_abs(r, C[key]), f.value)
             if label == "idle line":
                 ws.formula(idle_row, C["total"], "=" + f.text, f.value, "result", _MONEY)
@@ -265,6 +289,10 @@ def write_chargeback(ws: Sheet, inputs: Sheet, systems: Sequence[WorkbookSystem]
 
         o.place = place
         charge = calc.charge_pool(o, terms, uses, book.idle_rule)
+        for r, line in cells.items():
+            ordered = sorted(line)
+            ws.put_row(r, ordered[0], ordered[-1], "".join(line[c] for c in ordered))
+            ws._seen(r, ordered[-1])
         ws.text(idle_row, C["tenant"], "(idle: no tenant's usage)", "note")
         ws.text(idle_row, C["pool"], pool.name)
         # the pool's utilisation on Inputs reads the measured one (the engine's floor kept)
@@ -278,26 +306,39 @@ def write_chargeback(ws: Sheet, inputs: Sheet, systems: Sequence[WorkbookSystem]
     ws.header(lines_header, [_HEADERS[k] for k in C])
     total_range = f"{_abs(first_line, C['total'])}:{_abs(last_line, C['total'])}"
     floors = f"{_abs(first_line, C['floor'])}:{_abs(last_line, C['floor'])}"
-    rem = lambda a, b: f"{_abs(a, C['remainder'])}:{_abs(b, C['remainder'])}"  # noqa: E731
     left_ref = _abs(fleet_row + 3, FIRST_COL)
-    for x, r in ((x, line_row[id(x)]) for x in book.lines):
-        amount = x.amount
-        read = round(amount * 100, 6)
+    # each line's cents, columns read..charge, one format string filled in a line
+    cents_cols = [C[k] for k in ("read", "floor", "remainder", "cents", "charge")]
+    if cents_cols != list(range(cents_cols[0], cents_cols[0] + 5)):
+        raise ValueError("the cents' columns are one run")
+    L = {k: col_name(C[k]) for k in ("total", "read", "floor", "remainder", "cents",
+                                     "charge")}
+    rem_col = f"${L['remainder']}${first_line}:${L['remainder']}$"
+    xf = {k: ws.xf(style, f) for k, style, f in (
+        ("read", "calc", "0.000000"), ("floor", "calc", "0"), ("remainder", "calc", "0.000000"),
+        ("cents", "calc", "0"), ("charge", "result", _MONEY))}
+    cells = (
+        f'<c r="{L["read"]}{{0}}" s="{xf["read"]}"><f>ROUND({L["total"]}{{0}}*100,6)</f>'
+        f'<v>{{1!r}}</v></c>'
+        f'<c r="{L["floor"]}{{0}}" s="{xf["floor"]}"><f>INT({L["read"]}{{0}})</f>'
+        f'<v>{{2!r}}</v></c>'
+        f'<c r="{L["remainder"]}{{0}}" s="{xf["remainder"]}"><f>ROUND({L["read"]}{{0}}-'
+        f'{L["floor"]}{{0}},6)</f><v>{{3!r}}</v></c>'
+        f'<c r="{L["cents"]}{{0}}" s="{xf["cents"]}"><f>{L["floor"]}{{0}}+IF(SUMPRODUCT(('
+        f'{rem_col}{last_line}&gt;{L["remainder"]}{{0}})*1)+{{4}}&lt;{xml_text(left_ref)},'
+        f'1,0)</f><v>{{5!r}}</v></c>'
+        f'<c r="{L["charge"]}{{0}}" s="{xf["charge"]}"><f>{L["cents"]}{{0}}/100</f>'
+        f'<v>{{6!r}}</v></c>').format
+    for x in book.lines:
+        r = line_row[id(x)]
+        read = float(round(x.amount * 100, 6))
         floor = float(int(read // 1))
-        ws.formula(r, C["read"], f"=ROUND({cell_ref(r, C['total'])}*100,6)", read, "calc",
-                   "0.000000")
-        ws.formula(r, C["floor"], f"=INT({cell_ref(r, C['read'])})", floor, "calc", "0")
-        ws.formula(r, C["remainder"],
-                   f"=ROUND({cell_ref(r, C['read'])}-{cell_ref(r, C['floor'])},6)",
-                   round(read - floor, 6), "calc", "0.000000")
         before = "0" if r == first_line else \
-            f"SUMPRODUCT(({rem(first_line, r - 1)}={cell_ref(r, C['remainder'])})*1)"
-        rank = f"SUMPRODUCT(({rem(first_line, last_line)}>{cell_ref(r, C['remainder'])})*1)" \
-               f"+{before}"
-        ws.formula(r, C["cents"], f"={cell_ref(r, C['floor'])}+IF({rank}<{left_ref},1,0)",
-                   float(x.cents), "calc", "0")
-        ws.formula(r, C["charge"], f"={cell_ref(r, C['cents'])}/100", x.cents / 100,
-                   "result", _MONEY)
+            f"SUMPRODUCT(({rem_col}{r - 1}={L['remainder']}{r})*1)"
+        ws.put_row(r, cents_cols[0], cents_cols[-1], cells(
+            r, read, floor, float(round(read - floor, 6)), before, float(x.cents),
+            float(x.cents / 100)))
+    ws._seen(last_line, cents_cols[-1])
     # -- the fleet and the check ------------------------------------------------------------------
     fleet_cost = sum(float(value_of(p.charge.cost)) for p in book.pools)
     cost_refs = ",".join(system_ref("pool_cost", i, n) for i in range(n))
@@ -339,6 +380,11 @@ def write_chargeback(ws: Sheet, inputs: Sheet, systems: Sequence[WorkbookSystem]
         span = f"{_abs(first_line, C[key])}:{_abs(last_line, C[key])}"
         return f"SUMIF({tenant_col},{tenant_ref},{span})"
 
+    cents_of: dict[str, int] = {}
+    for x in book.lines:
+        if x.tenant is not None:
+            cents_of[x.tenant] = cents_of.get(x.tenant, 0) + x.cents
+    total_cents = sum(x.cents for x in book.lines)
     for k, t in enumerate(book.tenants):
         r = top + 1 + k
         ws.text(r, 1, t)
@@ -349,12 +395,11 @@ def write_chargeback(ws: Sheet, inputs: Sheet, systems: Sequence[WorkbookSystem]
         for col, key, value in ((3, "input", tokens[0]), (4, "cached", tokens[1]),
                                 (5, "output", tokens[2])):
             ws.formula(r, col, "=" + sumif(ref, key), value, "calc", _TOKENS)
-        cents = sum(x.cents for x in book.lines if x.tenant == t)
+        cents = cents_of.get(t, 0)
         ws.formula(r, 7, f"={sumif(ref, 'cents')}/100", cents / 100, "result", _MONEY)
         all_tokens = sum(tokens)
         ws.formula(r, 8, f"=IF(SUM(C{r}:E{r})=0,0,G{r}/SUM(C{r}:E{r})*tokens_per_mtok)",
                    cents / 100 / all_tokens * 1e6 if all_tokens else 0.0, "calc", "0.0000")
-        total_cents = sum(x.cents for x in book.lines)
         ws.formula(r, 9, f"=IF(chargeback_fleet_cents=0,0,G{r}*100/chargeback_fleet_cents)",
                    cents / total_cents if total_cents else 0.0, "calc", "0.00%")
     ws.keep_together(top, top + len(book.tenants))

@@ -12,16 +12,19 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from dataclasses import fields
 from typing import Any
 
 from ...decisions import decision_calculation as calc
 from ...decisions.decision import SCALES as _SCALES
-from .decision_formulas import Formula, Formulas
-from .sheet import cell_ref
+from ..display import excel_format
+from .decision_formulas import Compiled, Formula, Formulas, value_of
+from .sheet import cached, cell_ref, col_name, formula_xml, plain_formula, xml_text
 
 __all__ = ["DECISION_SHEET", "SCAN_SHEET", "Scan"]
 
 DECISION_SHEET, SCAN_SHEET = "Decision", "Scan"
+_SCALE = "\0scale\0"  # the scale a bill's formula reads, until a row names its cell
 
 
 def _scan_ref(row: int, col: int, absolute: bool = False) -> str:
@@ -50,18 +53,50 @@ class Scan:
         self.col_cost = 5  # column E: option 1's bill
         self.col_flag = self.col_cost + self.n  # wins / holds
         self.col_side = self.col_flag + 1  # the grid's sides against the winner
+        # each option's bill at a scale, rendered once with the scale a placeholder (the
+        # Scan writes some 14,000 bills that differ only in the scale cell they read), and
+        # its value computed by the engine's algebra over the values of the cells it reads
+        demand = w.demand
+        self.demand = calc.Demand(*(value_of(getattr(demand, f.name))
+                                    for f in fields(calc.Demand)))
+        self.bills = [Compiled(w.prices[j]).function(
+            lambda o, s, t=t: calc.bill(o, calc.scaled(o, self.demand, s), t))
+            for j, t in enumerate(w.term_values)]
+        self.templates = []
+        for j, t in enumerate(w.terms):
+            o = Formulas(known=w.prices[j])
+            text = calc.bill(o, calc.scaled(o, demand, Formula(_SCALE, 1.0)), t).text
+            if not plain_formula(text):
+                raise ValueError(f"a bill's formula calls a function newer than Excel 2007: "
+                                 f"{text[:200]}")
+            self.templates.append(xml_text(text))
+        self.xf = self.sheet.xf("calc", excel_format("option_bill", "USD/month"))
+        # a row of bills at once: {0} the row, {1} the scale's text, {2}... the bills
+        letters = [col_name(self.col_cost + j) for j in range(self.n)]
+        self.refs = [f"{SCAN_SHEET}!{letter}" for letter in letters]
+        self.row_xml = "".join(
+            f'<c r="{letter}{{0}}" s="{self.xf}"><f>'
+            f'{t.replace("{", "{{").replace("}", "}}").replace(_SCALE, "{1}")}</f>'
+            f'<v>{{{j + 2}!r}}</v></c>' for j, (letter, t) in enumerate(
+                zip(letters, self.templates, strict=True))).format
 
     def _costs(self, row: int, scale: Formula) -> list[Formula]:
-        """Every option's bill at ``scale`` written along ``row`` (a tier's price for the
-        demand read from its Decision cell)."""
-        out = []
-        for j, t in enumerate(self.w.terms):
-            o = Formulas(known=self.w.prices[j])
-            f = calc.bill(o, calc.scaled(o, self.w.demand, scale), t)
-            self.sheet.figure(row, self.col_cost + j, f.value, "option_bill", "USD/month",
-                              "calc", f.text)
-            out.append(Formula(_scan_ref(row, self.col_cost + j), f.value))
-        return out
+        """Every option's bill at ``scale`` (an atom: a cell, a function) written along
+        ``row`` (a tier's price for the demand read from its Decision cell)."""
+        s = scale.value
+        values = [bill(s) for bill in self.bills]
+        scale_text = xml_text(scale.text)
+        if all(v.__class__ is float and math.isfinite(v) for v in values):
+            xml = self.row_xml(row, scale_text, *values)
+        else:  # an error value or an empty result: each cell as the sheet writes it
+            xml = "".join(formula_xml(cell_ref(row, self.col_cost + j), self.xf,
+                                      self.templates[j].replace(_SCALE, scale_text),
+                                      cached(v), escaped=True)
+                          for j, v in enumerate(values))
+        self.sheet.put_row(row, self.col_cost, self.col_cost + self.n - 1, xml)
+        self.sheet._seen(row, self.col_cost + self.n - 1)
+        r = str(row)
+        return [Formula(ref + r, v) for ref, v in zip(self.refs, values, strict=True)]
 
     def _row_range(self, row: int) -> str:
         return f"{_scan_ref(row, self.col_cost)}:{cell_ref(row, self.col_cost + self.n - 1)}"
@@ -159,12 +194,13 @@ class Scan:
             col, r = cols.get(what), base + int(k)
             if col is None:
                 return None
-            if what == "holds":
-                s.formula(r, col, f"IF({f.text},1,0)", int(bool(f.value)), "calc", "0")
+            if what == "holds":  # (the algebra's functions are Excel 2007's: plain)
+                s.formula(r, col, f"IF({f.text},1,0)", int(bool(f.value)), "calc", "0",
+                          plain=True)
                 return Formula(f"{_scan_ref(r, col)}=1", bool(f.value), 0)
             if what == "middle":
                 s.number(r, 1, int(k), "constant", "0")
-            s.formula(r, col, f.text, f.value, "calc", "0.0000000")
+            s.formula(r, col, f.text, f.value, "calc", "0.0000000", plain=True)
             return Formula(_scan_ref(r, col), f.value)
         o = Formulas(place)
         step = iter(range(1, calc.BISECTIONS + 1))

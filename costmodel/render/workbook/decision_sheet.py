@@ -27,15 +27,15 @@ from typing import Any
 from ...decisions import decision_calculation as calc
 from ...decisions.decision import Decision, Priced
 from ...model.errors import InputError
+from .bounds import MAX_OPTIONS, MAX_TIERS
 from .decision_formulas import Formula, Formulas
 from .decision_scan import DECISION_SHEET, SCAN_SHEET, Scan
 from .layout import Names
 from .sheet import Sheet, cell_ref
 
-__all__ = ["DECISION_SHEET", "SCAN_SHEET", "MAX_OPTIONS", "DecisionBook", "write_decision",
-           "DEMAND_INPUTS", "OPTION_INPUTS", "tier_rows"]
+__all__ = ["DECISION_SHEET", "SCAN_SHEET", "MAX_OPTIONS", "MAX_TIERS", "DecisionBook",
+           "write_decision", "DEMAND_INPUTS", "OPTION_INPUTS", "tier_rows"]
 
-MAX_OPTIONS = 12  # ranked options a decision workbook lays out (each a column, and a Scan)
 FIRST = 4  # column D: the first option
 _AFFINE_TOLERANCE = 1e-9  # the model's hourly cost against the line through two of its points
 
@@ -236,6 +236,7 @@ class _Writer:
             self.names.add(name, s.title, self.range_of(name))
             self.exported[name] = vals
         self.terms = [self._terms(j, p) for j, p in enumerate(self.ranked)]
+        self.term_values = [self._terms(j, p, values=True) for j, p in enumerate(self.ranked)]
         tiers = max((len(t.tiers) for t in self.terms if isinstance(t, calc.PerMtokTerms)),
                     default=0)
         blended = [(f"option_tier{k}_blended", f"Tier {k}: price per million mixed tokens "
@@ -305,13 +306,15 @@ class _Writer:
         return {k: (*table[k], values[k]) for k in order if any(v is not None
                                                                   for v in values[k])}
 
-    def _terms(self, j: int, p: Priced) -> Any:
-        """Option j's terms as formulas reading its cells (structure as the engine's)."""
+    def _terms(self, j: int, p: Priced, values: bool = False) -> Any:
+        """Option j's terms as formulas reading its cells (structure as the engine's);
+        ``values``: the same terms as the floats those cells hold."""
         t = p.option.terms
 
         def cell(name: str, value: Any) -> Any:
-            return None if value is None else Formula(_decision_ref(self.rows[name],
-                                                                    FIRST + j), value)
+            if value is None or values:
+                return value
+            return Formula(_decision_ref(self.rows[name], FIRST + j), value)
         if isinstance(t, calc.PerMtokTerms):
             return calc.PerMtokTerms(
                 [calc.Tier(cell(f"option_tier{k}_up_to", tier.up_to),
@@ -332,6 +335,7 @@ class _Writer:
                                       cell("option_block", t.block), cell("option_floor", t.floor))
         idle, slope = self.own_lines[j]
         idle_f, slope_f = cell("option_hour_idle", idle), cell("option_hour_slope", slope)
+        # the sheet's line: idle + slope x utilisation, the engine's order in both renderings
         return calc.OwnTerms(cell("option_throughput", t.throughput),
                              cell("option_availability", t.available),
                              lambda o, u: idle_f + slope_f * u)
@@ -472,6 +476,15 @@ def write_decision(sheet: Sheet, scan: Sheet, book: DecisionBook, names: Names
         raise InputError([("quotes", f"a decision workbook lays out at most {MAX_OPTIONS} "
                                      f"ranked options (one column and one scan each); this "
                                      f"decision ranks {n}: leave out the dearest")])
+    for p in book.decision.ranked:
+        t = p.option.terms
+        if isinstance(t, calc.PerMtokTerms) and len(t.tiers) > MAX_TIERS:
+            where = "quotes" if p.option.quote is None else f"quotes[{p.option.quote}].tiers"
+            raise InputError([(where, f"a decision workbook lays out at most {MAX_TIERS} "
+                                      f"tiers an offer (three rows each, and a part of every "
+                                      f"bill of the Scan); {p.option.name!r} states "
+                                      f"{len(t.tiers)}: join tiers, or ask for the JSON or "
+                                      f"PDF answer")])
     w = _Writer(sheet, scan, book, names)
     header = w.write()
     sheet.set_widths({1: 46, 2: 20, 3: 11, **{FIRST + j: 16 for j in range(n)}})

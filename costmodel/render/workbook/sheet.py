@@ -17,6 +17,8 @@ import math
 import re
 from collections import namedtuple
 from collections.abc import Iterable
+from functools import cache, lru_cache
+from io import StringIO
 from typing import Any
 
 from xlsxwriter.utility import xl_col_to_name, xl_rowcol_to_cell
@@ -27,7 +29,8 @@ from ..display import excel_format
 from .styles import STYLES
 
 __all__ = ["Book", "Sheet", "col_name", "cell_ref", "cached", "NA", "EMPTY", "with_dash",
-           "FONT", "ROW_PIXELS", "rows_for", "text_width"]
+           "FONT", "ROW_PIXELS", "rows_for", "text_width", "plain_formula", "formula_xml",
+           "number_xml", "xml_text"]
 
 NA = "#N/A"
 EMPTY = ""  # a formula's result where the engine has no value (see the module docstring)
@@ -43,25 +46,123 @@ _ROW_PADDING = 2.5  # [points] above and below a wrapped cell's lines
 
 # functions of Excel 2007 and before: XlsxWriter has nothing to add to a formula of these alone
 _PLAIN_FUNCTIONS = frozenset({
-    "ABS", "AND", "CHOOSE", "COUNT", "COUNTIF", "IF", "INDEX", "LN", "MATCH", "MAX", "MIN",
-    "NA", "NOT", "OR", "ROUND", "ROUNDUP", "SQRT", "SUM", "SUMPRODUCT"})
+    "ABS", "AND", "CHOOSE", "COUNT", "COUNTIF", "IF", "INDEX", "INT", "LN", "MATCH", "MAX",
+    "MIN", "NA", "NOT", "OR", "ROUND", "ROUNDUP", "ROWS", "SQRT", "SUM", "SUMIF",
+    "SUMPRODUCT"})
 _FUNCTION = re.compile(r"([A-Za-z_][A-Za-z0-9_.]*)\(")
+
+
+class _Xml(str):
+    """A cell's finished ``<c>`` element, written as it is: a figure or formula stored this
+    way costs a string, not XlsxWriter's tuple, escaping and attribute lists twice over (a
+    task's or a chargeback's sheet holds 10^5 of them)."""
+    __slots__ = ()
+
+
+_SURELY_HOLDS = 16_383  # characters: at most 32,766 UTF-16 units, within a cell's 32,767
+_NOTHING = _Xml("")  # the last cell of a run written by its first (Sheet.put_row)
+_ERROR_CODES = frozenset({"#DIV/0!", "#N/A", "#NAME?", "#NULL!", "#NUM!", "#REF!", "#VALUE!"})
+_XML_TEXT = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;"})
+
+
+def plain_formula(formula: str) -> bool:
+    """Whether ``formula`` (with or without its ``=``) calls functions of Excel 2007 and
+    before alone, so it is written as it is (no ``_xlfn.`` prefix to add)."""
+    return not formula.endswith("}") and set(_FUNCTION.findall(formula)) <= _PLAIN_FUNCTIONS
+
+
+def xml_text(text: str) -> str:
+    """Text as an XML element holds it (``&``, ``<`` and ``>`` escaped)."""
+    return text.translate(_XML_TEXT)
+
+
+def formula_xml(ref: str, xf: int, text: str, value: Any, *, escaped: bool = False) -> str:
+    """The ``<c>`` element of a formula (``text``: plain, without ``=``; ``escaped``:
+    already through :func:`xml_text`, as a template filled in with cell references is) and
+    its cached result, as XlsxWriter writes it (``value``: as :func:`cached` gives it; empty
+    text typed as text, which XlsxWriter would leave untyped, a number)."""
+    formula = text if escaped else text.translate(_XML_TEXT)
+    if value.__class__ is float:
+        return f'<c r="{ref}" s="{xf}"><f>{formula}</f><v>{value!r}</v></c>'
+    if isinstance(value, bool):
+        return f'<c r="{ref}" s="{xf}" t="b"><f>{formula}</f><v>{int(value)}</v></c>'
+    if isinstance(value, str):
+        kind = "e" if value in _ERROR_CODES else "str"
+        return (f'<c r="{ref}" s="{xf}" t="{kind}"><f>{formula}</f>'
+                f'<v>{value.translate(_XML_TEXT)}</v></c>')
+    return f'<c r="{ref}" s="{xf}"><f>{formula}</f><v>{value}</v></c>'
+
+
+def number_xml(ref: str, xf: int, value: float | int) -> str:
+    """The ``<c>`` element of a number, as XlsxWriter writes it."""
+    return f'<c r="{ref}" s="{xf}"><v>{value:.16G}</v></c>'
 
 
 class _Worksheet(Worksheet):
     """XlsxWriter writes error results only for formulas; an absent input is a plain ``#N/A``
-    error value (the reader and the engine treat it as "not given")."""
+    error value (the reader and the engine treat it as "not given"). A cell stored as
+    :class:`_Xml` is written as it is."""
 
     def _prepare_formula(self, formula: str, expand_future_functions: bool = False) -> str:
         # XlsxWriter tries some 30 patterns of newer functions on every formula (most of the
         # time of writing a decision's Scan sheet); a formula of older functions alone is
         # only stripped of its "=", as those patterns would leave it
-        if formula.startswith("=") and not formula.endswith("}") and \
-                set(_FUNCTION.findall(formula)) <= _PLAIN_FUNCTIONS:
+        if formula.startswith("=") and plain_formula(formula):
             return formula[1:]
         return super()._prepare_formula(formula, expand_future_functions)
 
+    def __init__(self) -> None:
+        super().__init__()
+        # rows whose cells were written whole (0-based row -> their <c> elements in order)
+        self.raw_rows: dict[int, str] = {}
+        self._row_tag: str | None = None
+
+    def _write_rows(self) -> None:
+        if not self.raw_rows:
+            super()._write_rows()
+            return
+        # XlsxWriter's loop over the rows, with the rows written whole put in their place
+        self._calculate_spans()
+        for row_num in range(self.dim_rowmin, self.dim_rowmax + 1):
+            raw = self.raw_rows.get(row_num)
+            if raw is not None:
+                if self.table.get(row_num) or row_num in self.comments:
+                    raise ValueError(f"row {row_num + 1} was written whole and cell by cell")
+                info = self.row_info.get(row_num)
+                if info is None:
+                    self.fh.write(self._plain_row_tag(row_num))
+                else:
+                    self._write_row(row_num, None, info)
+                self.fh.write(raw)
+                self.fh.write("</row>")
+                continue
+            if row_num in self.row_info or row_num in self.comments or self.table[row_num]:
+                span = self.row_spans.get(int(row_num / 16))
+                if self.table[row_num]:
+                    self._write_row(row_num, span, self.row_info.get(row_num))
+                    for col_num in range(self.dim_colmin, self.dim_colmax + 1):
+                        if col_num in self.table[row_num]:
+                            self._write_cell(row_num, col_num, self.table[row_num][col_num])
+                    self._xml_end_tag("row")
+                else:
+                    self._write_empty_row(row_num, span, self.row_info.get(row_num))
+
+    def _plain_row_tag(self, row: int) -> str:
+        """A ``<row>`` start tag of a row without a height or format of its own (no spans:
+        they are optional), as XlsxWriter writes it."""
+        if self._row_tag is None:
+            fh, self.fh = self.fh, StringIO()
+            try:
+                self._write_row(0, None)
+                self._row_tag = self.fh.getvalue().replace('r="1"', 'r="{}"', 1)
+            finally:
+                self.fh = fh
+        return self._row_tag.format(row + 1)
+
     def _write_cell(self, row: int, col: int, cell: Any) -> None:
+        if cell.__class__ is _Xml:
+            self.fh.write(cell)
+            return
         if isinstance(cell, _EmptyText):  # empty text, typed as text (XlsxWriter leaves
             attributes = [("r", xl_rowcol_to_cell(row, col))]  # "" untyped: a number)
             if cell.format is not None:
@@ -81,6 +182,7 @@ class _Worksheet(Worksheet):
         self._xml_end_tag("c")
 
 
+@cache
 def col_name(col: int) -> str:
     """The letter(s) of a 1-based column."""
     return xl_col_to_name(col - 1)
@@ -88,7 +190,9 @@ def col_name(col: int) -> str:
 
 def cell_ref(row: int, col: int, absolute: bool = False) -> str:
     """A1 reference of a 1-based cell (``$D$5`` when ``absolute``)."""
-    return xl_rowcol_to_cell(row - 1, col - 1, absolute, absolute)
+    if absolute:
+        return f"${col_name(col)}${row}"
+    return f"{col_name(col)}{row}"
 
 
 def cached(value: Any, empty: bool = False) -> Any:
@@ -181,6 +285,7 @@ def text_width(text: str, size: float = 10, bold: bool = False) -> float:
                for f in _FONTS)
 
 
+@lru_cache(maxsize=4096)  # labels, notes and names repeat along a workbook's rows
 def _lines(text: str, width: float, size: float = 10, bold: bool = False) -> int:
     """Lines ``text`` takes wrapped at its spaces in ``width`` units of column width, in
     whichever of Arial and DejaVu Sans wraps it onto more (a row sized for both prints
@@ -298,10 +403,13 @@ class Sheet:
         fmt = self.book.format(style, num_format)
         if value is None:
             self.ws.write_blank(row - 1, col - 1, None, fmt)
-        elif isinstance(value, float) and math.isnan(value):
-            self.error(row, col, NA, style, num_format)
+        elif isinstance(value, float) and not math.isfinite(value):
+            if math.isnan(value):
+                self.error(row, col, NA, style, num_format)
+            else:  # XlsxWriter refuses it, and says so
+                self.ws.write_number(row - 1, col - 1, value, fmt)
         else:
-            self.ws.write_number(row - 1, col - 1, value, fmt)
+            self.put(row, col, number_xml(cell_ref(row, col), fmt._get_xf_index(), value))
         self._seen(row, col)
 
     def error(self, row: int, col: int, error: str = NA, style: str = "plain",
@@ -312,21 +420,76 @@ class Sheet:
         self._seen(row, col)
 
     def formula(self, row: int, col: int, formula: str, value: Any, style: str = "calc",
-                num_format: str | None = None, *, empty: bool = False) -> None:
+                num_format: str | None = None, *, empty: bool = False,
+                plain: bool | None = None) -> None:
         """A live formula and its computed result, cached so the file reads right before any
         recalculation. ``empty``: the formula gives empty text where the engine has no
-        value (NaN), shown as a dash."""
-        if not formula.startswith("="):
-            formula = "=" + formula
+        value (NaN), shown as a dash. ``plain``: whether it calls functions of Excel 2007
+        and before alone (:func:`plain_formula`; None: looked at here)."""
         if empty:  # the dash where figures are: on the right
             num_format = with_dash(num_format)
         fmt = self.book.format(style, num_format, "right" if empty else None)
         result = cached(value, empty)
-        self.ws.write_formula(row - 1, col - 1, formula, fmt, result)
-        if result == EMPTY:
-            stored = self.ws.table[row - 1][col - 1]
-            self.ws.table[row - 1][col - 1] = _EmptyText(stored.formula, fmt)
+        text = formula[1:] if formula.startswith("=") else formula
+        if plain is None:
+            plain = plain_formula(text)
+        if plain and text:  # (an empty formula: XlsxWriter's warning, no cell)
+            self.put(row, col, formula_xml(cell_ref(row, col), fmt._get_xf_index(), text,
+                                           result))
+        else:
+            self.ws.write_formula(row - 1, col - 1, "=" + text, fmt, result)
+            if result == EMPTY:
+                stored = self.ws.table[row - 1][col - 1]
+                self.ws.table[row - 1][col - 1] = _EmptyText(stored.formula, fmt)
         self._seen(row, col)
+
+    def put(self, row: int, col: int, xml: str) -> None:
+        """A cell's finished ``<c>`` element (:func:`formula_xml`, :func:`number_xml`) at
+        ``row``, ``col`` (1-based; the caller counts it in :attr:`last_row` and
+        :attr:`last_col`)."""
+        if self.ws._check_dimensions(row - 1, col - 1):
+            raise ValueError(f"cell ({row}, {col}) is beyond a worksheet's bounds")
+        self.ws.table[row - 1][col - 1] = _Xml(xml)
+
+    def put_row(self, row: int, first_col: int, last_col: int, xml: str) -> None:
+        """A run of cells' finished ``<c>`` elements, in column order, from ``first_col`` to
+        ``last_col`` of ``row`` (1-based), where nothing else is written: one entry for the
+        row where XlsxWriter keeps one a cell."""
+        ws = self.ws
+        if ws._check_dimensions(row - 1, first_col - 1) or \
+                ws._check_dimensions(row - 1, last_col - 1):
+            raise ValueError(f"row {row}, columns {first_col}-{last_col}: beyond a "
+                             f"worksheet's bounds")
+        cells = ws.table[row - 1]
+        cells[first_col - 1] = _Xml(xml)
+        if last_col > first_col:  # the row's span, as the sheet's spans are counted
+            cells[last_col - 1] = _NOTHING
+
+    def string_xml(self, ref: str, xf: int, text: str) -> str | None:
+        """A text cell's ``<c>`` element (style ``xf``), the text kept once in the file's
+        shared strings, as XlsxWriter writes it; None for text :meth:`text` must write
+        (empty, or longer than a cell surely holds)."""
+        if not text or len(text) > _SURELY_HOLDS:
+            return None
+        index = self.ws.str_table._get_shared_string_index(text)
+        return f'<c r="{ref}" s="{xf}" t="s"><v>{index}</v></c>'
+
+    def put_rows(self, first: int, last: int, first_col: int, last_col: int,
+                 rows: dict[int, str]) -> None:
+        """Whole rows: each row's (1-based) finished ``<c>`` elements in column order, all
+        within rows ``first``..``last`` and columns ``first_col``..``last_col``, where
+        nothing is written cell by cell."""
+        ws = self.ws
+        if ws._check_dimensions(first - 1, first_col - 1) or \
+                ws._check_dimensions(last - 1, last_col - 1):
+            raise ValueError(f"rows {first}-{last}, columns {first_col}-{last_col}: beyond "
+                             f"a worksheet's bounds")
+        ws.raw_rows.update((r - 1, xml) for r, xml in rows.items())
+        self._seen(last, last_col)
+
+    def xf(self, style: str, num_format: str | None = None, align: str | None = None) -> int:
+        """The index of a style's format in the file (:meth:`put`'s cells carry it)."""
+        return self.book.format(style, num_format, align)._get_xf_index()
 
     def figure(self, row: int, col: int, value: Any, name: str | None, unit: str,
                style: str = "plain", formula: str | None = None, *,

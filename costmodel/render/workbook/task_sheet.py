@@ -51,7 +51,16 @@ from .layout import (
     system_ref,
     words,
 )
-from .sheet import EMPTY, Sheet, cell_ref, col_name
+from .sheet import (
+    EMPTY,
+    Sheet,
+    cell_ref,
+    col_name,
+    formula_xml,
+    number_xml,
+    plain_formula,
+    xml_text,
+)
 
 __all__ = ["TASK_SHEET", "TaskPoint", "TaskBook", "write_task", "task_values", "STEP_COLUMNS",
            "SYSTEM_ROWS", "MEETS_FORMAT"]
@@ -440,28 +449,85 @@ def _write_steps(ws: Sheet, names: Names, first: int, steps: Steps,
     n = len(systems)
     last = first + len(steps) - 1
     sheet = ws.ws
-    templates = {(name, i): "=" + layout.formula(name, i) for name in _PER_STEP
-                 for i in range(n)}
-    number = ws.book.format("plain", "0")
-    inputs = {name: ws.book.format("input", _format(name)) for name in STEP_COLUMNS}
-    calcs = {name: ws.book.format("calc", _format(name)) for name in _PER_STEP}
-    columns = {name: np.asarray(getattr(steps, f), dtype=float)
+    templates = {(name, i): layout.formula(name, i) for name in _PER_STEP for i in range(n)}
+    plain = {key: plain_formula(t) for key, t in templates.items()}
+    escaped = {key: xml_text(t) for key, t in templates.items()}  # a row number needs none
+    number = ws.xf("plain", "0")
+    inputs = {name: ws.xf("input", _format(name)) for name in STEP_COLUMNS}
+    calcs = {name: ws.xf("calc", _format(name)) for name in _PER_STEP}
+    columns = {name: np.asarray(getattr(steps, f), dtype=float).tolist()
                for name, f in calc.STEP_FIELDS.items()}
-    for k in range(len(steps)):
+    # each system's figures as lists of floats, a step's column of cells each
+    per_step = {(name, i): (np.broadcast_to(np.asarray(values[i][name], dtype=float),
+                                            (len(steps),)).tolist())
+                for name in _PER_STEP for i in range(n)}
+    # each row's cells in column order: ("n", ...) the step's number, ("in", name) an input,
+    # ("fig", (name, i)) a system's figure
+    cells: list[tuple[int, str, Any]] = [(1, "n", None)]
+    cells += [(col, "in", name) for name, col in layout.columns.items()]
+    cells += [(layout.system_columns[key[0]] + key[1], "fig", key) for key in templates]
+    cells.sort(key=lambda c: c[0])
+    if len({c[0] for c in cells}) != len(cells) or cells[0][0] != 1:
+        raise ValueError("the Task sheet's step columns overlap")
+    letters = {col: col_name(col) for col, _, _ in cells}
+    last_col = cells[-1][0]
+    inputs_in = [key for _, kind, key in cells if kind == "in"]
+    figures_in = [key for _, kind, key in cells if kind == "fig"]
+    # a row whose figures all have a value, every formula plain: one format string fills it
+    # (the row number, the step's number, its inputs, then its figures)
+    whole = np.ones(len(steps), dtype=bool)
+    for key in figures_in:
+        whole &= ~np.isnan(np.asarray(per_step[key]))
+    if not all(plain.values()):
+        whole[:] = False
+    parts, arg = [], 2
+    for col, kind, key in cells:
+        at = f'<c r="{letters[col]}{{0}}" s="'
+        if kind == "n":
+            parts.append(f'{at}{number}"><v>{{1}}</v></c>')
+        elif kind == "in":
+            parts.append(f'{at}{inputs[key]}"><v>{{{arg}:.16G}}</v></c>')
+            arg += 1
+        else:
+            text = escaped[key].replace("{", "{{").replace("}", "}}").replace(_ROW, "{0}")
+            parts.append(f'{at}{calcs[key[0]]}"><f>{text}</f><v>{{{arg}!r}}</v></c>')
+            arg += 1
+    row_xml = "".join(parts).format
+    values_of = zip(*(columns[key] for key in inputs_in), *(per_step[key] for key in figures_in),
+                    strict=True)
+    rows: dict[int, str] = {}
+    for k, (row_values, fast) in enumerate(zip(values_of, whole.tolist(), strict=True)):
         r = first + k
-        sheet.write_number(r - 1, 0, k + 1, number)
-        for name, col in layout.columns.items():
-            sheet.write_number(r - 1, col - 1, float(columns[name][k]), inputs[name])
-        for (name, i), template in templates.items():
-            col = layout.system_columns[name] + i
-            value = values[i][name]
-            cached = float(value[k]) if np.ndim(value) else float(value)
-            if math.isnan(cached):  # no interactivity: empty text, a dash
-                ws.formula(r, col, template.replace(_ROW, str(r)), cached, "calc",
-                           _format(name), empty=True)
+        if fast:
+            rows[r] = row_xml(r, k + 1, *row_values)
+            continue
+        row = str(r)
+        xml: list[str] = []
+        start = previous = 1  # the run's first column, and the last cell's
+        for col, kind, key in cells:
+            if not xml:
+                start = col
+            ref = letters[col] + row
+            if kind == "n":
+                xml.append(number_xml(ref, number, k + 1))
+            elif kind == "in":
+                xml.append(number_xml(ref, inputs[key], columns[key][k]))
             else:
-                sheet.write_formula(r - 1, col - 1, template.replace(_ROW, str(r)),
-                                    calcs[name], cached)
+                cached = per_step[key][k]
+                if math.isnan(cached) or not plain[key]:  # no interactivity: a dash
+                    if xml:
+                        ws.put_row(r, start, previous, "".join(xml))
+                        xml = []
+                    ws.formula(r, col, templates[key].replace(_ROW, row), cached, "calc",
+                               _format(key[0]), empty=math.isnan(cached), plain=plain[key])
+                    continue
+                xml.append(formula_xml(ref, calcs[key[0]], escaped[key].replace(_ROW, row),
+                                       cached, escaped=True))
+            previous = col
+        if xml:
+            ws.put_row(r, start, last_col, "".join(xml))
+    if rows:
+        ws.put_rows(first, last, 1, last_col, rows)
     ws.last_row, ws.last_col = max(ws.last_row, last), max(ws.last_col,
                                                             max(layout.system_columns.values())
                                                             + n - 1)
