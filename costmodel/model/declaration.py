@@ -40,7 +40,6 @@ user's cache folder by a digest of its text, of this checker and of the unit def
 from __future__ import annotations
 
 import ast
-import hashlib
 import math
 import operator
 from collections.abc import Callable, Iterable, Mapping
@@ -49,7 +48,8 @@ from typing import Any, ClassVar, Generic, TypeVar
 
 import numpy as np
 
-from ..resources import cached_build
+from .. import resources
+from . import units
 from .units import ureg
 
 __all__ = ["Input", "Enum", "Constant", "Step", "Declaration", "DeclarationError",
@@ -537,21 +537,11 @@ class Declaration:
         return out
 
     # units ---------------------------------------------------------------------------
-    def digest(self) -> str:
-        """A digest of what the unit check depends on: every input, enum, constant and step
-        (frozen dataclasses: their repr is their content), the checker's and the unit
-        definitions' source, and pint's version."""
-        from pathlib import Path
-
-        from . import units
-        h = hashlib.sha256()
-        h.update(repr((list(self.inputs.values()), list(self.enums.values()),
-                       list(self.constants.values()), list(self.steps.values()))).encode())
-        for source in (Path(__file__), Path(units.__file__)):
-            h.update(source.read_bytes())
-        import pint
-        h.update(pint.__version__.encode())
-        return h.hexdigest()
+    def content(self) -> str:
+        """What the unit check depends on in the declaration: every input, enum, constant and
+        step (frozen dataclasses: their repr is their content)."""
+        return repr((list(self.inputs.values()), list(self.enums.values()),
+                     list(self.constants.values()), list(self.steps.values())))
 
     def check_units(self) -> None:
         """Evaluate every step with pint and with plain floats; both must agree. Twice: with
@@ -670,18 +660,12 @@ class _PintCheck(Algebra[object]):
 
 
 def checked_once(declaration: Declaration) -> None:
-    """Run :meth:`Declaration.check_units` unless this very declaration (by
-    :meth:`Declaration.digest`) passed it before on this machine: a passing check leaves an empty
-    folder named by the digest in the cache folder (:func:`costmodel.resources.cached_build`:
-    complete folders only). A failing check raises and leaves nothing; no cache folder means
-    the check runs every time."""
-    def check(folder):
-        if folder is None or not (folder / "passed").exists():
-            declaration.check_units()
-            if folder is not None:
-                (folder / "passed").write_text("the unit check passed\n", encoding="utf-8")
-
-    cached_build(f"units-checked-{declaration.digest()[:24]}", check)
+    """Run :meth:`Declaration.check_units` unless this very declaration passed it before on
+    this machine, with this checker, these unit definitions and this pint
+    (:func:`costmodel.resources.once_per_content` keeps the mark in the cache folder)."""
+    import pint
+    resources.once_per_content("units-checked", f"{pint.__version__}\n{declaration.content()}",
+                     (__name__, units.__name__), declaration.check_units)
 
 
 # the numpy interpreter of one expression (evaluate.Evaluator compiles whole declarations;
