@@ -52,6 +52,7 @@ from .units import (
     UnitInputError,
     exchange_rates,
     parse_quantity,
+    unit_text,
 )
 
 __all__ = ["default_source", "CITED_BY", "replace_citations", "InputError", "QuantityField",
@@ -445,9 +446,8 @@ class FxRate(Section):
         if not isinstance(data, dict) or "rate" not in data or "currency" in data:
             return data
         raw = data["rate"]
-        unit = raw.get("unit") if isinstance(raw, dict) else \
-            str(raw).strip().partition(" ")[2] if isinstance(raw, str) else None
-        code = unit.strip().partition("/")[0].strip() if isinstance(unit, str) else ""
+        unit = unit_text(raw)  # "0.92 EUR/USD", "0.92EUR / USD" or {value, unit}
+        code = unit.partition("/")[0].strip() if unit is not None else ""
         if code not in CURRENCIES:
             raise ValueError(f"rate: write it as units of a currency per USD, e.g. "
                              f"\"0.92 EUR/USD\", got {raw!r}")

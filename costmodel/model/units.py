@@ -36,7 +36,7 @@ from .errors import KindedError, Sign, WrongDimension
 if TYPE_CHECKING:
     from os import PathLike
 
-__all__ = ["ureg", "UnitInputError", "parse_quantity", "parse_unit",
+__all__ = ["ureg", "UnitInputError", "parse_quantity", "parse_unit", "unit_text",
            "HOURS_PER_YEAR", "MONTHS_PER_YEAR", "HOURS_PER_MONTH", "CURRENCIES",
            "exchange_rates", "SHOWN_CURRENCY"]
 
@@ -369,6 +369,18 @@ _NUMBER_THEN_UNIT = re.compile(r"\s*([-+]?(?:(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?
 MAX_QUANTITY_TEXT = 200  # characters of a quantity written as text
 _NAME_START = re.compile(r"[^\W\d]|%|\(|1\s*/", re.UNICODE)
 _PLAIN_UNIT = re.compile(r"[A-Za-z%][A-Za-z0-9_%/ .*]*$")
+
+
+def unit_text(raw: Any) -> str | None:
+    """The unit a quantity is written in, as written (``"0.92EUR / USD"`` -> ``EUR / USD``;
+    ``{value, unit}`` -> its unit), or None when ``raw`` is no quantity with a unit."""
+    if isinstance(raw, dict):
+        unit = raw.get("unit")
+        return unit if isinstance(unit, str) else None
+    if isinstance(raw, str) and len(raw) <= MAX_QUANTITY_TEXT:
+        m = _NUMBER_THEN_UNIT.fullmatch(raw)
+        return m.group(2) if m is not None and m.group(2) else None
+    return None
 
 
 def _split(raw: Any, bare_number_ok: bool, canonical: str) -> tuple[float, str] | None:

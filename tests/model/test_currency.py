@@ -136,3 +136,23 @@ def test_the_what_if_answers_in_the_result_currency():
                                                      rel=1e-9)
     assert euros["cost_per_mtok"]["total"]["value"] == pytest.approx(
         dollars["cost_per_mtok"]["total"]["value"] * EUR_PER_USD, rel=1e-12)
+
+
+@pytest.mark.parametrize("rate", ["0.92EUR/USD", "0.92 EUR / USD", " 0.92   EUR/USD ",
+                                  {"value": 0.92, "unit": "EUR / USD"}])
+def test_a_rate_is_read_however_its_quantity_is_spaced(rate):
+    # the currency is the rate's unit as the quantity reader reads it, not the text after a
+    # first space (schemathesis: "0AED/  USD" was refused as naming no currency)
+    money = {"currency": "EUR", "fx": {"EUR": {**FX["EUR"], "rate": rate}}}
+    euros = price(validate_scenario(usd(money=money)))
+    dollars = price(validate_scenario(usd()))
+    assert euros.to_json()["cost_per_mtok"]["total"]["value"] == pytest.approx(
+        dollars.to_json()["cost_per_mtok"]["total"]["value"] * 0.92, rel=1e-12)
+
+
+def test_a_zero_rate_spaced_oddly_is_refused_for_its_sign():
+    money = {"currency": "AED", "fx": {"AED": {**FX["EUR"], "rate": "  0AED/     USD"}}}
+    with pytest.raises(InputError) as info:
+        validate_scenario(usd(money=money))
+    (path, message), = info.value.errors
+    assert path == "money.fx.AED" and "must be greater than zero, got 0 AED / USD" in message
