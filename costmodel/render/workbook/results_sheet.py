@@ -30,7 +30,9 @@ RESULT_ROWS = ["cost_per_mtok_energy", "cost_per_mtok_capex", "cost_per_mtok_ope
                "cost_per_mtok_total", "price_per_mtok_total", "price_per_mtok_input",
                "price_per_mtok_output", "power_per_accelerator", "throughput",
                "throughput_per_kw", "tokens_per_kwh", "joules_per_token", "bandwidth_per_watt",
-               "emissions_per_mtok", "cost_per_hour", "capex_per_accelerator"]
+               "emissions_per_mtok", "emissions_market_per_mtok", "embodied_per_mtok",
+               "emissions_total_per_mtok", "emissions_market_total_per_mtok", "cost_per_hour",
+               "capex_per_accelerator"]
 assert set(RESULT_ROWS) == set(HEADLINE)
 STACK = (("cost_per_mtok_energy", "energy"), ("cost_per_mtok_capex", "capex"),
          ("cost_per_mtok_opex", "opex"))
