@@ -210,7 +210,7 @@ def emissions_text(m: dict, q: Any = None) -> str:
             return f"{what}: no factor given"
         how = (f"{show(f['factor'])}" if f["basis"] == "flat" else
                f"hourly factors (annual {show(f['factor'])}), {show(f['per_kwh_drawn'])} "
-               f"per kWh at this load")
+               f"on average at this load")
         kind = f" ({f['instrument'].replace('_', ' ')})" if f.get("instrument") else ""
         cited = "; ".join(x for x in (f["source"], f["year"] and f"year {f['year']}") if x)
         return f"{what}{kind} {how}" + (f" ({cited})" if cited else "")

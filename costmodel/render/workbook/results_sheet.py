@@ -42,6 +42,9 @@ _CHART_HEIGHT = 240  # [pixels]
 RATIO_FORMAT = '0.00"\u00d7"'  # 0.14x: a ratio to the first system
 
 
+_MAY_BE_ZERO = frozenset(n for n in RESULT_ROWS if MODEL.steps[n].unit == "gCO2e/Mtok")
+
+
 def ratio(a: float, b: float) -> Any:
     """``a / b`` as a spreadsheet computes it: an error where it has no value."""
     if math.isnan(a) or math.isnan(b):
@@ -60,13 +63,19 @@ def write_ratios(ws: Sheet, row: int, systems: Sequence[WorkbookSystem], names: 
             ws.text(r, NAME_COL, name, "name")
         ws.text(r, UNIT_COL, "ratio")
         first = systems[0].result.values[name]
-        empty = name in MAY_BE_EMPTY
+        # an emission figure may be 0 (a contract's 0 g/kWh, no embodied footprint): its
+        # ratio is empty there, as the engine's is null, never #DIV/0!
+        zero = name in _MAY_BE_ZERO
+        empty = name in MAY_BE_EMPTY or zero
         for i, s in enumerate(systems):
             value = ratio(s.result.values[name], first)
-            if empty and value == NA:
+            if empty and (value == NA or value == "#DIV/0!"):
                 value = math.nan
-            ws.formula(r, FIRST_COL + i, ratio_formula(name, name, suffixed(name, 1)), value,
-                       "calc", RATIO_FORMAT, empty=empty)
+            text = ratio_formula(name, name, suffixed(name, 1))
+            if zero:
+                first_ref = suffixed(name, 1)
+                text = f'=IF(OR({first_ref}="",{first_ref}=0),"",{text[1:]})'
+            ws.formula(r, FIRST_COL + i, text, value, "calc", RATIO_FORMAT, empty=empty)
     return row + len(names) - 1
 
 
