@@ -1274,6 +1274,10 @@ class PlanOut(Out):
     cost_per_hour: QuantityOut
     cost_per_month: QuantityOut
     cost_per_mtok: dict[str, QuantityOut]
+    emissions_per_year: dict[str, QuantityOut] = Field(description=(
+        "the fleet's emissions a year [tCO2e/year]: location, market, embodied, "
+        "location_total, market_total (docs/emissions.md); null values where the factor is "
+        "not given"))
     disclosure: dict[str, Any]
 
 
@@ -1485,6 +1489,10 @@ class SystemTaskOut(Out):
     cost_per_thousand_tasks: QuantityOut
     price_per_thousand_tasks: QuantityOut
     energy_per_task: QuantityOut
+    emissions_per_task: dict[str, QuantityOut | None] = Field(description=(
+        "grams of CO2e per task [gCO2e/task] by basis: location, market, location_total, "
+        "market_total (with embodied); null values where the factor is not given "
+        "(docs/emissions.md)"))
     tasks_per_hour: QuantityOut = Field(description="per accelerator, at its utilisation")
     weighted_tokens: QuantityOut = Field(description="the task in input-token equivalents")
     cost_per_mtok: QuantityOut

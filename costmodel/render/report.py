@@ -157,7 +157,6 @@ def disclosure_items(r: Result) -> list[tuple[str, str]]:
     items += [
         ("Electricity", f"{electricity_text(e)} ({e['source'] or 'no source given'}; "
                         f"{e['date'] or 'undated'})"),
-        ("Emissions", emissions_text(d["emissions"])),
         ("Financing", money),
         ("Utilisation", f"{format_percent(d['utilisation'])} of hours serving"
                         f"{load_text(d['load'])}; idle power "
@@ -167,6 +166,7 @@ def disclosure_items(r: Result) -> list[tuple[str, str]]:
                     f"an output token costs "
                     f"{format_number(p['output_weight'], '', 'pricing_output_weight')} input "
                     f"tokens"),
+        ("Emissions", emissions_text(d["emissions"])),
     ]
     money = money_line(d["money"])
     if money is not None:

@@ -151,3 +151,48 @@ def test_a_bad_factor_is_refused_by_field():
         validate_scenario({**BASE, "accelerator": {**BASE["accelerator"],
                                                    "embodied": "1500 kg"}})
     assert [p for p, _ in info.value.errors] == ["accelerator.embodied"]
+
+
+# ---- on the faces beyond the price: a plan's tonnes a year ---------------------------------------
+
+def test_a_plan_gives_the_fleets_tonnes_a_year():
+    from costmodel import app
+    data = {**BASE, "electricity": {**BASE["electricity"], "carbon_intensity": "400 gCO2e/kWh",
+                                    "market_carbon_intensity": "100 gCO2e/kWh"},
+            "accelerator": {**BASE["accelerator"], "embodied": "1500 kgCO2e"}}
+    spec = app.ScenarioSpec(app.InlineScenario(data))
+    # 9,000 token/s / (1,000 x 0.5) = 18 accelerators, serving at 50 %: 240 g an hour each
+    planned = app.plan(app.LocalContext(), app.PlanRequest(spec, demand=9000.0))
+    assert planned.accelerators == 18
+    e = planned.to_json()["emissions_per_year"]
+    assert e["location"] == {"value": pytest.approx(18 * 240 * 8760 / 1e6), "unit": "tCO2e/year"}
+    assert e["market"]["value"] == pytest.approx(18 * 60 * 8760 / 1e6)  # 9.46 t
+    assert e["embodied"]["value"] == pytest.approx(18 * 1.5 / 5)  # 1.5 t each over 5 years
+    assert e["location_total"]["value"] == pytest.approx(37.8432 + 5.4)
+
+
+def test_a_task_gives_grams_per_task(tmp_path):
+    import json
+
+    from click.testing import CliRunner
+
+    from costmodel.cli import main
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(
+        'utilisation = 0.5\nidle_power = 0.2\n[accelerator]\nrated_power = "1000 W"\n'
+        'price = "30000 USD"\n[operating_point]\nthroughput = "1000 token/s"\n'
+        'interactivity = "100 token/s/user"\nttft = "1 s"\n'
+        '[electricity]\nprice = "0.1 USD/kWh"\ncarbon_intensity = "400 gCO2e/kWh"\n'
+        'market_carbon_intensity = "100 gCO2e/kWh"\n', encoding="utf-8")
+    task = tmp_path / "t.toml"
+    # one call of the workload's own shape: 8,192 in, 1,024 out, nothing cached
+    task.write_text('[task]\nsteps = 1\ncontext = "8192 token"\noutput = "1024 token"\n'
+                    'cached_share = 0\ntool_time = "0 s"\n', encoding="utf-8")
+    r = CliRunner().invoke(main, ["task", str(scenario), "--task", str(task), "--json"])
+    assert r.exit_code == 0, r.output
+    grams = json.loads(r.stdout)["systems"][0]["emissions_per_task"]
+    # 9,216 tokens (8,192 + 1,024, mixed) x 133.33 g/Mtok = 1.2288 g; market 0.3072 g
+    assert grams["location"] == {"value": pytest.approx(9216 * 240 / 1.8 / 1e6),
+                                 "unit": "gCO2e/task"}
+    assert grams["market"]["value"] == pytest.approx(0.3072)
+    assert grams["location_total"]["value"] == pytest.approx(1.2288)  # no footprint given
