@@ -22,7 +22,6 @@ sheet is written inline where it is read.
 from __future__ import annotations
 
 import math
-
 from collections.abc import Iterable, Mapping
 from typing import Any
 

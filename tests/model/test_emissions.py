@@ -196,3 +196,20 @@ def test_a_task_gives_grams_per_task(tmp_path):
                                  "unit": "gCO2e/task"}
     assert grams["market"]["value"] == pytest.approx(0.3072)
     assert grams["location_total"]["value"] == pytest.approx(1.2288)  # no footprint given
+
+
+def test_sensitivity_varies_a_factor():
+    from costmodel.decisions.sensitivity import tornado
+    s = validate_scenario({**BASE, "electricity": {**BASE["electricity"],
+                                                   "market_carbon_intensity": "100 gCO2e/kWh"},
+                           "accelerator": {**BASE["accelerator"], "embodied": "1500 kgCO2e"}})
+    t = tornado(s, inputs=["electricity.market_carbon_intensity", "accelerator.embodied"],
+                output="emissions_market_total_per_mtok")
+    bars = {b.key: b for b in t.bars}
+    # +/-20 %: 80 and 120 g/kWh -> 0.6 x 80 / 1.8 and 0.6 x 120 / 1.8, plus the embodied part
+    embodied = 1.5e6 / (5 * 8760) / 1.8
+    factor = bars["electricity.market_carbon_intensity"]
+    assert (factor.output_low, factor.output_high) == (
+        pytest.approx(0.6 * 80 / 1.8 + embodied), pytest.approx(0.6 * 120 / 1.8 + embodied))
+    footprint = bars["accelerator.embodied"]
+    assert footprint.output_high - footprint.output_low == pytest.approx(0.4 * embodied)
