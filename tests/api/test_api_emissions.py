@@ -5,7 +5,13 @@ problem naming the field; the catalog's grid factors are listed under
 from __future__ import annotations
 
 import pytest
-from test_api import API, GB300_PEAK, ok, price, problem, value, viewer  # noqa: F401
+from conftest import auth
+from test_api import API, GB300_PEAK, ok, price, problem, value
+
+
+@pytest.fixture(scope="module")
+def viewer(tokens) -> dict:
+    return auth(tokens["viewer"])
 
 
 def test_price_answers_location_market_and_embodied(client, viewer):
