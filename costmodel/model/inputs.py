@@ -509,6 +509,8 @@ class GridFactor(Section):
     power is drawn (location-based) or what the buyer's instruments say (market-based), with
     the year it describes, its publication and date."""
     basis: Literal["location", "market"]
+    # what a market-based factor comes from (read only where the entry is named as the
+    # market-based factor; a location-based entry states none)
     instrument: Literal[INSTRUMENTS] | None = None  # type: ignore[valid-type]
     factor: Qty("gCO2e/kWh", per=("[energy]",), description="the annual average")
     hourly: Hourly("gCO2e/kWh", per=("[energy]",), description="the factor by hour") | None = None
@@ -519,13 +521,6 @@ class GridFactor(Section):
     region: str | None = None
     area: str | None = None
     note: str | None = None
-
-    @model_validator(mode="after")
-    def _instrument_is_market(self) -> GridFactor:
-        if (self.basis == "market") != (self.instrument is not None):
-            raise ValueError("instrument: a market-based factor states its instrument "
-                             "(supplier, contract, residual_mix); a location-based one none")
-        return self
 
 
 class Electricity(Section):

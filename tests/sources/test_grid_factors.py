@@ -137,3 +137,9 @@ def test_a_factor_set_by_hand_replaces_the_catalog_citation():
     e = scenario.electricity
     assert e.carbon_intensity == 300 and e.carbon_year is None
     assert "eGRID" not in (e.carbon_source or "")
+
+
+def test_a_market_entry_states_its_instrument_and_a_location_entry_none():
+    for key in KEYS:
+        data = entry(key).data
+        assert (data["basis"] == "market") == (data.get("instrument") is not None), key
