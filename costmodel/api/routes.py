@@ -402,7 +402,7 @@ def plan(body: PlanRequest, principal) -> Response | dict:
 
 _KINDS = {"accelerators": "accelerator", "operating-points": "operating_point",
           "electricity-prices": "electricity", "systems": "system", "rates": "rate",
-          "market-prices": "market_price"}
+          "market-prices": "market_price", "grid-factors": "grid_factor"}
 
 
 def _entry(row) -> dict:

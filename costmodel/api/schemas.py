@@ -26,6 +26,7 @@ from ..model.inputs import (
     Accelerator,
     Electricity,
     Fraction,
+    GridFactor,
     OperatingPoint,
     QuantityField,
     RateEntry,
@@ -64,7 +65,8 @@ _SECTIONS = ("accelerator", "node", "rack", "facility", "financing", "electricit
              "operating_point", "workload", "power", "pricing")
 _CATALOG_SECTIONS = ("accelerator", "operating_point", "electricity")
 CATALOG_MODELS = {"accelerator": Accelerator, "operating_point": OperatingPoint,
-                  "electricity": Electricity, "rate": RateEntry, "market_price": MarketEntry}
+                  "electricity": Electricity, "rate": RateEntry, "market_price": MarketEntry,
+                  "grid_factor": GridFactor}
 _NULL = {"type": "null"}
 _GIVEN = {"not": _NULL}
 _CONTROL = "\\u0000-\\u0008\\u000b\\u000c\\u000e-\\u001f\\u007f-\\u009f"
@@ -276,6 +278,15 @@ def _scenario_parts(provenance: bool = True) -> tuple[dict[str, Any], dict[str, 
                              "examples": ["illustrative-tou-peak-16-21"],
                              "description": "a tariff (replaces the flat price): its table, or "
                                             "the key of a catalog tariff"}
+    # a catalog grid factor by its key (docs/emissions.md), expanded into the fields above
+    electricity["carbon"] = {**_KEY, "examples": ["egrid2023-erct"],
+                             "description": "the key of a catalog location-based grid factor "
+                                            "(fills carbon_intensity, carbon_hourly, "
+                                            "carbon_year and carbon_source)"}
+    electricity["market_carbon"] = {**_KEY, "examples": ["illustrative-residual-mix"],
+                                    "description": "the key of a catalog grid factor used as "
+                                                   "the market-based one (fills the "
+                                                   "market_carbon_* fields)"}
     props["money"] = _money_schema()
     props["system"] = {"anyOf": [_KEY, {"type": "null"}], "examples": ["gb300-nvl72"],
                        "description": "a system preset from the catalog (node and rack)"}
@@ -1114,6 +1125,11 @@ _CATALOG_EXAMPLE_DATA = {
                                      "source": "an example price list"},
                      "price_output": "0.8 USD/Mtok",
                      "source": "an example price list, not a published price"},
+    "grid_factor": {"basis": "market", "instrument": "supplier",
+                    "factor": {"value": 250, "unit": "gCO2e/kWh",
+                               "source": "an example supplier's disclosure"},
+                    "year": "2025", "date": "2026-03",
+                    "source": "an example supplier's factor, not a published one"},
 }
 _CATALOG_EXAMPLE_KEYS = {"rate": "example-accelerator/rental@2026-09",
                          "market_price": "example/example-70b@2026-11"}
@@ -1139,7 +1155,7 @@ def _catalog_create(kind: str) -> type[CatalogCreate]:
 
 CATALOG_CREATE = {kind: _catalog_create(kind)
                   for kind in ("accelerator", "operating_point", "electricity", "system",
-                               "rate", "market_price")}
+                               "rate", "market_price", "grid_factor")}
 
 
 # characters of a curve id (``hardware/model/framework/precision/ISLxOSL/spec/agg``): a path
@@ -1223,7 +1239,9 @@ class WhatIfOut(BaseModel):
 class ResultOut(Partial):
     """A priced scenario. Every field is present in the full answer; ``?view=summary`` has
     no ``steps`` and no ``disclosure.sources``; ``?fields=`` holds only what it names. The
-    figures are the headline ones (costmodel.model.results.HEADLINE), each typed."""
+    figures are the headline ones (costmodel.model.results.HEADLINE), each typed; the
+    emission figures [gCO2e/Mtok] are location-based, market-based, embodied and the two
+    totals (docs/emissions.md), null where the factor they need is not given."""
     scenario: str = None  # type: ignore[assignment]
     engine: dict[str, str] = None  # type: ignore[assignment]
     power_per_accelerator: QuantityOut = None  # type: ignore[assignment]
@@ -1236,7 +1254,13 @@ class ResultOut(Partial):
     cost_per_hour: QuantityOut = None  # type: ignore[assignment]
     cost_per_mtok: CostPerMtokOut = None  # type: ignore[assignment]
     price_per_mtok: PricePerMtokOut = None  # type: ignore[assignment]
+    # [gCO2e/Mtok]: location-based, market-based, embodied and the totals (docs/emissions.md);
+    # null without the factor they need
     emissions_per_mtok: QuantityOut = None  # type: ignore[assignment]
+    emissions_market_per_mtok: QuantityOut = None  # type: ignore[assignment]
+    embodied_per_mtok: QuantityOut = None  # type: ignore[assignment]
+    emissions_total_per_mtok: QuantityOut = None  # type: ignore[assignment]
+    emissions_market_total_per_mtok: QuantityOut = None  # type: ignore[assignment]
     steps: dict[str, Any] = None  # type: ignore[assignment]
     disclosure: dict[str, Any] = None  # type: ignore[assignment]
     what_if: WhatIfOut = Field(None, description=(  # type: ignore[assignment]
@@ -1309,6 +1333,10 @@ class PlanOut(Out):
     cost_per_hour: QuantityOut
     cost_per_month: QuantityOut
     cost_per_mtok: dict[str, QuantityOut]
+    emissions_per_year: dict[str, QuantityOut] = Field(description=(
+        "the fleet's emissions a year [tCO2e/year]: location, market, embodied, "
+        "location_total, market_total (docs/emissions.md); null values where the factor is "
+        "not given"))
     disclosure: dict[str, Any]
 
 
@@ -1520,6 +1548,10 @@ class SystemTaskOut(Out):
     cost_per_thousand_tasks: QuantityOut
     price_per_thousand_tasks: QuantityOut
     energy_per_task: QuantityOut
+    emissions_per_task: dict[str, QuantityOut | None] = Field(description=(
+        "grams of CO2e per task [gCO2e/task] by basis: location, market, location_total, "
+        "market_total (with embodied); null values where the factor is not given "
+        "(docs/emissions.md)"))
     tasks_per_hour: QuantityOut = Field(description="per accelerator, at its utilisation")
     weighted_tokens: QuantityOut = Field(description="the task in input-token equivalents")
     cost_per_mtok: QuantityOut

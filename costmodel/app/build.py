@@ -73,6 +73,7 @@ def _expand_refs(data: dict[str, Any], catalog: Catalog,
         raise InputError([("accelerator.rate", "a reference rate needs accelerator.catalog, "
                                                "the catalog accelerator it prices")])
     _expand_tariff(data, catalog, provenance)
+    _expand_grid_factors(data, catalog, provenance)
     for section in SCENARIO_KINDS:
         value = data.get(section)
         if isinstance(value, str):
@@ -153,6 +154,53 @@ def _expand_tariff(data: dict[str, Any], catalog: Catalog,
             provenance[f"electricity.{k}"] = f"catalog tariff {ref!r}: {source}"
 
 
+# ``electricity.carbon = "<key>"`` (location-based) and ``electricity.market_carbon`` (market-
+# based): a catalog grid factor's fields, by the electricity field each fills
+_GRID_FIELDS = {"carbon": {"factor": "carbon_intensity", "hourly": "carbon_hourly",
+                           "year": "carbon_year"},
+                "market_carbon": {"factor": "market_carbon_intensity",
+                                  "hourly": "market_carbon_hourly", "year": "market_carbon_year",
+                                  "instrument": "market_carbon_instrument"}}
+_SOURCE_FIELD = {"carbon": "carbon_source", "market_carbon": "market_carbon_source"}
+
+
+def _expand_grid_factors(data: dict[str, Any], catalog: Catalog,
+                         provenance: dict[str, str]) -> None:
+    """``electricity.carbon`` / ``electricity.market_carbon`` naming a catalog grid factor:
+    its factor (and hours), year and source as the electricity's own fields; the scenario's
+    own fields beside the reference win. A location-based reference names a location-based
+    entry; a market-based one any (a grid average where no instrument is held)."""
+    electricity = data.get("electricity")
+    if not isinstance(electricity, dict):
+        return
+    for ref_field, fields in _GRID_FIELDS.items():
+        ref = electricity.get(ref_field)
+        if ref is None:
+            continue
+        path = f"electricity.{ref_field}"
+        if not isinstance(ref, str):
+            raise InputError([(path, "must be a catalog grid factor's key (a string)")])
+        entry = catalog.get("grid_factor", ref, path)
+        if ref_field == "carbon" and entry.data.get("basis") != "location":
+            raise InputError([(path, f"catalog grid factor {ref!r} is market-based: name it "
+                                     f"as electricity.market_carbon")])
+        del electricity[ref_field]
+        cited = f"catalog grid factor {ref!r}"
+        for name, target in fields.items():
+            if name in entry.data and target not in electricity:
+                electricity[target] = _copy_tree(entry.data[name])
+                source = entry.provenance.get(name)
+                provenance[f"electricity.{target}"] = cited + (f": {source}" if source else "")
+        if ref_field == "market_carbon" and "market_carbon_instrument" not in electricity \
+                and entry.data.get("basis") == "location":
+            provenance["electricity.market_carbon_intensity"] = \
+                f"{cited} (location-based: no market instrument held)"
+        source_field = _SOURCE_FIELD[ref_field]
+        if source_field not in electricity:
+            electricity[source_field] = str(entry.data.get("source") or cited)
+            provenance[f"electricity.{source_field}"] = cited
+
+
 _ZERO = {"electricity": ("price", {"value": 0, "unit": "USD/kWh"}, "energy"),
          "facility": ("hosting", {"value": 0, "unit": "USD/kW/month"}, "hosting")}
 
@@ -209,6 +257,7 @@ def _apply_rate(data: dict[str, Any], ref: Any, accelerator: str, own: dict[str,
 
 # keys a scenario may hold that are consumed before validation (see curve_point)
 _PRE_VALIDATION_KEYS = ("operating_point.curve_id", "operating_point.at",
+                        "electricity.carbon", "electricity.market_carbon",
                         *(f"power.{k}" for k in TRACE_KEYS))
 
 
@@ -374,6 +423,8 @@ def _expand_with_overrides(plain: dict[str, Any], overrides: list[tuple[str, Any
     out = apply_overrides(expanded, inner, provenance, label)
     if any(k == "electricity.tariff" for k, _ in inner):  # a catalog tariff by its key
         _expand_tariff(out, catalog, provenance)
+    if any(k in ("electricity.carbon", "electricity.market_carbon") for k, _ in inner):
+        _expand_grid_factors(out, catalog, provenance)  # a catalog grid factor by its key
     return out
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +55,11 @@ RULES = calc.RULES
 IDLE_RULES = calc.IDLE_RULES
 # the parts of a tenant's charge on a pool, in the order a line's cents are split into
 COMPONENTS = ("reserved", "input", "cached_input", "output", "idle")
+EMISSION_BASES = ("location", "market")
+EMISSIONS_RULE = ("emissions are charged as the cost is (reserved shares, usage, the idle "
+                  "rule), each pool's operational emissions at the measured utilisation plus "
+                  "its embodied emissions, location- and market-based; kgCO2e, not rounded "
+                  "(docs/emissions.md)")
 MAX_TENANTS = 10_000  # tenants of one chargeback on the service (each a row everywhere)
 ROUNDING = ("cents by largest remainder: each (tenant, pool) line and each pool's idle line "
             "floored to the cent, the cents left given to the largest remainders (ties: the "
@@ -94,6 +99,9 @@ class PoolLedger:
     sized: str
     reserved: dict[str, float]
     market: MarketPrices | None
+    # the pool's emissions charged as its cost is [gCO2e], by basis (location, market);
+    # a basis without its factor is left out
+    emissions: dict[str, calc.PoolCharge] = field(default_factory=dict)
 
     @property
     def name(self) -> str:
@@ -177,6 +185,24 @@ class Chargeback:
         return sum(float(p.charge.capacity) for p in self.pools)
 
     # -- the answer --------------------------------------------------------------------------
+    def emissions_json(self, k: int | None = None) -> dict[str, Any]:
+        """Emissions by basis [kgCO2e]: a tenant's (``k``) over every pool, or the fleet's
+        with its idle line; null where a pool has no factor for the basis."""
+        out: dict[str, Any] = {}
+        for basis in EMISSION_BASES:
+            charges = [p.emissions.get(basis) for p in self.pools]
+            if any(c is None for c in charges):
+                out[basis] = None if k is not None else {"total": _q(None, "kgCO2e")}
+                continue
+            if k is not None:
+                out[basis] = _q(sum(float(c.uses[k].total) for c in charges) / 1000, "kgCO2e")
+            else:
+                out[basis] = {"total": _q(sum(float(c.cost) for c in charges) / 1000,
+                                          "kgCO2e"),
+                              "idle_line": _q(sum(float(c.idle_line) for c in charges) / 1000,
+                                              "kgCO2e")}
+        return out
+
     def tenant_json(self, k: int) -> dict[str, Any]:
         t = self.tenants[k]
         cents = self.tenant_cents(t)
@@ -202,6 +228,7 @@ class Chargeback:
             "reserved_utilisation": within / reserved_cap if reserved_cap else None,
             "list_price": _q(listed, "USD"),
             "saving": _q(None if listed is None else listed - cents / 100, "USD"),
+            "emissions": self.emissions_json(k),
         }
 
     def pool_json(self, p: PoolLedger) -> dict[str, Any]:
@@ -235,6 +262,10 @@ class Chargeback:
             "reserved": dict(p.reserved),
             "idle": _q(c.idle, "USD"), "idle_line": _usd(idle_line),
             "market": None if p.market is None else p.market.to_json(),
+            "emissions": {b: None if b not in p.emissions else
+                          {"total": _q(float(p.emissions[b].cost) / 1000, "kgCO2e"),
+                           "idle_line": _q(float(p.emissions[b].idle_line) / 1000, "kgCO2e")}
+                          for b in EMISSION_BASES},
         }
 
     def to_json(self) -> dict[str, Any]:
@@ -251,6 +282,7 @@ class Chargeback:
             "total": _usd(total),
             "cost_by_part": {k: _q(v, "USD") for k, v in parts.items()},
             "idle_line": _usd(self.idle_cents),
+            "emissions": self.emissions_json(),
             "tenants": [self.tenant_json(k) for k in range(len(self.tenants))],
             "pools": [self.pool_json(p) for p in self.pools],
             "list_price": _q(listed, "USD"),
@@ -280,6 +312,7 @@ class Chargeback:
                        "(its rates weighted by the hours and the load), as the scenario is"),
             "load_shape": ("a pool with a load shape by hour is priced with the shape scaled "
                            "to the measured utilisation (each hour at most 1)"),
+            "emissions": EMISSIONS_RULE,
         }
 
 
@@ -482,11 +515,27 @@ def chargeback(ctx: Context, request: ChargebackRequest) -> Chargeback:
         charge = calc.charge_pool(calc.FLOATS, terms, uses, request.idle)
         pools.append(PoolLedger(pool, loaded, result, assumed, terms, charge, uses,
                                 by_tenant(usage.requests[pool.name]), sized, reserved,
-                                _market(ctx, fleet, pool, k, where, loaded)))
+                                _market(ctx, fleet, pool, k, where, loaded),
+                                _emissions(terms, hv, uses, request.idle)))
     lines = _lines(tenants, pools)
     sources = tuple(getattr(request.records, "sources", ()))
     return Chargeback(fleet, period, request.by, request.idle, tenants, pools, lines, usage,
                       sources)
+
+
+def _emissions(terms: calc.PoolTerms, values: dict[str, float], uses: list[calc.Use],
+               idle: str) -> dict[str, calc.PoolCharge]:
+    """The pool's emissions charged by the cost's own rules [gCO2e] (the allocation is the
+    same linear rule, the operational grams in the energy's place and the embodied in the
+    capital's), by basis; a basis whose factor is not given is left out."""
+    out = {}
+    for basis, step in (("location", "emissions_per_hour"),
+                        ("market", "emissions_market_per_hour")):
+        if math.isfinite(values[step]):
+            grams = replace(terms, energy=values[step], capital=values["embodied_per_hour"],
+                            operating=0.0)
+            out[basis] = calc.charge_pool(calc.FLOATS, grams, uses, idle)
+    return out
 
 
 def _lines(tenants: Sequence[str], pools: Sequence[PoolLedger]) -> list[Line]:

@@ -25,6 +25,7 @@ from ..decisions import plan as core
 from ..model.errors import InputError
 from ..model.inputs import MIN_UTILISATION
 from ..model.results import quantity_json
+from ..model.units import HOURS_PER_YEAR
 from ..render.display import format_percent, format_quantity
 from .build import LoadedScenario
 from .context import Context
@@ -39,6 +40,11 @@ DEMAND, BUDGET = "demand", "power_budget"
 _SECONDS_PER_MONTH = core.HOURS_PER_MONTH * 3600.0  # [s/month]
 _TOKENS_PER_MTOK = 1e6
 _COST_MEMBERS = ("energy", "capex", "opex", "total")
+# the fleet's emissions a year by basis: key -> the step per accelerator-hour
+_EMISSIONS = {"location": "emissions_per_hour", "market": "emissions_market_per_hour",
+              "embodied": "embodied_per_hour", "location_total": "emissions_total_per_hour",
+              "market_total": "emissions_market_total_per_hour"}
+GRAMS_PER_TONNE = 1e6
 
 
 @dataclass(frozen=True)
@@ -238,6 +244,13 @@ class Plan:
         """[USD/month], 730 h a month."""
         return core.per_month(self.cost_per_hour)
 
+    def emissions_per_year(self) -> dict[str, float]:
+        """The fleet's emissions a year [tCO2e/year] by basis: each accelerator's per hour
+        at the resulting utilisation x the accelerators x 8,760 h, in tonnes (NaN where the
+        factor is not given)."""
+        return {key: self.accelerators * self._step(step) * HOURS_PER_YEAR / GRAMS_PER_TONNE
+                for key, step in _EMISSIONS.items()}
+
     @property
     def money(self) -> ShownMoney:
         """The currency the plan's money is shown in: the scenario's ``[money]``."""
@@ -298,6 +311,9 @@ class Plan:
                 "; the accelerators are rented (an hourly price): this is what buying them "
                 "would cost, and the cost per hour carries the rent instead"
                 if s.accelerator.cost_basis == "rent" else ""),
+            "emissions": "tonnes a year = accelerators x emissions per accelerator-hour (at the "
+                         "resulting utilisation) x 8,760 h / 1e6 g a tonne; embodied spread "
+                         "straight-line over the life (docs/emissions.md)",
             "rounding": list(core.ROUNDING),
             "hours_per_month": core.HOURS_PER_MONTH,
         }
@@ -323,6 +339,8 @@ class Plan:
             "cost_per_month": m(self.cost_per_month, "USD/month"),
             "cost_per_mtok": {k: m(r.values[f"cost_per_mtok_{k}"], "USD/Mtok")
                               for k in _COST_MEMBERS},
+            "emissions_per_year": {k: q(v, "tCO2e/year")
+                                   for k, v in self.emissions_per_year().items()},
             "disclosure": {**r.disclosure(), "plan": self.assumptions()},
         }
 

@@ -99,6 +99,7 @@ class SystemTask:
             "cost_per_thousand_tasks": m(1000 * c.cost),
             "price_per_thousand_tasks": m(1000 * c.price),
             "energy_per_task": _q(c.energy / 3.6e6, "kWh"),
+            "emissions_per_task": {k: _q(g, "gCO2e/task") for k, g in c.emissions.items()},
             "tasks_per_hour": _q(c.tasks_per_hour, "task/h"),
             "weighted_tokens": _q(c.weighted_tokens, "token"),
             "cost_per_mtok": money.q(r.values["cost_per_mtok_total"],
@@ -289,4 +290,5 @@ def _cost(priced: Priced, steps: core.Steps, task: core.Task) -> core.TaskCost:
         joules_per_token=r.value("joules_per_token"),
         tokens_per_hour=r.value("tokens_per_hour"),
         output_weight=pricing.output_weight, cached_weight=task.cached_weight,
-        gross_margin=pricing.gross_margin)
+        gross_margin=pricing.gross_margin,
+        emissions_per_mtok={n: r.values[n] for n in calc.EMISSIONS.values()})

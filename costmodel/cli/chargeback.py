@@ -102,6 +102,14 @@ def chargeback_text(answer: dict) -> list[str]:
         s = answer["saving"]["value"]
         lines.append(f"{PAD}At list prices the same tokens cost {_money(answer['list_price'])}"
                      f": owning {'saved' if s >= 0 else 'lost'} {abs(s):,.2f} USD")
+    for basis, e in answer.get("emissions", {}).items():
+        if e["total"]["value"] is None:
+            continue  # (no factor for this basis in some pool)
+        shares = ", ".join(f"{t['tenant']} {t['emissions'][basis]['value']:,.1f}"
+                           for t in answer["tenants"])
+        lines += wrap(f"Emissions, {basis}-based (kgCO2e, charged as the cost is): {shares}; "
+                      f"idle line {e['idle_line']['value']:,.1f}; fleet "
+                      f"{e['total']['value']:,.1f}", PAD, PAD + "  ")
     lines.append("")
     for pool in answer["pools"]:
         u = pool["utilisation"]

@@ -3,6 +3,8 @@ the fleet a demand needs, or the whole deployments a power budget holds, and wha
 use case is :func:`costmodel.app.plan`)."""
 from __future__ import annotations
 
+import math
+
 import click
 
 from .. import app
@@ -144,6 +146,8 @@ def plan_text(p: app.Plan) -> str:
         [PAD + "Cost per million tokens", *m(r.value("cost_per_mtok_total"), "USD/Mtok",
                                              "cost_per_mtok_total"),
          f"at {format_percent(p.resulting_utilisation)} utilisation"],
+        *([PAD + "Emissions a year", *_figure(t, "tCO2e/year"), words]
+          for t, words in _emission_rows(p) if not math.isnan(t)),
     ]
     planning = [] if pp is None else _planning_rows(pp)
     lines = columns(fleet + planning + totals, {1})  # one alignment for every section
@@ -167,6 +171,15 @@ def plan_text(p: app.Plan) -> str:
 
 def _many(n: int, thing: str) -> str:
     return f"{n:,} {thing}{'' if n == 1 else 's'}"
+
+
+def _emission_rows(p) -> list[tuple[float, str]]:
+    """The fleet's tonnes a year by basis, with what each counts."""
+    e = p.emissions_per_year()
+    return [(e["location"], "location-based, operational"),
+            (e["market"], "market-based, operational"),
+            (e["location_total"], "location-based, with embodied"),
+            (e["market_total"], "market-based, with embodied")]
 
 
 def _planning_rows(pp: app.PowerPlan) -> list[list[str]]:

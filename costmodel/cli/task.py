@@ -2,6 +2,8 @@
 its latency and cost (the use case is :func:`costmodel.app.price_task`)."""
 from __future__ import annotations
 
+import math
+
 import click
 
 from .. import app
@@ -123,6 +125,13 @@ def task_text(answer: app.TaskAnswer) -> str:
     row("Price per task", [_money(m(x.cost.price)) for x in systems], cur)
     row("Cost per 1,000 tasks", [f"{m(1000 * x.cost.cost):,.2f}" for x in systems], cur)
     row("Energy per task", [_n(x.cost.energy / 3.6e6) for x in systems], "kWh")
+    for key, words in (("location", "location-based"), ("market", "market-based"),
+                       ("location_total", "with embodied, location"),
+                       ("market_total", "with embodied, market")):
+        grams = [x.cost.emissions.get(key, math.nan) for x in systems]
+        if any(math.isfinite(g) for g in grams):  # (no factor given: no row)
+            row(f"CO2e per task, {words}",
+                [_n(g if math.isfinite(g) else None) for g in grams], "g")
     row("Tasks per hour", [_n(x.cost.tasks_per_hour) for x in systems],
         "per accelerator")
     row("Interactivity", [_n(x.interactivity) for x in systems], "token/s/user")

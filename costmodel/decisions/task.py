@@ -33,7 +33,7 @@ points is read linearly in interactivity, as the frontier's power is.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 import numpy as np
@@ -209,12 +209,15 @@ class TaskCost:
     price: float
     energy: float  # [J]
     tasks_per_hour: float  # per accelerator, at the scenario's utilisation [1/h]
+    # [gCO2e] by basis (location, market, location_total, market_total); NaN: no factor
+    emissions: dict[str, float] = field(default_factory=dict)
 
 
 def task_cost(steps: Steps, *, cost_per_request: dict[str, float], tokens_per_request: float,
               weighted_tokens_per_request: float, joules_per_token: float,
               tokens_per_hour: float, output_weight: float, cached_weight: float,
-              gross_margin: float) -> TaskCost:
+              gross_margin: float,
+              emissions_per_mtok: dict[str, float] | None = None) -> TaskCost:
     """A task priced from one request's figures of a priced scenario: ``cost_per_request``
     [USD] by part (energy, capex, opex, total); ``tokens_per_request`` [token of the point's
     kind] and ``weighted_tokens_per_request`` [input-token equivalents]; ``joules_per_token``
@@ -223,10 +226,12 @@ def task_cost(steps: Steps, *, cost_per_request: dict[str, float], tokens_per_re
         steps, cost_per_request=cost_per_request, tokens_per_request=tokens_per_request,
         weighted_tokens_per_request=weighted_tokens_per_request,
         joules_per_token=joules_per_token, tokens_per_hour=tokens_per_hour,
-        output_weight=output_weight, cached_weight=cached_weight, gross_margin=gross_margin)
+        output_weight=output_weight, cached_weight=cached_weight, gross_margin=gross_margin,
+        emissions_per_mtok=emissions_per_mtok)
     return TaskCost(v["task_weighted"], v["task_cost_total"], v["task_cost_energy"],
                     v["task_cost_capex"], v["task_cost_opex"], v["task_price"],
-                    v["task_energy"], v["tasks_per_hour"])
+                    v["task_energy"], v["tasks_per_hour"],
+                    {k: v[f"task_emissions_{k}"] for k in calc.EMISSIONS})
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ sheet is written inline where it is read.
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -82,6 +83,11 @@ SUMS = {"task_input": "step_input", "task_cached": "step_cached",
         "task_weighted": "step_weighted", "task_decode": "step_decode",
         "task_latency": "step_latency"}
 
+# a task's emissions by basis: key -> the model's figure per million tokens (docs/emissions.md)
+EMISSIONS = {"location": "emissions_per_mtok", "market": "emissions_market_per_mtok",
+             "location_total": "emissions_total_per_mtok",
+             "market_total": "emissions_market_total_per_mtok"}
+
 TASK = Declaration(
     [_task("task_weighted", "token", "input-token equivalents of the task"),
      _task("task_latency", "s", "task latency (the sum of its steps')"),
@@ -89,9 +95,9 @@ TASK = Declaration(
      *(_task(f"request_cost_{p}", "USD", REQUEST.steps[f"request_cost_{p}"].description)
        for p in PARTS),
      *map(model_input, ("weighted_tokens_per_request", "tokens_per_request", "joules_per_token",
-                   "tokens_per_hour", "pricing_gross_margin"))],
+                   "tokens_per_hour", "pricing_gross_margin", *EMISSIONS.values()))],
     [], [_THOUSAND, _TOLERANCE, MODEL.constants["watts_per_kilowatt"],
-         MODEL.constants["seconds_per_hour"]],
+         MODEL.constants["seconds_per_hour"], MODEL.constants["tokens_per_mtok"]],
     [Step("task_requests", "dimensionless", "task_weighted / weighted_tokens_per_request",
           "the task in requests of the workload's shape"),
      *(Step(f"task_cost_{p}", "USD", f"request_cost_{p} * task_requests", f"{what} per task")
@@ -109,6 +115,10 @@ TASK = Declaration(
           "energy per task"),
      Step("tasks_per_hour", "1/h", "tokens_per_hour / tokens_per_request / task_requests",
           "tasks an hour per accelerator (at the utilisation)"),
+     *(Step(f"task_emissions_{k}", "gCO2e", f"{figure} * tokens_per_request * task_requests"
+                                             f" / tokens_per_mtok",
+            f"emissions per task ({k.replace('_total', ', with embodied')}-based)")
+       for k, figure in EMISSIONS.items()),
      Step("task_meets", "dimensionless",
           "where(task_latency <= task_target * (1 + latency_tolerance), 1, 0)",
           "meets the target (1: it does)")])
@@ -205,22 +215,26 @@ def weighted(steps: Any, output_weight: float, cached_weight: float) -> float:
 
 
 _COST = ("task_requests", *(f"task_cost_{p}" for p in PARTS), "task_price", "task_energy",
-         "tasks_per_hour")
+         "tasks_per_hour", *(f"task_emissions_{k}" for k in EMISSIONS))
 
 
 def cost_figures(steps: Any, *, cost_per_request: Mapping[str, float],
                  tokens_per_request: float, weighted_tokens_per_request: float,
                  joules_per_token: float, tokens_per_hour: float, output_weight: float,
-                 cached_weight: float, gross_margin: float) -> dict[str, float]:
-    """The task's cost figures (the names of :data:`TASK`, and ``task_weighted``)."""
+                 cached_weight: float, gross_margin: float,
+                 emissions_per_mtok: Mapping[str, float] | None = None) -> dict[str, float]:
+    """The task's cost figures (the names of :data:`TASK`, and ``task_weighted``);
+    ``emissions_per_mtok`` [gCO2e/Mtok] by the model's figure names (NaN: none given)."""
     w = weighted(steps, output_weight, cached_weight)
+    grams = emissions_per_mtok or {}
     v = _TASK.evaluate({"task_weighted": w,
                         **{f"request_cost_{p}": cost_per_request[p] for p in PARTS},
                         "tokens_per_request": tokens_per_request,
                         "weighted_tokens_per_request": weighted_tokens_per_request,
                         "joules_per_token": joules_per_token,
                         "tokens_per_hour": tokens_per_hour,
-                        "pricing_gross_margin": gross_margin}, _COST)
+                        "pricing_gross_margin": gross_margin,
+                        **{n: grams.get(n, math.nan) for n in EMISSIONS.values()}}, _COST)
     return {"task_weighted": w, **{n: float(v[n]) for n in _COST}}
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .evaluate import Evaluator
-from .inputs import NORMALISED_BY_DEFAULT, Scenario, default_source
+from .inputs import NORMALISED_BY_DEFAULT, Scenario, default_source, shape_of
 from .results import Comparison, Result
 from .steps import MODEL
 
@@ -20,8 +20,9 @@ def price(scenario: Scenario, provenance: dict[str, str] | None = None, *,
     the provenance is not completed with the defaults' sources (for an answer without the
     per-input sources). ``defaults``: ``scenario.defaults_used()`` when the caller knows it
     already (a scenario built from another with the same keys given)."""
-    # every input a number, unless a tariff or a load shape brings profiles (arrays)
-    plain = scenario.electricity.tariff is None and scenario.load is None
+    # every input a number, unless a tariff, a load shape or hourly emission factors bring
+    # profiles (arrays)
+    plain = shape_of(scenario) is None
     values = _FULL(scenario.to_inputs(), plain=plain)
     if not _FLOAT.issuperset(map(type, values.values())):  # numpy's, after a fallback
         values = {name: float(v) for name, v in values.items()}

@@ -61,7 +61,8 @@ __all__ = ["default_source", "CITED_BY", "replace_citations", "InputError", "Qua
            "MAX_LIFE", "MIN_FX_RATE", "MAX_FX_RATE", "TYPICAL", "trim_unknown", "fewer_errors",
            "Accelerator", "Node", "Rack", "Facility", "Financing", "Electricity",
            "OperatingPoint", "Workload", "Power", "Pricing", "RateEntry", "ReferenceRate",
-           "Money", "validate_money", "Tariff", "Load", "profile_inputs", "shape_of"]
+           "Money", "validate_money", "Tariff", "Load", "profile_inputs", "shape_of",
+           "GridFactor", "INSTRUMENTS"]
 
 
 @dataclass(frozen=True)
@@ -242,6 +243,8 @@ class Accelerator(Section):
     hourly_price: Qty("USD/h", description="all-in price per accelerator-hour") | None = None
     all_in_power: Qty("W", positive=True, description="all-in power per accelerator at the "
                                                        "rack boundary") | None = None
+    embodied: Qty("gCO2e", description="product carbon footprint of one accelerator (cradle "
+                                       "to gate), cited") | None = None
     note: str | None = None
 
     @property
@@ -260,6 +263,8 @@ class Node(Section):
     host_power: Qty("W") = 2400.0
     psu_efficiency: Fraction(positive=True) = 0.94
     price: Qty("USD") = 60000.0
+    embodied: Qty("gCO2e", description="product carbon footprint of one node without its "
+                                       "accelerators, cited") | None = None
 
 
 class Rack(Section):
@@ -495,6 +500,29 @@ class Load(Section):
                     description="fraction of the hour serving, weekend days") | None = None
 
 
+_YEAR = r"[0-9]{4}"
+INSTRUMENTS = ("supplier", "contract", "residual_mix")
+
+
+class GridFactor(Section):
+    """A grid emission factor of the catalog (fixtures/catalog/grid_factors.toml): where the
+    power is drawn (location-based) or what the buyer's instruments say (market-based), with
+    the year it describes, its publication and date."""
+    basis: Literal["location", "market"]
+    # what a market-based factor comes from (read only where the entry is named as the
+    # market-based factor; a location-based entry states none)
+    instrument: Literal[INSTRUMENTS] | None = None  # type: ignore[valid-type]
+    factor: Qty("gCO2e/kWh", per=("[energy]",), description="the annual average")
+    hourly: Hourly("gCO2e/kWh", per=("[energy]",), description="the factor by hour") | None = None
+    year: str = Field(pattern=f"^{_YEAR}$", description="the year the factor describes")
+    source: str = Field(min_length=1)
+    date: str = Field(pattern=f"^{_YEAR}(?:-[0-9]{{2}}(?:-[0-9]{{2}})?)?$",
+                      description="publication date, YYYY, YYYY-MM or YYYY-MM-DD")
+    region: str | None = None
+    area: str | None = None
+    note: str | None = None
+
+
 class Electricity(Section):
     """Defaults to the EIA May 2026 US industrial average as cited by the source articles.
 
@@ -505,8 +533,23 @@ class Electricity(Section):
                              "cents/kWh), as cited in \"OpenAI's Jalapeño Turns Latency Into a "
                              "Power Bill\", The Weighted Average, Aug 2026")
     date: str | None = "2026-05"
-    carbon_intensity: Qty("gCO2e/kWh", per=("[energy]",)) | None = None
+    # the location-based emission factor (annual average; by hour where carbon_hourly is
+    # given) and the market-based one (a supplier's, a contract's, or the residual mix)
+    carbon_intensity: Qty("gCO2e/kWh", per=("[energy]",),
+                          description="location-based emission factor") | None = None
+    carbon_hourly: Hourly("gCO2e/kWh", per=("[energy]",),
+                          description="location-based emission factor by hour") | None = None
     carbon_source: str | None = None  # where the carbon intensity comes from
+    carbon_year: str | None = Field(None, pattern=f"^{_YEAR}$",
+                                    description="the year the factor describes")
+    market_carbon_intensity: Qty("gCO2e/kWh", per=("[energy]",),
+                                 description="market-based emission factor") | None = None
+    market_carbon_hourly: Hourly("gCO2e/kWh", per=("[energy]",),
+                                 description="market-based emission factor by hour") | None = None
+    market_carbon_source: str | None = None
+    market_carbon_year: str | None = Field(None, pattern=f"^{_YEAR}$",
+                                           description="the year the factor describes")
+    market_carbon_instrument: Literal[INSTRUMENTS] | None = None  # type: ignore[valid-type]
     region: str | None = None  # e.g. "US-TX", "DE": where the price applies
     sector: str | None = None  # e.g. "industrial", "commercial", "non-household"
     period: str | None = None  # the period an average price describes, e.g. "2025"
@@ -516,6 +559,13 @@ class Electricity(Section):
     @model_validator(mode="after")
     def _citation_follows_price(self) -> Electricity:
         given = self.model_fields_set
+        # a factor by hour without its annual average: the hours' plain mean stands as it
+        for hourly, annual in (("carbon_hourly", "carbon_intensity"),
+                               ("market_carbon_hourly", "market_carbon_intensity")):
+            values = getattr(self, hourly)
+            if values is not None and getattr(self, annual) is None:
+                self.__dict__[annual] = sum(values) / len(values)
+                given.add(annual)
         if self.tariff is not None:
             if "price" not in given:  # the default price and its citation do not apply,
                 # and were not given (so not reported as defaults used either)
@@ -532,6 +582,14 @@ class Electricity(Section):
     @property
     def pricing(self) -> str:
         return "flat" if self.tariff is None else "tariff"
+
+    @property
+    def carbon_basis(self) -> str:
+        return "flat" if self.carbon_hourly is None else "hourly"
+
+    @property
+    def market_carbon_basis(self) -> str:
+        return "flat" if self.market_carbon_hourly is None else "hourly"
 
     @property
     def site_basis(self) -> str:
@@ -680,6 +738,12 @@ class Scenario(Section):
     def load_basis(self) -> str:
         return "utilisation" if self.load is None else "hourly"
 
+    @property
+    def embodied_basis(self) -> str:
+        """Which product carbon footprints are given: none, accelerator, node or both."""
+        a, n = self.accelerator.embodied is not None, self.node.embodied is not None
+        return ("both" if n else "accelerator") if a else ("node" if n else "none")
+
     # -- what the declared calculation reads -------------------------------------------
     @property
     def normalising_power(self) -> float:
@@ -752,8 +816,13 @@ CITED_BY: dict[str, tuple[str, ...]] = {
                           "electricity.period"),
     "operating_point.throughput": _POINT_LABELS,
     "operating_point.throughput_per_kw": _POINT_LABELS,
+    # an emission factor set by hand: its source names the hand, its year is unknown
+    "electricity.carbon_intensity": ("electricity.carbon_source", "electricity.carbon_year"),
+    "electricity.market_carbon_intensity": ("electricity.market_carbon_source",
+                                            "electricity.market_carbon_year"),
 }
-_NAMES_WHERE = {"electricity.source": "{}", "operating_point.source": "{}",
+_NAMES_WHERE = {"electricity.source": "{}", "electricity.carbon_source": "{}",
+                "electricity.market_carbon_source": "{}", "operating_point.source": "{}",
                 "operating_point.chosen": "given: {}"}
 
 
@@ -792,7 +861,9 @@ def replace_citations(data: dict[str, Any], key: str, where: str,
 _NOT_INPUTS = {"name", "description", "chosen", "label", "vendor", "note", "curve",
                "read_status", "system", "reference_rate", "money",
                # labels of a price, and tables without a default (never a default used)
-               "carbon_source", "region", "sector", "period", "tariff", "site_accelerators"}
+               "carbon_source", "region", "sector", "period", "tariff", "site_accelerators",
+               "carbon_year", "market_carbon_source", "market_carbon_year",
+               "market_carbon_instrument"}
 
 
 _SECTIONS = {n: f.annotation for n, f in Scenario.model_fields.items()
@@ -1277,10 +1348,11 @@ _ABSENT: dict[str, Any] = {
 
 
 def shape_of(scenario: Scenario) -> tuple[int, int] | None:
-    """(months, hours) of the scenario's profile, or None when it has neither a tariff nor
-    a load shape."""
-    tariff, load = scenario.electricity.tariff, scenario.load
-    if tariff is None and load is None:
+    """(months, hours) of the scenario's profile, or None when it has neither a tariff, a
+    load shape nor an emission factor by hour."""
+    tariff, load, e = scenario.electricity.tariff, scenario.load, scenario.electricity
+    if tariff is None and load is None and e.carbon_hourly is None \
+            and e.market_carbon_hourly is None:
         return None
     months = MONTHS if tariff is not None and tariff.seasons else 1
     weekend = (tariff is not None and tariff.has_weekend) or \
@@ -1344,6 +1416,11 @@ def profile_inputs(scenario: Scenario) -> dict[str, Any]:
         weekend = load.weekend if load.weekend is not None else load.hourly
         out["load_hourly"] = np.array(
             [load.hourly if hours == HOURS_A_DAY else [*load.hourly, *weekend]], dtype=float)
+    e = scenario.electricity
+    for name, values in (("electricity_carbon_hourly", e.carbon_hourly),
+                         ("electricity_market_carbon_hourly", e.market_carbon_hourly)):
+        if values is not None:  # (the same factors on weekdays and weekend days)
+            out[name] = np.array([values * (hours // HOURS_A_DAY)], dtype=float)
     tariff = scenario.electricity.tariff
     if tariff is not None:
         rates, demand = _tariff_arrays(tariff, months, hours)

@@ -24,7 +24,8 @@ HEADLINE = ["power_per_accelerator", "throughput", "throughput_per_kw", "tokens_
             "joules_per_token", "bandwidth_per_watt", "capex_per_accelerator", "cost_per_hour",
             "cost_per_mtok_energy", "cost_per_mtok_capex", "cost_per_mtok_opex",
             "cost_per_mtok_total", "price_per_mtok_total", "price_per_mtok_input",
-            "price_per_mtok_output", "emissions_per_mtok"]
+            "price_per_mtok_output", "emissions_per_mtok", "emissions_market_per_mtok",
+            "embodied_per_mtok", "emissions_total_per_mtok", "emissions_market_total_per_mtok"]
 
 # Figures every priced scenario has; one that is not finite means inputs beyond float64's
 # range, never an answer (optional figures such as emissions are null when an input is absent)
@@ -53,7 +54,21 @@ CONVENTIONS = [
     "an all-in power per accelerator replaces the node and rack build-up at the rack "
     "boundary (PUE still applies at the facility boundary)",
     "cost per million tokens counts tokens of the operating point's token kind",
+    "emissions per hour = boundary power x load factor x grid factor (location- or "
+    "market-based); embodied emissions are spread straight-line over the economic life's "
+    "hours, not discounted",
 ]
+
+# what the emission figures count, and what they leave out (docs/emissions.md)
+EMISSIONS_SCOPE = (
+    "operational: scope 2 of the electricity drawn at the chosen power boundary (PUE "
+    "included only at the facility boundary), location-based and market-based as the GHG "
+    "Protocol's Scope 2 Guidance defines them; embodied: the product carbon footprints given "
+    "(a scope 3 figure), amortised straight-line over financing.life. Not included: water, "
+    "scope 1 (on-site generators, refrigerants), other scope 3 (transmission losses, "
+    "upstream fuel, end of life), and no market instrument beyond the factor stated")
+EMBODIED_METHOD = ("straight-line over financing.life, every hour of it (8,760 a year), "
+                   "not discounted; per accelerator with its share of the node")
 
 _IN_USD = {"currency": "USD", "calculated_in": "USD"}  # money without exchange rates
 CALENDAR = ("hours are local time; weekdays weigh 5/7 of the year and weekend days 2/7; a "
@@ -155,6 +170,7 @@ class Result:
                          "speculative_decoding": w.speculative_decoding,
                          "disaggregated": w.disaggregated},
             "electricity": self.electricity_disclosure(),
+            "emissions": self.emissions_disclosure(),
             "financing": {"cost_basis": s.accelerator.cost_basis,
                           "life": q(f.life, "year"),
                           "cost_of_capital": q(f.cost_of_capital, "1/year"),
@@ -175,6 +191,37 @@ class Result:
             "defaults_used": self.defaults_used,
             **({"sources": dict(sorted(self.provenance.items()))} if sources else {}),
         }
+
+    def emissions_disclosure(self) -> dict[str, Any]:
+        """What the emission figures rest on: the energy's boundary, each factor with its
+        basis (flat or hourly), year and source, and the factor per kWh drawn that resulted;
+        the embodied emissions and how they are spread; what is left out."""
+        s = self.scenario
+        e, a, n = s.electricity, s.accelerator, s.node
+
+        def factor(annual: float | None, hourly: list[float] | None, step: str,
+                   year: str | None, source: str | None) -> dict[str, Any] | None:
+            if annual is None:
+                return None
+            return {"factor": quantity_json(annual, "gCO2e/kWh"),
+                    "basis": "flat" if hourly is None else "hourly",
+                    "hourly": hourly, "per_kwh_drawn": self.quantity(step),
+                    "year": year, "source": source}
+        market = factor(e.market_carbon_intensity, e.market_carbon_hourly,
+                        "grid_factor_market", e.market_carbon_year, e.market_carbon_source)
+        if market is not None:
+            market["instrument"] = e.market_carbon_instrument
+        embodied = None
+        if s.embodied_basis != "none":
+            embodied = {"accelerator": _optional(a.embodied, "gCO2e"),
+                        "node": _optional(n.embodied, "gCO2e"),
+                        "per_accelerator": self.quantity("embodied_per_accelerator"),
+                        "life": quantity_json(s.financing.life, "year"),
+                        "method": EMBODIED_METHOD}
+        return {"boundary": s.power.boundary, "power_basis": s.power.basis,
+                "location": factor(e.carbon_intensity, e.carbon_hourly,
+                                   "grid_factor_location", e.carbon_year, e.carbon_source),
+                "market": market, "embodied": embodied, "scope": EMISSIONS_SCOPE}
 
     def money_disclosure(self) -> dict[str, Any]:
         """The currency the figures are shown in and the stated exchange rates used."""

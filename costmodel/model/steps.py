@@ -23,6 +23,9 @@ RACK_POWER_BASES = ("built", "all_in")
 PRICINGS = ("flat", "tariff")
 LOAD_BASES = ("utilisation", "hourly")
 SITE_BASES = ("rack", "given")
+CARBON_BASES = ("flat", "hourly")
+# which product carbon footprints a scenario states (none: no embodied emissions counted)
+EMBODIED_BASES = ("none", "accelerator", "node", "both")
 
 
 def _i(key: str, unit: str, description: str, optional: bool = False) -> Input:
@@ -100,7 +103,19 @@ INPUTS = [
              "weekend days 2/7, over 24 hours)"),
     _profile("load_hourly", "load.hourly", "dimensionless", ("hour",),
              "fraction of each hour of the typical days spent serving at the operating point"),
-    _i("electricity.carbon_intensity", "gCO2e/kWh", "grid carbon intensity", optional=True),
+    _i("electricity.carbon_intensity", "gCO2e/kWh", "location-based grid emission factor: "
+       "the annual average of the grid the power is drawn from", optional=True),
+    _profile("electricity_carbon_hourly", "electricity.carbon_hourly", "gCO2e/kWh", ("hour",),
+             "location-based grid emission factor in each hour of the typical days"),
+    _i("electricity.market_carbon_intensity", "gCO2e/kWh", "market-based emission factor: "
+       "a supplier's or a contract's stated factor, or the residual mix", optional=True),
+    _profile("electricity_market_carbon_hourly", "electricity.market_carbon_hourly",
+             "gCO2e/kWh", ("hour",), "market-based emission factor in each hour of the "
+                                     "typical days"),
+    _i("accelerator.embodied", "gCO2e", "embodied emissions of one accelerator: its product "
+       "carbon footprint (manufacture and transport, cradle to gate)", optional=True),
+    _i("node.embodied", "gCO2e", "embodied emissions of one node without its accelerators: "
+       "its product carbon footprint", optional=True),
     _i("money.rate", f"{SHOWN_CURRENCY}/USD", "units of the currency results are shown in, "
        "per USD (1 for USD; a stated, dated exchange rate otherwise)"),
     _i("utilisation", "dimensionless", "fraction of hours serving at the operating point"),
@@ -138,6 +153,13 @@ ENUMS = [
     Enum("accelerator_rack_power_basis", RACK_POWER_BASES,
          "rack-boundary power built up from chip, node and rack (built), or the accelerator's "
          "all-in power (all_in)", "accelerator.rack_power_basis"),
+    Enum("electricity_carbon_basis", CARBON_BASES, "the location-based factor: one annual "
+         "average (flat), or a factor by hour weighed by the power drawn in each hour",
+         "electricity.carbon_basis"),
+    Enum("electricity_market_carbon_basis", CARBON_BASES, "the market-based factor: one "
+         "annual figure (flat), or a factor by hour", "electricity.market_carbon_basis"),
+    Enum("embodied_basis", EMBODIED_BASES, "the product carbon footprints given: none, the "
+         "accelerator's, the node's, or both", "embodied_basis"),
 ]
 
 CONSTANTS = [
@@ -274,9 +296,30 @@ STEPS = [
     Step("electricity_price_all_in", "USD/kWh",
          "electricity_cost_per_hour / average_power * watts_per_kilowatt",
          "the electricity bill per kWh drawn (energy, demand and fixed charges)"),
+    # -- emissions (scope 2 of the power drawn, and the hardware's embodied emissions) ------
+    # A factor by hour weighs each hour by the power drawn in it, as the tariff's rates are.
+    # The flat factor is read outside the switch (factor + (hourly - factor)) so that a
+    # scenario without one has no emissions (an empty cell in a workbook), never #N/A.
+    Step("grid_factor_location", "gCO2e/kWh",
+         "electricity_carbon_intensity + choose(electricity_carbon_basis, 0, "
+         "sum_hour(hour_weight * load_factor_by_hour * electricity_carbon_hourly) / load_factor"
+         " - electricity_carbon_intensity)",
+         "location-based emission factor per kWh drawn: the annual factor, or the hourly "
+         "factors weighted by the power drawn in each hour"),
+    Step("grid_factor_market", "gCO2e/kWh",
+         "electricity_market_carbon_intensity + choose(electricity_market_carbon_basis, 0, "
+         "sum_hour(hour_weight * load_factor_by_hour * electricity_market_carbon_hourly)"
+         " / load_factor - electricity_market_carbon_intensity)",
+         "market-based emission factor per kWh drawn: the stated factor, or the hourly "
+         "factors weighted by the power drawn in each hour"),
     Step("emissions_per_hour", "gCO2e/h",
-         "average_power * electricity_carbon_intensity / watts_per_kilowatt",
-         "emissions per accelerator-hour"),
+         "average_power * grid_factor_location / watts_per_kilowatt",
+         "location-based operational emissions per accelerator-hour: energy at the chosen "
+         "boundary times the location-based factor"),
+    Step("emissions_market_per_hour", "gCO2e/h",
+         "average_power * grid_factor_market / watts_per_kilowatt",
+         "market-based operational emissions per accelerator-hour: energy at the chosen "
+         "boundary times the market-based factor"),
     Step("life_years", "dimensionless", "financing_life / one_year",
          "economic life in years"),
     Step("growth_factor", "dimensionless", "(1 + financing_cost_of_capital) ** life_years",
@@ -309,6 +352,20 @@ STEPS = [
          "facility_hosting * power_rack_rated * months_per_year / hours_per_year"
          " / watts_per_kilowatt",
          "hosting per accelerator-hour, charged on rated rack-boundary power"),
+    Step("embodied_per_accelerator", "gCO2e",
+         "choose(embodied_basis, 0, accelerator_embodied, node_embodied / node_accelerators, "
+         "accelerator_embodied + node_embodied / node_accelerators)",
+         "embodied emissions per accelerator, with its share of the node (0 when no product "
+         "carbon footprint is given)"),
+    Step("embodied_per_hour", "gCO2e/h",
+         "embodied_per_accelerator / (financing_life * hours_per_year)",
+         "embodied emissions per accelerator-hour: straight-line over the economic life, "
+         "every hour of it, not discounted"),
+    Step("emissions_total_per_hour", "gCO2e/h", "emissions_per_hour + embodied_per_hour",
+         "location-based operational and embodied emissions per accelerator-hour"),
+    Step("emissions_market_total_per_hour", "gCO2e/h",
+         "emissions_market_per_hour + embodied_per_hour",
+         "market-based operational and embodied emissions per accelerator-hour"),
     Step("opex_per_hour", "USD/h", "maintenance_per_hour + hosting_per_hour",
          "operating cost per accelerator-hour besides electricity"),
     Step("cost_per_hour", "USD/h",
@@ -325,7 +382,17 @@ STEPS = [
     _per_mtok("cost_per_mtok_total", "cost_per_mtok", "total", "cost_per_hour",
               description="total cost per million tokens"),
     _per_mtok("emissions_per_mtok", None, None, "emissions_per_hour", "gCO2e/Mtok",
-              "emissions per million tokens"),
+              "location-based operational emissions per million tokens"),
+    _per_mtok("emissions_market_per_mtok", None, None, "emissions_market_per_hour",
+              "gCO2e/Mtok", "market-based operational emissions per million tokens"),
+    _per_mtok("embodied_per_mtok", None, None, "embodied_per_hour", "gCO2e/Mtok",
+              "embodied emissions of the hardware per million tokens"),
+    _per_mtok("emissions_total_per_mtok", None, None, "emissions_total_per_hour",
+              "gCO2e/Mtok", "location-based operational and embodied emissions per million "
+                            "tokens"),
+    _per_mtok("emissions_market_total_per_mtok", None, None,
+              "emissions_market_total_per_hour", "gCO2e/Mtok",
+              "market-based operational and embodied emissions per million tokens"),
     # -- price ------------------------------------------------------------------------------
     Step("price_per_mtok_total", "USD/Mtok", "cost_per_mtok_total / (1 - pricing_gross_margin)",
          "price per million tokens at the target gross margin", "price_per_mtok", "total"),

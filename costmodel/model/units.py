@@ -13,7 +13,8 @@ Conventions fixed here (pinned by tests and stated in every disclosure):
   exchange rates convert it (:func:`exchange_rates`), and nothing converts it silently;
 - ``token``, ``user``, ``request`` and ``task`` (an agent's) are base units of their own,
   ``Mtok`` is 10^6 token;
-- ``gCO2e`` (grams of CO2-equivalent) is the base unit of emissions;
+- ``gCO2e`` (grams of CO2-equivalent) is the base unit of emissions (``kgCO2e``, ``tCO2e``,
+  ``lbCO2e``: eGRID's pound);
 - ``bit`` (and so byte, GB, GiB) has a dimension of its own, ``[information]``.
 """
 from __future__ import annotations
@@ -78,6 +79,10 @@ ureg.define("task = [task] = tasks")  # an agent's task: many requests, one afte
 ureg.define("gCO2e = [emissions] = gCO2eq")
 ureg.define("kgCO2e = 1000 * gCO2e")
 ureg.define("tCO2e = 1e6 * gCO2e")
+# eGRID publishes its rates in lb/MWh: a pound of CO2e (the avoirdupois pound, exactly
+# 453.59237 g) so that "740.832 lbCO2e/MWh" reads as a carbon intensity; a bare "lb/MWh" is
+# mass per energy and is refused (mass is not emissions)
+ureg.define("lbCO2e = 453.59237 * gCO2e")
 ureg.define("accelerator_hour = hour")
 # the currency a scenario's results are shown in (its money.currency), in the declared
 # calculation's conversion steps; rendered with the currency's code

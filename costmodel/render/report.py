@@ -50,9 +50,10 @@ SECTIONS: list[tuple[str, list[str]]] = [
     ("The answer", ANSWER),
     ("Cost breakdown", ["cost_per_mtok_energy", "cost_per_mtok_capex", "cost_per_mtok_opex"]),
     ("Efficiency", ["power_per_accelerator", "throughput", "throughput_per_kw",
-                    "tokens_per_kwh", "joules_per_token", "bandwidth_per_watt",
-                    "emissions_per_mtok"]),
+                    "tokens_per_kwh", "joules_per_token", "bandwidth_per_watt"]),
     ("Capital and running cost", ["capex_per_accelerator", "cost_per_hour"]),
+    ("Emissions", ["emissions_per_mtok", "emissions_market_per_mtok", "embodied_per_mtok",
+                   "emissions_total_per_mtok", "emissions_market_total_per_mtok"]),
 ]
 
 _BOUNDARY = {"chip": "the accelerator package alone",
@@ -167,6 +168,7 @@ def disclosure_items(r: Result) -> list[tuple[str, str]]:
                     f"an output token costs "
                     f"{format_number(p['output_weight'], '', 'pricing_output_weight')} input "
                     f"tokens"),
+        ("Emissions", emissions_text(d["emissions"])),
     ]
     money = money_line(d["money"])
     if money is not None:
@@ -197,6 +199,29 @@ def flexible_line(shift: Any) -> str:
             f"{format_number(a_total, 'USD/Mtok', total)} {shift.after.currency} per million "
             f"tokens ({change:+.1%}), electricity {format_number(b_energy, 'USD/Mtok', energy)}"
             f" -> {format_number(a_energy, 'USD/Mtok', energy)}")
+
+
+def emissions_text(m: dict, q: Any = None) -> str:
+    """What the emission figures rest on, in words: each factor with its basis, year and
+    source, the embodied emissions and how they are spread; "no factor given" where none
+    is. ``q`` writes a quantity (the face's own rule; words by default)."""
+    show = q or _q
+
+    def factor(f: dict | None, what: str) -> str:
+        if f is None:
+            return f"{what}: no factor given"
+        how = (f"{show(f['factor'])}" if f["basis"] == "flat" else
+               f"hourly factors (annual {show(f['factor'])}), {show(f['per_kwh_drawn'])} "
+               f"on average at this load")
+        kind = f" ({f['instrument'].replace('_', ' ')})" if f.get("instrument") else ""
+        cited = "; ".join(x for x in (f["source"], f["year"] and f"year {f['year']}") if x)
+        return f"{what}{kind} {how}" + (f" ({cited})" if cited else "")
+    e = m["embodied"]
+    embodied = "embodied: none given" if e is None else (
+        f"embodied {show(e['per_accelerator'])} per accelerator over {show(e['life'])}, "
+        f"{e['method']}")
+    return (f"{factor(m['location'], 'location-based')}; {factor(m['market'], 'market-based')}"
+            f"; {embodied}; energy at the {m['boundary']} boundary")
 
 
 def electricity_text(e: dict, q: Any = None) -> str:

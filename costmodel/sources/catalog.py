@@ -1,6 +1,7 @@
-"""The catalog of accelerators, published operating points, electricity prices, system
-presets, public reference rates (dated versions, see :mod:`costmodel.model.rates`) and market
-prices per million tokens (dated versions, see :mod:`costmodel.decisions.market`).
+"""The catalog of accelerators, published operating points, electricity prices, grid
+emission factors (location- and market-based, dated and cited), system presets, public
+reference rates (dated versions, see :mod:`costmodel.model.rates`) and market prices per
+million tokens (dated versions, see :mod:`costmodel.decisions.market`).
 
 Catalog files live in the fixtures' ``catalog/`` folder (:func:`fixtures_dir`, from
 :mod:`costmodel.resources`), one TOML file per kind. Every quantity there is
@@ -30,7 +31,7 @@ __all__ = ["Catalog", "default_catalog", "fixtures_dir", "split_sources", "KINDS
 # catalog kind -> catalog file
 KINDS = {"accelerator": "accelerators", "operating_point": "operating_points",
          "electricity": "electricity", "system": "systems", "rate": "rates",
-         "market_price": "market_prices"}
+         "market_price": "market_prices", "grid_factor": "grid_factors"}
 # more files of a kind: electricity tariffs are electricity entries with a tariff table
 # (named ``electricity = "<key>"`` or ``electricity = { tariff = "<key>" }``)
 MORE_FILES = {"electricity": ("tariffs",)}

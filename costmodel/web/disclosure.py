@@ -8,7 +8,7 @@ from typing import Any
 from ..model.profile import month_runs
 from ..model.results import Result
 from ..render import display
-from ..render.report import electricity_text, load_text, money_line
+from ..render.report import electricity_text, emissions_text, load_text, money_line
 
 __all__ = ["Line", "disclosure_lines"]
 
@@ -109,6 +109,9 @@ def disclosure_lines(result: Result) -> list[Line]:
             if w.get("speculative_decoding") else "") + ".",
              source("workload.model", "workload.isl", "workload.osl")),
         _electricity(e, source),
+        Line("Emissions", _capital(emissions_text(d["emissions"], _q)) + ".",
+             source("electricity.carbon_intensity", "electricity.market_carbon_intensity",
+                    "accelerator.embodied", "node.embodied")),
         Line("Financing", (_join(
             f"owned over {_q(f['life'], 'life_years')}",
             f"cost of capital {_q(f['cost_of_capital'], 'financing_cost_of_capital')}",

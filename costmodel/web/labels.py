@@ -21,6 +21,8 @@ LABELS: dict[str, str] = {
     "electricity": "Flat price (catalog)",
     "electricity_price": "Flat price (typed)",
     "tariff": "Tariff (catalog)",
+    "carbon": "Grid factor, location-based (catalog)",
+    "market_carbon": "Grid factor, market-based (catalog)",
     "boundary": "Power boundary",
     "basis": "Power basis",
     "utilisation": "Utilisation",

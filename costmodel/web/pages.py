@@ -55,11 +55,14 @@ BREAKDOWN = (("cost_per_mtok_energy", "Energy"), ("cost_per_mtok_capex", "Capita
              ("cost_per_mtok_opex", "Operating"))
 EFFICIENCY = ("throughput", "power_per_accelerator", "throughput_per_kw", "tokens_per_kwh",
               "joules_per_token", "bandwidth_per_watt", "cost_per_hour",
-              "capex_per_accelerator", "emissions_per_mtok")
+              "capex_per_accelerator", "emissions_per_mtok", "emissions_market_per_mtok",
+              "embodied_per_mtok", "emissions_total_per_mtok", "emissions_market_total_per_mtok")
 COMPARE_ROWS = ("price_per_mtok_total", "price_per_mtok_input", "price_per_mtok_output",
                 "cost_per_mtok_total", "cost_per_mtok_energy", "cost_per_mtok_capex",
                 "cost_per_mtok_opex", "throughput", "power_per_accelerator", "tokens_per_kwh",
-                "joules_per_token", "cost_per_hour")
+                "joules_per_token", "cost_per_hour", "emissions_per_mtok",
+                "emissions_market_per_mtok", "emissions_total_per_mtok",
+                "emissions_market_total_per_mtok")
 MIN_SYSTEMS, MAX_SYSTEMS = 2, 6
 DEFAULT_COMPARE = ("fixture:curve-gpt-oss-120b-h100", "fixture:curve-gpt-oss-120b-b200",
                    "fixture:curve-gpt-oss-120b-mi300x")

@@ -59,6 +59,8 @@ DEFAULTS: dict[str, str] = {
     "electricity": "",
     "electricity_price": "",
     "tariff": "",  # a catalog tariff's key (electricity_kind = tariff)
+    "carbon": "",  # a catalog grid factor's key: the location-based factor (blank: none)
+    "market_carbon": "",  # a catalog grid factor's key: the market-based factor
     "load": "",  # "": no load shape; a LOAD_PRESETS key; "custom": the typed rows
     "load_hourly": "",  # 24 fractions, weekdays (or every day)
     "load_weekend": "",  # 24 fractions, weekend days (optional)
@@ -148,6 +150,7 @@ _FIELD_OF_PATH = {
     "operating_point.at.percentile": "percentile", "workload": "point",
     "electricity": "electricity", "electricity.price": "electricity_price",
     "electricity.tariff": "tariff", "electricity.site_accelerators": "tariff",
+    "electricity.carbon": "carbon", "electricity.market_carbon": "market_carbon",
     "load": "load", "load.hourly": "load_hourly", "load.weekend": "load_weekend",
     "power.boundary": "boundary", "power.basis": "basis", "power": "boundary",
     "utilisation": "utilisation", "financing.life": "life",
@@ -518,6 +521,11 @@ def scenario_form(args: Mapping[str, str]) -> ScenarioForm:
         _check(errors, "electricity_price", "electricity.price", text, rates=rates)
     elif v["electricity"]:
         data["electricity"] = v["electricity"]
+    for name in ("carbon", "market_carbon"):  # grid factors beside any electricity
+        if v[name]:
+            e = data.get("electricity")
+            e = {"catalog": e} if isinstance(e, str) else (e or {})
+            data["electricity"] = {**e, name: v[name]}
     load = _load(v, errors)
     if load is not None:
         data["load"] = load
@@ -576,6 +584,8 @@ class FormCatalog:
                                                     for b in BOUNDARIES)
     bases: tuple[tuple[str, str], ...] = tuple((b, b.capitalize()) for b in BASES)
     tariffs: tuple[tuple[str, str], ...] = ()
+    grid_factors: tuple[tuple[str, str], ...] = ()  # location-based catalog grid factors
+    market_factors: tuple[tuple[str, str], ...] = ()  # every catalog grid factor
     load_presets: tuple[tuple[str, LoadPreset], ...] = tuple(LOAD_PRESETS.items())
 
     @property
@@ -595,6 +605,8 @@ def form_catalog(ctx: Any) -> FormCatalog:
 
     elect = [(k, catalog.get("electricity", k, "electricity").data)
              for k in catalog.keys("electricity")]
+    factors = [(k, catalog.get("grid_factor", k, "grid_factor").data)
+               for k in catalog.keys("grid_factor")]
     rates: dict[str, list[tuple[str, str]]] = {}
     for key in catalog.keys("rate"):
         d = catalog.get("rate", key, "rate").data
@@ -618,7 +630,19 @@ def form_catalog(ctx: Any) -> FormCatalog:
         electricity=[(k, _electricity_label(k, d)) for k, d in elect if "tariff" not in d],
         rates=rates,
         tariffs=tuple((k, tariff_label(k, d["tariff"])) for k, d in elect if "tariff" in d),
+        grid_factors=tuple((k, _factor_label(k, d)) for k, d in factors
+                           if d.get("basis") == "location"),
+        market_factors=tuple((k, _factor_label(k, d)) for k, d in factors),
     )
+
+
+def _factor_label(key: str, data: Mapping[str, Any]) -> str:
+    """A grid factor in the picker: ``ERCT ... 736.6 lbCO2e/MWh (2023)``."""
+    factor = data.get("factor") or {}
+    what = data.get("area") or data.get("region") or key
+    kind = f", {data['instrument'].replace('_', ' ')}" if data.get("instrument") else ""
+    return (f"{what}{kind}: {factor.get('value', '?'):g} {factor.get('unit', '')}"
+            f" ({data.get('year', 'undated')}){' by hour' if data.get('hourly') else ''}")
 
 
 def _electricity_label(key: str, data: Mapping[str, Any]) -> str:

@@ -191,6 +191,8 @@ API_PATHS = {
     "/api/v1/operating-points/{key}": {"get"},
     "/api/v1/electricity-prices": {"get", "post"},
     "/api/v1/electricity-prices/{key}": {"get"},
+    "/api/v1/grid-factors": {"get", "post"},
+    "/api/v1/grid-factors/{key}": {"get"},
     "/api/v1/systems": {"get", "post"},
     "/api/v1/systems/{key}": {"get"},
     "/api/v1/curves": {"get", "post"},

@@ -25,12 +25,13 @@ def test_db_and_keys_commands(tmp_path):
     r = run(main, ["db", "seed", "--url", url])
     # fixtures/: 14 accelerators, 12 published points, 18 electricity entries (13 prices in
     # USD, 2 in EUR, 3 tariffs), 3 systems, 80 reference rates (27 + 27 + 26 over three
-    # versions), 4 market prices (one published, three illustrative), 8 curves
+    # versions), 4 market prices (one published, three illustrative), 17 grid factors (6
+    # eGRID subregions, 7 Ember countries, 4 illustrative), 8 curves
     assert r.output.strip() == ("seeded: 14 accelerator, 12 operating_point, 18 electricity, "
-                                "3 system, 80 rate, 4 market_price, 8 curve")
+                                "3 system, 80 rate, 4 market_price, 17 grid_factor, 8 curve")
     r = run(main, ["db", "seed", "--url", url])  # idempotent
     assert r.output.strip() == ("seeded: 0 accelerator, 0 operating_point, 0 electricity, "
-                                "0 system, 0 rate, 0 market_price, 0 curve")
+                                "0 system, 0 rate, 0 market_price, 0 grid_factor, 0 curve")
     r = run(main, ["keys", "create", "--name", "bot", "--role", "editor", "--url", url])
     assert r.exit_code == 0
     token = re.search(r"(cm_\w+_\S+)", r.output).group(1)

@@ -653,13 +653,21 @@ def test_formulas_never_compute_with_an_empty_input():
     # never 0; a step reading an input no switch guards is empty when it is (no value)
     capex = to_formula(MODEL.steps["capex_per_hour"].tree)
     assert 'IF(accelerator_hourly_price="",NA(),accelerator_hourly_price)' in capex
+    # the factor is read outside its flat/hourly switch: no factor, no emissions (a dash)
+    assert to_formula(MODEL.steps["grid_factor_location"].tree).startswith(
+        'IF(electricity_carbon_intensity="","",electricity_carbon_intensity+CHOOSE(')
     assert to_formula(MODEL.steps["emissions_per_hour"].tree) == (
-        'IF(electricity_carbon_intensity="","",average_power*electricity_carbon_intensity/'
+        'IF(grid_factor_location="","",average_power*grid_factor_location/'
         'watts_per_kilowatt)')
     assert to_formula(MODEL.steps["emissions_per_mtok"].tree).startswith(
         'IF(emissions_per_hour="","",')
-    assert MAY_BE_EMPTY & set(MODEL.steps) == {"bandwidth_per_watt", "emissions_per_hour",
-                                               "emissions_per_mtok"}
+    # a product carbon footprint is selected by its switch (none given: 0, no embodied part)
+    assert 'IF(accelerator_embodied="",NA(),accelerator_embodied)' in to_formula(
+        MODEL.steps["embodied_per_accelerator"].tree)
+    emissions = {f"{e}_per_{p}" for e in ("emissions", "emissions_market", "emissions_total",
+                                          "emissions_market_total") for p in ("hour", "mtok")}
+    assert MAY_BE_EMPTY & set(MODEL.steps) == {"bandwidth_per_watt", "grid_factor_location",
+                                               "grid_factor_market", *emissions}
     for name in MODEL.inputs:  # no optional input is read bare
         if not MODEL.inputs[name].optional or MODEL.inputs[name].axes:
             continue

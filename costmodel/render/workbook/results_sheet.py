@@ -30,7 +30,9 @@ RESULT_ROWS = ["cost_per_mtok_energy", "cost_per_mtok_capex", "cost_per_mtok_ope
                "cost_per_mtok_total", "price_per_mtok_total", "price_per_mtok_input",
                "price_per_mtok_output", "power_per_accelerator", "throughput",
                "throughput_per_kw", "tokens_per_kwh", "joules_per_token", "bandwidth_per_watt",
-               "emissions_per_mtok", "cost_per_hour", "capex_per_accelerator"]
+               "emissions_per_mtok", "emissions_market_per_mtok", "embodied_per_mtok",
+               "emissions_total_per_mtok", "emissions_market_total_per_mtok", "cost_per_hour",
+               "capex_per_accelerator"]
 assert set(RESULT_ROWS) == set(HEADLINE)
 STACK = (("cost_per_mtok_energy", "energy"), ("cost_per_mtok_capex", "capex"),
          ("cost_per_mtok_opex", "opex"))
@@ -38,6 +40,9 @@ STACK = (("cost_per_mtok_energy", "energy"), ("cost_per_mtok_capex", "capex"),
 
 _CHART_HEIGHT = 240  # [pixels]
 RATIO_FORMAT = '0.00"\u00d7"'  # 0.14x: a ratio to the first system
+
+
+_MAY_BE_ZERO = frozenset(n for n in RESULT_ROWS if MODEL.steps[n].unit == "gCO2e/Mtok")
 
 
 def ratio(a: float, b: float) -> Any:
@@ -58,13 +63,19 @@ def write_ratios(ws: Sheet, row: int, systems: Sequence[WorkbookSystem], names: 
             ws.text(r, NAME_COL, name, "name")
         ws.text(r, UNIT_COL, "ratio")
         first = systems[0].result.values[name]
-        empty = name in MAY_BE_EMPTY
+        # an emission figure may be 0 (a contract's 0 g/kWh, no embodied footprint): its
+        # ratio is empty there, as the engine's is null, never #DIV/0!
+        zero = name in _MAY_BE_ZERO
+        empty = name in MAY_BE_EMPTY or zero
         for i, s in enumerate(systems):
             value = ratio(s.result.values[name], first)
-            if empty and value == NA:
+            if empty and (value == NA or value == "#DIV/0!"):
                 value = math.nan
-            ws.formula(r, FIRST_COL + i, ratio_formula(name, name, suffixed(name, 1)), value,
-                       "calc", RATIO_FORMAT, empty=empty)
+            text = ratio_formula(name, name, suffixed(name, 1))
+            if zero:
+                first_ref = suffixed(name, 1)
+                text = f'=IF(OR({first_ref}="",{first_ref}=0),"",{text[1:]})'
+            ws.formula(r, FIRST_COL + i, text, value, "calc", RATIO_FORMAT, empty=empty)
     return row + len(names) - 1
 
 

@@ -1,0 +1,54 @@
+"""Chargeback charges emissions to tenants the way it charges cost: the same reserved
+shares, usage and idle rule, each pool's operational grams at its measured utilisation plus
+its embodied grams (tests/chargeback_support.py's hand pool, with a grid factor and a
+footprint)."""
+from __future__ import annotations
+
+import pytest
+from chargeback_support import HAND_SCENARIO, TWO_TENANTS, fleet
+
+from costmodel import app
+from costmodel.app.chargeback import ChargebackRequest, chargeback
+from costmodel.sources.usage import read_usage_bytes
+
+CTX = app.LocalContext()
+SCENARIO = {**HAND_SCENARIO,
+            "electricity": {"price": "0 USD/kWh", "carbon_intensity": "500 gCO2e/kWh"},
+            "accelerator": {**HAND_SCENARIO["accelerator"], "embodied": "2000 kgCO2e"}}
+# A uses 4e9 equivalents, B 2e9, of the pool's 1.0368e10: measured utilisation 0.5787; the
+# chip draws 1000 W x (u + (1 - u) x 0.3) = 705.09 W, 352.55 g an hour at 500 g/kWh, and the
+# footprint adds 2e6 g / (5 x 8760 h) = 45.66 g an hour; 2 accelerators x 720 h
+USED, CAPACITY = 6e9, 1.0368e10
+U = USED / CAPACITY
+PER_HOUR = 1000 * (U + (1 - U) * 0.3) / 1000 * 500 + 2e6 / (5 * 8760)
+TOTAL_KG = 2 * 720 * PER_HOUR / 1000  # 573.4 kg
+
+
+def ledger(idle: str):
+    data = fleet()
+    data["pools"][0]["scenario"] = SCENARIO
+    return chargeback(CTX, ChargebackRequest(data, read_usage_bytes(TWO_TENANTS.encode(), "u"),
+                                             idle=idle)).to_json()
+
+
+def test_the_pools_emissions_are_the_hand_derived_grams():
+    answer = ledger("usage")
+    assert answer["emissions"]["location"]["total"]["value"] == pytest.approx(TOTAL_KG)
+    assert TOTAL_KG == pytest.approx(573.42, abs=0.01)
+    assert answer["emissions"]["market"]["total"]["value"] is None  # no market factor
+
+
+def test_idle_shared_by_usage_charges_two_thirds_and_one_third():
+    tenants = {t["tenant"]: t["emissions"]["location"]["value"] for t in ledger("usage")["tenants"]}
+    assert tenants["A"] == pytest.approx(TOTAL_KG * 2 / 3)
+    assert tenants["B"] == pytest.approx(TOTAL_KG / 3)
+
+
+def test_a_separate_idle_line_keeps_the_unused_capacitys_grams():
+    answer = ledger("separate")
+    tenants = {t["tenant"]: t["emissions"]["location"]["value"] for t in answer["tenants"]}
+    assert tenants["A"] == pytest.approx(TOTAL_KG * 4e9 / CAPACITY)
+    assert tenants["B"] == pytest.approx(TOTAL_KG * 2e9 / CAPACITY)
+    idle = answer["emissions"]["location"]["idle_line"]["value"]
+    assert idle == pytest.approx(TOTAL_KG * (1 - U))
+    assert tenants["A"] + tenants["B"] + idle == pytest.approx(TOTAL_KG)  # conserved

@@ -1,0 +1,83 @@
+"""Emissions in the workbook: live formulas on the model's sheets that LibreOffice recalculates
+to the engine's grams, before and after a factor or a footprint is edited in the file; an
+hourly factor's block on the Tariff sheet weighed by the load shape like the tariff's rates.
+
+Skipped where LibreOffice is not installed, unless COSTMODEL_REQUIRE_LIBREOFFICE is set."""
+from __future__ import annotations
+
+import pytest
+from conftest import require_libreoffice, workbook_systems
+from openpyxl import load_workbook
+from test_workbook_recalc import _assert_matches_engine
+
+from costmodel.render.workbook.export import build_workbook, save_workbook
+from costmodel.render.workbook.names import named_cells
+from costmodel.render.workbook.recalc import recalculate
+
+pytestmark = pytest.mark.libreoffice
+
+require_libreoffice()
+
+HOURLY = "[" + ", ".join(["100"] * 12 + ["300"] * 12) + "]"
+SCENARIO = f"""
+name = "emissions"
+utilisation = 0.5
+idle_power = 0.2
+[accelerator]
+rated_power = "1000 W"
+price = "30000 USD"
+embodied = {{ value = 1500, unit = "kgCO2e", source = "illustrative assumption" }}
+[node]
+embodied = "2400 kgCO2e"
+[operating_point]
+throughput = "1000 token/s"
+[electricity]
+price = "0.1 USD/kWh"
+carbon_hourly = {{ value = {HOURLY}, unit = "gCO2e/kWh" }}
+market_carbon = "illustrative-supplier-factor"
+[load]
+hourly = [{", ".join(["0"] * 12 + ["1"] * 12)}]
+"""
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("emissions")
+    path = folder / "emissions.toml"
+    path.write_text(SCENARIO, encoding="utf-8")
+    systems, _ = workbook_systems([path])
+    return save_workbook(build_workbook(systems), folder / "emissions.xlsx"), path, systems
+
+
+def test_the_hand_derived_grams_are_the_engines(exported):
+    _, _, systems = exported
+    v = systems[0].result.values
+    # 0.6 kWh an hour at (12 x 0.2 x 100 + 12 x 300) / 14.4 = 266.67 g/kWh, over 1.8 Mtok
+    assert v["emissions_per_mtok"] == pytest.approx(0.6 * 3840 / 14.4 / 1.8)  # 88.89
+    assert v["emissions_market_per_mtok"] == pytest.approx(0.6 * 250 / 1.8)  # 83.33
+    embodied = (1.5e6 + 2.4e6 / 8) / (5 * 8760) / 1.8  # 22.83
+    assert v["embodied_per_mtok"] == pytest.approx(embodied)
+    assert v["emissions_market_total_per_mtok"] == pytest.approx(0.6 * 250 / 1.8 + embodied)
+
+
+def test_recalculated_the_grams_are_the_engines(exported, tmp_path):
+    path, _, systems = exported
+    _assert_matches_engine(recalculate(path, tmp_path), [s.result for s in systems])
+    out = load_workbook(recalculate(path, tmp_path / "again"), data_only=True)
+    assert named_cells(out, "emissions_per_mtok")[0].value == pytest.approx(88.888888889)
+
+
+def test_an_edited_factor_and_footprint_recalculate_to_the_engine(exported, tmp_path):
+    path, scenario, _ = exported
+    wb = load_workbook(path)
+    named_cells(wb, "electricity_market_carbon_intensity")[0].value = 120
+    named_cells(wb, "accelerator_embodied")[0].value = 3e6
+    wb.save(tmp_path / "edited.xlsx")
+    recalculated = recalculate(tmp_path / "edited.xlsx", tmp_path / "out")
+    want, _ = workbook_systems([scenario], overrides=[
+        "electricity.market_carbon_intensity=120 gCO2e/kWh", "accelerator.embodied=3e6 gCO2e"])
+    _assert_matches_engine(recalculated, [w.result for w in want])
+    out = load_workbook(recalculated, data_only=True)
+    embodied = (3e6 + 2.4e6 / 8) / (5 * 8760) / 1.8
+    assert named_cells(out, "emissions_market_total_per_mtok")[0].value == pytest.approx(
+        0.6 * 120 / 1.8 + embodied)
