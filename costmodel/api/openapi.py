@@ -586,7 +586,7 @@ def operation_id(method: str, path: str, blueprint: str) -> str:
     """The operation's name, the one a generated client gives its function: what it does,
     in words (``price_batch``, ``list_accelerators``, ``get_scenario_revision``)."""
     segments = path.removeprefix("/api/v1/").split("/")
-    words = [s.replace("-", "_") for s in segments if not s.startswith("{")]
+    words = [s.replace("-", "_").replace(".", "_") for s in segments if not s.startswith("{")]
     if blueprint == "pricing":  # an answer computed from the body
         return "_".join(words)
     one = "_".join(w.removesuffix("s") for w in words)
