@@ -39,6 +39,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "keys": ("service", "keys"),
     "serve": ("service", "serve"),
     "mcp": ("mcp", "mcp"),
+    "market": ("market", "market"),
 }
 
 
