@@ -40,7 +40,7 @@ from .specs import InlineScenario, ScenarioSpec
 __all__ = ["COLUMNS", "Column", "Feed", "MAX_SAVED", "feed", "published_scenarios",
            "PUBLISHED"]
 
-MAX_SAVED = 1000  # saved scenarios a page: about 1-3 s priced cold on this machine
+MAX_SAVED = 1000  # saved scenarios a page: about 8 s priced cold (bench/feed.py: 112 rows 0.9 s)
 PUBLISHED = "fixture:published/"  # how a published row is named (as the pages name it)
 
 
