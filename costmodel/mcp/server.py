@@ -10,6 +10,7 @@ problem's JSON and its structured content the problem itself.
 from __future__ import annotations
 
 import logging
+import uuid
 from typing import Any
 
 import anyio
@@ -57,15 +58,17 @@ def problem_of(exc: BaseException) -> Problem:
         return unwritable_problem(exc)
     if isinstance(exc, StoreUnreachable):
         return unreachable_problem(exc)
-    log.error("unexpected error in an MCP tool", exc_info=exc)  # the trace: the log only
     return Problem(500, "Internal error", "the server failed to answer; the failure is logged")
 
 
-def problem_body(p: Problem, instance: str) -> dict[str, Any]:
+def problem_body(p: Problem, instance: str, request_id: str) -> dict[str, Any]:
+    """The problem as the API's body, with the call's id (as the API's request id: to quote
+    when reporting it; the log line of a failure carries it)."""
     body: dict[str, Any] = {"type": _BASE + p.kind, "title": p.title, "status": p.status,
                             "detail": p.detail or p.title, "instance": instance}
     if p.errors:
         body["errors"] = p.errors
+    body["request_id"] = request_id
     return body
 
 
@@ -96,7 +99,11 @@ def build_server(services: Services) -> Server:
         try:
             out = await anyio.to_thread.run_sync(run)
         except Exception as exc:  # every failure is a problem, as the API answers it
-            body = problem_body(problem_of(exc), f"mcp:tools/{tool.name}")
+            call = uuid.uuid4().hex
+            problem = problem_of(exc)
+            if problem.status >= 500:  # the trace: the log only, with the call's id
+                log.error("MCP tool %s failed (request id %s)", tool.name, call, exc_info=exc)
+            body = problem_body(problem, f"mcp:tools/{tool.name}", call)
             return types.CallToolResult(content=[types.TextContent(text=_text(body))],
                                         structured_content=body, is_error=True)
         return types.CallToolResult(content=[types.TextContent(text=_text(out))],
@@ -198,7 +205,7 @@ class RequireKey:
 
 
 async def _problem(send: Any, scope: dict, p: Problem) -> None:
-    body = orjson.dumps(problem_body(p, scope.get("path", "")))
+    body = orjson.dumps(problem_body(p, scope.get("path", ""), uuid.uuid4().hex))
     headers = [(b"content-type", b"application/problem+json"),
                (b"content-length", str(len(body)).encode())]
     headers += [(k.lower().encode(), v.encode()) for k, v in p.headers.items()]
