@@ -46,7 +46,7 @@ def market_import(file: str, date: str | None, source: str | None, url: str | No
             done = import_openrouter(services, file, date=date, source=source,
                                      dry_run=dry_run)
         except InputError as exc:
-            fail_input(exc)
+            fail_input(exc, {"date": "--date"})
     verb = "would add" if dry_run else "added"
     click.echo(f"{file}: {verb} {len(done.added)} market prices dated {done.date} "
                f"({len(done.existing)} already in the catalog, {len(done.skipped)} models "

@@ -84,3 +84,9 @@ def test_a_bad_file_is_one_line_and_adds_nothing(tmp_path):
     assert r.exit_code == 2
     assert "data[0].pricing.prompt: not a price: 'x'" in r.output
     assert len(r.output.strip().splitlines()) == 1
+
+
+def test_a_bad_date_names_the_option(tmp_path):
+    r = CliRunner().invoke(main, ["market", "import", str(SAMPLE), "--date", "yesterday",
+                                  "--url", f"sqlite:///{tmp_path / 'c.db'}"])
+    assert r.exit_code == 2 and "--date: not a date: 'yesterday'" in r.output
