@@ -664,9 +664,9 @@ def build_spec() -> dict[str, Any]:
                                                         "schema": {"type": "string"}}}}
         if r.response is not None:
             ok["content"] = {r.content_type: {"schema": ref_of[r.response]}}
-        elif r.content_type != "application/json":
-            ok["content"] = {r.content_type: {"schema": {"type": "string",
-                                                           "format": "binary"}}}
+        elif r.content_type != "application/json":  # (bytes, unless text: the feed's CSV)
+            ok["content"] = {r.content_type: {"schema": {"type": "string", **(
+                {} if r.content_type.startswith("text/") else {"format": "binary"})}}}
         for other in r.also_content:  # (bytes, unless text)
             ok["content"][other] = {"schema": {"type": "string", **(
                 {} if other.startswith("text/") else {"format": "binary"})}}
