@@ -42,6 +42,7 @@ from flask.json.provider import DefaultJSONProvider
 
 from . import __version__
 from .api import chargeback as _chargeback  # noqa: F401  (registers /chargeback on pricing)
+from .api import feed as _feed  # noqa: F401  (registers /feed.csv and /feed.json on pricing)
 from .api.auth import EXTENSION as KEYS
 from .api.auth import KEY_CACHE_SECONDS, VerifiedKeys
 from .api.openapi import build_spec

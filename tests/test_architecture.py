@@ -35,7 +35,7 @@ CORE = ["model.units", "model.declaration", "model.steps", "model.evaluate", "mo
         "decisions.chargeback_calculation",
         "render.display",
         "render.report"]
-EDGE = ["sources", "store", "app", "http", "cli", "api", "web", "server", "resources",
+EDGE = ["sources", "store", "app", "http", "cli", "api", "web", "mcp", "server", "resources",
         "render.workbook", "render.frontier_plot", "render.onepage", "render.focus",
         "render.columnar"]
 # packages whose modules are placed one by one (the model and the decisions are all core)
@@ -43,7 +43,8 @@ SPLIT = ("model", "decisions", "render")
 
 # top-level import names of the libraries only an edge may load
 EDGE_LIBRARIES = {"flask", "werkzeug", "sqlalchemy", "alembic", "psycopg", "openpyxl",
-                  "defusedxml", "click", "matplotlib", "gunicorn"}
+                  "defusedxml", "click", "matplotlib", "gunicorn", "mcp", "starlette",
+                  "uvicorn"}
 
 # calls that read or write files, or reach outside the process
 IO_METHODS = {"read_text", "read_bytes", "write_text", "write_bytes", "open", "iterdir", "glob",

@@ -28,9 +28,12 @@ from ..http.errors import Problem
 from ..http.services import services
 
 __all__ = ["Principal", "require", "NEEDED_ROLE", "VerifiedKeys", "KEY_CACHE_SECONDS",
-           "forget_keys"]
+           "forget_keys", "QUERY_KEY_ENDPOINTS"]
 
 NEEDED_ROLE = {"read": "viewer", "write": "editor", "admin": "admin"}
+# endpoints that also take the key as ?key= (the spreadsheet feed: Google Sheets' IMPORTDATA
+# sends no header); nowhere else, as a key in a URL is written in logs and histories
+QUERY_KEY_ENDPOINTS: set[str] = set()
 KEY_CACHE_SECONDS = 2.0  # the default: how long a worker's reads trust a key it verified
 EXTENSION = "costmodel.keys"
 # what a 401 tells the caller: keys are made by an operator on the server (the CLI), or by an
@@ -85,6 +88,8 @@ def _token() -> str | None:
     # (the object behind the proxy: an attribute read through it costs 0.7 us more)
     environ = request._get_current_object().environ
     if "HTTP_AUTHORIZATION" not in environ and "HTTP_X_API_KEY" not in environ:
+        if QUERY_KEY_ENDPOINTS and request.endpoint in QUERY_KEY_ENDPOINTS:
+            return request.args.get("key") or None
         return None  # neither header sent (what the lookups below would find)
     auth = request.headers.get("Authorization", "")
     if auth[:7].lower() == "bearer ":

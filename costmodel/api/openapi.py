@@ -586,7 +586,7 @@ def operation_id(method: str, path: str, blueprint: str) -> str:
     """The operation's name, the one a generated client gives its function: what it does,
     in words (``price_batch``, ``list_accelerators``, ``get_scenario_revision``)."""
     segments = path.removeprefix("/api/v1/").split("/")
-    words = [s.replace("-", "_") for s in segments if not s.startswith("{")]
+    words = [s.replace("-", "_").replace(".", "_") for s in segments if not s.startswith("{")]
     if blueprint == "pricing":  # an answer computed from the body
         return "_".join(words)
     one = "_".join(w.removesuffix("s") for w in words)
@@ -664,9 +664,9 @@ def build_spec() -> dict[str, Any]:
                                                         "schema": {"type": "string"}}}}
         if r.response is not None:
             ok["content"] = {r.content_type: {"schema": ref_of[r.response]}}
-        elif r.content_type != "application/json":
-            ok["content"] = {r.content_type: {"schema": {"type": "string",
-                                                           "format": "binary"}}}
+        elif r.content_type != "application/json":  # (bytes, unless text: the feed's CSV)
+            ok["content"] = {r.content_type: {"schema": {"type": "string", **(
+                {} if r.content_type.startswith("text/") else {"format": "binary"})}}}
         for other in r.also_content:  # (bytes, unless text)
             ok["content"][other] = {"schema": {"type": "string", **(
                 {} if other.startswith("text/") else {"format": "binary"})}}

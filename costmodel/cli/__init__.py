@@ -38,6 +38,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "db": ("service", "db"),
     "keys": ("service", "keys"),
     "serve": ("service", "serve"),
+    "mcp": ("mcp", "mcp"),
+    "market": ("market", "market"),
 }
 
 

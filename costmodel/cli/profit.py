@@ -4,6 +4,7 @@ accelerator-hour (the use case is :func:`costmodel.app.profit`)."""
 from __future__ import annotations
 
 import re
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,7 @@ from .common import (
     emit_json,
     fail,
     fail_input,
+    service_database,
     specs_for,
     write_workbook,
 )
@@ -64,10 +66,13 @@ _REPLACED = ("catalog", "price", *_PRICES, "provider", "model", "date", "source"
               help="Also write a workbook of live formulas with a Profit sheet (each market "
                    "price an input cell).")
 @click.option("--json", "as_json", is_flag=True, help="Print the answer as JSON.")
+@click.option("--url", metavar="DATABASE_URL",
+              help="Price with the catalog of the service's database at this URL (where "
+                   "`costmodel market import` puts market prices) instead of the fixtures'.")
 def profit(files: tuple[str, ...], market_price: str | None, price_input: str | None,
            price_cached_input: str | None, price_output: str | None,
            revenue_share: str | None, cached_share: str | None, overrides: tuple[str, ...],
-           workbook: str | None, as_json: bool) -> None:
+           workbook: str | None, as_json: bool, url: str | None) -> None:
     """Sell each scenario in FILES at a market price: revenue, the revenue share, cost and
     profit per accelerator-hour at the operating point and utilisation, per month and per
     GW-year of facility power, the margin, the break-even market price and tokens per dollar
@@ -98,11 +103,16 @@ def profit(files: tuple[str, ...], market_price: str | None, price_input: str | 
                                       given_by=f"given in {Path(f).name} [market]",
                                       sources=sources))
     request = app.ProfitRequest(specs_for(files, overrides), markets)
-    try:
-        answer = app.profit(CONTEXT, request)
-        book = app.profit_workbook(CONTEXT, request) if workbook else None
-    except InputError as exc:
-        _fail_market(exc, files, given, market_price)
+    with ExitStack() as stack:
+        ctx = CONTEXT
+        if url is not None:  # the service's catalog (imported market prices among it)
+            from ..app.market_import import StoredCatalogContext
+            ctx = StoredCatalogContext(stack.enter_context(service_database(url)))
+        try:
+            answer = app.profit(ctx, request)
+            book = app.profit_workbook(ctx, request) if workbook else None
+        except InputError as exc:
+            _fail_market(exc, files, given, market_price)
     if as_json:
         emit_json(answer.to_json())
     else:
