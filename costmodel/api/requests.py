@@ -10,6 +10,7 @@ from ..app import (
     OWN_POINT,
     AtInteractivity,
     InlineScenario,
+    MarketSpec,
     Reading,
     SavedRevision,
     ScenarioSpec,
@@ -21,9 +22,10 @@ from ..decisions.task import Task, validate_task
 from ..http.errors import Problem
 from ..model.errors import InputError
 from ..model.units import UnitInputError, parse_quantity
-from .schemas import PriceRequest
+from .schemas import PriceRequest, ProfitRequest
 
-__all__ = ["spec_of", "specs_of", "reading_of", "quote_of", "demand_of", "task_of", "invalid"]
+__all__ = ["spec_of", "specs_of", "reading_of", "quote_of", "demand_of", "task_of", "invalid",
+           "markets_of"]
 
 
 def invalid(path: str, message: str) -> Problem:
@@ -86,3 +88,19 @@ def demand_of(data: Any) -> Demand:
         return validate_demand(data, "demand")
     except InputError as exc:
         raise Problem.from_input(exc) from None
+
+
+def markets_of(body: ProfitRequest) -> list[MarketSpec]:
+    """Each scenario's market: its own, else the request's (422 at the scenario's market
+    when neither is given)."""
+    out = []
+    for i, item in enumerate(body.scenarios):
+        if item.market is not None:
+            out.append(MarketSpec(item.market, where=f"scenarios[{i}].market",
+                                      given_by="given in the request"))
+        elif body.market is not None:
+            out.append(MarketSpec(body.market, given_by="given in the request"))
+        else:
+            raise invalid(f"scenarios[{i}].market", "required: give this scenario's market, "
+                                                    "or the request's (market)")
+    return out

@@ -33,7 +33,7 @@ from .auth import forget_keys
 from .openapi import MAX_FILTER, Answer, ListQuery, body_bytes, read_body, route
 from .requests import (
     demand_of,
-    invalid,
+    markets_of,
     quote_of,
     reading_of,
     spec_of,
@@ -681,22 +681,6 @@ def keys_revoke(key_id: int, principal) -> dict:
 
 # ---- profit at market prices ------------------------------------------------------------------
 
-def _markets(body: ProfitRequest) -> list[app.MarketSpec]:
-    """Each scenario's market: its own, else the request's (422 at the scenario's market
-    when neither is given)."""
-    out = []
-    for i, item in enumerate(body.scenarios):
-        if item.market is not None:
-            out.append(app.MarketSpec(item.market, where=f"scenarios[{i}].market",
-                                      given_by="given in the request"))
-        elif body.market is not None:
-            out.append(app.MarketSpec(body.market, given_by="given in the request"))
-        else:
-            raise invalid(f"scenarios[{i}].market", "required: give this scenario's market, "
-                                                    "or the request's (market)")
-    return out
-
-
 @route(pricing, "/profit", "POST", summary="Sell each scenario at a market's prices: revenue, "
                                            "cost and profit per accelerator-hour, per month "
                                            "and per GW-year, and the break-even price",
@@ -707,7 +691,7 @@ def _markets(body: ProfitRequest) -> list[app.MarketSpec]:
 def profit(body: ProfitRequest, principal) -> Response | dict:
     """JSON, or the workbook (live formulas, with a Profit sheet) by ``Accept`` naming a
     spreadsheet."""
-    request_ = app.ProfitRequest(specs_of(body.scenarios), _markets(body))
+    request_ = app.ProfitRequest(specs_of(body.scenarios), markets_of(body))
     accept = request.accept_mimetypes
     with services().sessions(write=False) as session:
         ctx = services().context(session)

@@ -20,7 +20,15 @@ from pydantic.json_schema import models_json_schema
 
 from .. import app
 from ..api.openapi import validated
-from ..api.requests import demand_of, invalid, quote_of, reading_of, spec_of, specs_of, task_of
+from ..api.requests import (
+    demand_of,
+    markets_of,
+    quote_of,
+    reading_of,
+    spec_of,
+    specs_of,
+    task_of,
+)
 from ..api.schemas import (
     INPUT_SCHEMAS,
     CompareRequest,
@@ -96,22 +104,8 @@ def _plan(services: Services, body: PlanRequest) -> dict[str, Any]:
         return app.plan(services.context(session), request).to_json()
 
 
-def _markets(body: ProfitRequest) -> list[app.MarketSpec]:
-    out = []
-    for i, item in enumerate(body.scenarios):
-        if item.market is not None:
-            out.append(app.MarketSpec(item.market, where=f"scenarios[{i}].market",
-                                      given_by="given in the request"))
-        elif body.market is not None:
-            out.append(app.MarketSpec(body.market, given_by="given in the request"))
-        else:
-            raise invalid(f"scenarios[{i}].market", "required: give this scenario's market, "
-                                                    "or the request's (market)")
-    return out
-
-
 def _profit(services: Services, body: ProfitRequest) -> dict[str, Any]:
-    request = app.ProfitRequest(specs_of(body.scenarios), _markets(body))
+    request = app.ProfitRequest(specs_of(body.scenarios), markets_of(body))
     with services.sessions(write=False) as session:
         return app.profit(services.context(session), request).to_json()
 
