@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import TypeVar
 
 __all__ = ["fixtures_dir", "templates_dir", "FIXTURES_ENV", "CACHE_ENV", "cache_dir",
-           "cached_build", "once_per_content"]
+           "cached_build", "content_digest", "once_per_content"]
 
 FIXTURES_ENV = "COSTMODEL_FIXTURES"
 CACHE_ENV = "COSTMODEL_CACHE_DIR"
@@ -116,6 +116,17 @@ def cached_build(name: str, build: Callable[[Path | None], T]) -> T:
     return built
 
 
+def content_digest(content: str, modules: tuple[str, ...]) -> str:
+    """A short digest of ``content`` and of the source of ``modules`` (the code that reads or
+    checks it), naming a cache folder that holds for exactly these (:func:`cached_build`)."""
+    digest = hashlib.sha256(content.encode())
+    for module in modules:
+        spec = importlib.util.find_spec(module)
+        origin = spec.origin if spec is not None else None
+        digest.update(Path(origin).read_bytes() if origin else module.encode())
+    return digest.hexdigest()[:24]
+
+
 def once_per_content(name: str, content: str, modules: tuple[str, ...],
                      run: Callable[[], None]) -> None:
     """Call ``run`` (a check that raises when it fails) unless it passed before on this machine
@@ -123,16 +134,10 @@ def once_per_content(name: str, content: str, modules: tuple[str, ...],
     a pass leaves a folder named by their digest in the cache folder (:func:`cached_build`:
     complete folders only); a failure raises and leaves nothing; no cache folder, ``run``
     every time. The model's unit check is remembered so (issue 37)."""
-    digest = hashlib.sha256(content.encode())
-    for module in modules:
-        spec = importlib.util.find_spec(module)
-        origin = spec.origin if spec is not None else None
-        digest.update(Path(origin).read_bytes() if origin else module.encode())
-
     def check(folder: Path | None) -> None:
         if folder is None or not (folder / "passed").exists():
             run()
             if folder is not None:
                 (folder / "passed").write_text("passed\n", encoding="utf-8")
 
-    cached_build(f"{name}-{digest.hexdigest()[:24]}", check)
+    cached_build(f"{name}-{content_digest(content, modules)}", check)

@@ -14,7 +14,6 @@ named by a digest of the files' bytes and of this reader: an edited file is read
 """
 from __future__ import annotations
 
-import hashlib
 import pickle
 import tomllib
 from dataclasses import dataclass
@@ -23,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ..model.errors import UnknownReference
-from ..resources import cached_build, fixtures_dir
+from ..resources import cached_build, content_digest, fixtures_dir
 
 __all__ = ["Catalog", "default_catalog", "fixtures_dir", "split_sources", "KINDS",
            "SCENARIO_KINDS"]
@@ -86,12 +85,10 @@ class Catalog:
         these very files were read before."""
         folder = (folder or fixtures_dir()) / "catalog"
         texts: dict[tuple[str, str], str | None] = {}
-        digest = hashlib.sha256(Path(__file__).read_bytes())
         for kind, filename in KINDS.items():
             for name in (filename, *MORE_FILES.get(kind, ())):
                 path = folder / f"{name}.toml"
                 texts[kind, name] = path.read_text(encoding="utf-8") if path.exists() else None
-                digest.update(repr((kind, name, texts[kind, name])).encode())
 
         def build(cache: Path | None) -> Catalog:
             kept = cache / "catalog.pickle" if cache is not None else None
@@ -102,7 +99,7 @@ class Catalog:
                 kept.write_bytes(pickle.dumps(catalog, protocol=pickle.HIGHEST_PROTOCOL))
             return catalog
 
-        return cached_build(f"catalog-{digest.hexdigest()[:24]}", build)
+        return cached_build(f"catalog-{content_digest(repr(texts), (__name__,))}", build)
 
     @classmethod
     def _parse(cls, texts: dict[tuple[str, str], str | None]) -> Catalog:
