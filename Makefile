@@ -27,6 +27,11 @@ ANSWER := awk '/^Cost breakdown/{exit} {print}'
 
 .PHONY: run test bench clean
 
+# An editable install compiles nothing, and where PYTHONDONTWRITEBYTECODE is set (as on the CI
+# machines) every command would compile the package from source again, about 0.1 s of each
+# start: compile it once, as a wheel install does (compileall skips what is up to date).
+BYTECODE := $(BIN)/python -m compileall -q costmodel
+
 # `make run` installs the package alone; `make test` adds the test extras (Playwright,
 # schemathesis, hypothesis...)
 $(RUN_STAMP): pyproject.toml
@@ -57,6 +62,7 @@ $(NPM_STAMP): $(NPM_PINS)
 # pages and the pricing API on http://127.0.0.1:$(PORT) (default 8000; SQLite file costmodel.db,
 # migrated and seeded from fixtures/).
 run: $(RUN_STAMP)
+	@$(BYTECODE)
 	@mkdir -p out
 	@$(BIN)/costmodel price fixtures/scenarios/sample-tco.toml > out/sample-tco.txt
 	@$(ANSWER) out/sample-tco.txt
@@ -94,11 +100,13 @@ run: $(RUN_STAMP)
 
 # The docs site (mkdocs.yml, docs/) is built with --strict first: a broken link or anchor fails.
 test: $(STAMP) $(GEN_STAMP) $(NPM_STAMP)
+	$(BYTECODE)
 	$(BIN)/ruff check costmodel tests bench docs
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir $(VENV)/site
 	$(BIN)/python -m pytest -q
 
 bench: $(STAMP)
+	$(BYTECODE)
 	$(BIN)/python bench/cli.py
 	$(BIN)/python bench/sweep.py
 	$(BIN)/python bench/frontier.py
