@@ -13,7 +13,8 @@ its database from it. Unset, the packaged fixtures are used.
 
 And the user's cache folder (:func:`cached_build`), where what is slow to build and the same on
 every run is kept: pint's parsed unit definitions. ``COSTMODEL_CACHE_DIR`` names another
-folder; set empty, nothing is cached.
+folder; set empty, nothing is cached. Older caches of a kind are pruned as new ones are made
+(the two most recent kept).
 """
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ import importlib.util
 import os
 import shutil
 import tempfile
+import time
 from collections.abc import Callable
 from contextlib import ExitStack
 from functools import cache
@@ -79,7 +81,16 @@ def cache_dir() -> Path | None:
     return platformdirs.user_cache_path("costmodel", appauthor=False)
 
 
-def cached_build(name: str, build: Callable[[Path | None], T]) -> T:
+# Of the older caches of one kind (another pint, an edited catalog, another declaration), the
+# newest few are kept: venvs of other versions beside this one keep theirs; the rest would only
+# pile up, one folder for every upgrade or edit. A private folder left by a process that died
+# while building is removed once it is clearly nobody's (an hour: a build takes seconds).
+KEEP_OLDER = 2
+STALE_PRIVATE_S = 3600.0
+
+
+def cached_build(name: str, build: Callable[[Path | None], T], *,
+                 kind: str | None = None) -> T:
     """``build(folder)`` with ``folder`` the cache ``name`` in :func:`cache_dir`, a folder that
     holds only complete caches; ``build(None)`` when there is none to use.
 
@@ -89,6 +100,9 @@ def cached_build(name: str, build: Callable[[Path | None], T]) -> T:
     folder. A cache folder that cannot be created (no home, read-only disk) or whose contents
     fail to load (truncated, unreadable, written by another version) costs time, never a
     failure: the build runs again without a cache.
+
+    ``kind`` (``name`` being ``kind-...``): when this run puts a new cache in place, the older
+    caches of that kind past the :data:`KEEP_OLDER` most recent are removed (:func:`_prune`).
     """
     base = cache_dir()
     if base is None:
@@ -113,7 +127,28 @@ def cached_build(name: str, build: Callable[[Path | None], T]) -> T:
         private.rename(folder)
     except OSError:  # another process put its cache in place first
         shutil.rmtree(private, ignore_errors=True)
+    else:
+        if kind is not None:
+            _prune(base, kind, keep=folder)
     return built
+
+
+def _prune(base: Path, kind: str, keep: Path) -> None:
+    """Remove the caches ``kind-*`` in ``base`` other than ``keep`` and the :data:`KEEP_OLDER`
+    most recently written, and the private folders ``.kind-*`` older than
+    :data:`STALE_PRIVATE_S`. A process still reading a removed cache fails over to building
+    without one (:func:`cached_build`), so a race costs time, never an error."""
+    try:
+        entries = [(p.stat().st_mtime, p) for p in base.glob(f"{kind}-*")
+                   if p.is_dir() and p != keep]
+        now = time.time()
+        stale = [p for p in base.glob(f".{kind}-*")
+                 if p.is_dir() and now - p.stat().st_mtime > STALE_PRIVATE_S]
+    except OSError:
+        return
+    entries.sort(reverse=True)
+    for path in [p for _, p in entries[KEEP_OLDER:]] + stale:
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def content_digest(content: str, modules: tuple[str, ...]) -> str:
@@ -140,4 +175,4 @@ def once_per_content(name: str, content: str, modules: tuple[str, ...],
             if folder is not None:
                 (folder / "passed").write_text("passed\n", encoding="utf-8")
 
-    cached_build(f"{name}-{content_digest(content, modules)}", check)
+    cached_build(f"{name}-{content_digest(content, modules)}", check, kind=name)

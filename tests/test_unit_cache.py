@@ -171,3 +171,33 @@ def test_the_catalog_is_read_again_when_a_file_changes(tmp_path, monkeypatch):
     price.write_text('[site\n')  # a broken file is an error, cache or not
     with pytest.raises(Exception, match="line 1"):
         Catalog.load(tmp_path / "fixtures")
+
+
+def test_older_caches_of_a_kind_are_pruned_when_a_new_one_is_made(tmp_path, monkeypatch):
+    """One folder per upgrade or edited catalog would pile up: a new cache of a kind leaves
+    the two most recent older ones (another venv's version) and removes the rest; other kinds
+    and a private folder still being written are left alone, a dead one is removed."""
+    import time
+
+    from costmodel import resources
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path))
+    now = time.time()
+    ages = {"catalog-aaa": 50, "catalog-bbb": 40, "catalog-ccc": 30, "catalog-ddd": 20,
+            "units-checked-eee": 90, ".catalog-dead": 2 * 3600, ".catalog-busy": 5}
+    for name, age in ages.items():
+        (tmp_path / name).mkdir()
+        os.utime(tmp_path / name, (now - age, now - age))
+    cached_build("catalog-new", lambda folder: None)  # no kind: nothing is pruned
+    assert len(list(tmp_path.iterdir())) == len(ages) + 1
+    built = cached_build("catalog-newer", lambda folder: folder, kind="catalog")
+    assert built is not None and built.parent == tmp_path
+    left = sorted(p.name for p in tmp_path.iterdir())
+    # the new one, the two most recent others (catalog-new just now, ddd 20 s ago)
+    assert left == [".catalog-busy", "catalog-ddd", "catalog-new", "catalog-newer",
+                    "units-checked-eee"]
+    assert resources.KEEP_OLDER == 2
+    # reading a cache in place prunes nothing
+    (tmp_path / "catalog-zzz").mkdir()
+    os.utime(tmp_path / "catalog-zzz", (now - 999, now - 999))
+    cached_build("catalog-newer", lambda folder: folder, kind="catalog")
+    assert (tmp_path / "catalog-zzz").is_dir()

@@ -55,7 +55,7 @@ def build_registry(cache_folder: PathLike[str] | None) -> pint.UnitRegistry:
 # built from the cache kept in the user's cache folder (resources.cached_build: complete
 # caches only, none when it cannot be written); named by the versions whose pickles it holds
 ureg = cached_build(f"pint-{pint.__version__}-py{sys.version_info[0]}.{sys.version_info[1]}",
-                    build_registry)
+                    build_registry, kind="pint")
 # pint's default year is the Julian year (365.25 days); financial models here use 365 days.
 # Redefining ``year`` also redefines ``month`` (= year / 12) because pint resolves it lazily.
 _pint_log = logging.getLogger("pint")

@@ -99,7 +99,8 @@ class Catalog:
                 kept.write_bytes(pickle.dumps(catalog, protocol=pickle.HIGHEST_PROTOCOL))
             return catalog
 
-        return cached_build(f"catalog-{content_digest(repr(texts), (__name__,))}", build)
+        return cached_build(f"catalog-{content_digest(repr(texts), (__name__,))}", build,
+                            kind="catalog")
 
     @classmethod
     def _parse(cls, texts: dict[tuple[str, str], str | None]) -> Catalog:
