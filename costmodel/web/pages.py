@@ -7,6 +7,7 @@ Every figure is read from the application layer's result; nothing is priced here
 """
 from __future__ import annotations
 
+import copy
 import math
 import tomllib
 from dataclasses import dataclass
@@ -486,9 +487,22 @@ def profit_xlsx():
 def fixture_scenarios() -> dict[str, tuple[str, dict[str, Any]]]:
     """The example scenarios shipped in fixtures/scenarios: ``fixture:<name>`` -> (title,
     mapping); a curve file named there is named by its curve id, as a request names it (found
-    in the service's curves)."""
+    in the service's curves). Read once per version of the files (every page render asks, some
+    several times); each call gets its own copy to change."""
+    files = shipped_scenarios()
+    signature = tuple((name, str(path), path.stat().st_mtime_ns, path.stat().st_size)
+                      for name, path in files.items())
+    if _FIXTURES_READ.get("signature") != signature:
+        _FIXTURES_READ.update(signature=signature, scenarios=_read_fixture_scenarios(files))
+    return copy.deepcopy(_FIXTURES_READ["scenarios"])
+
+
+_FIXTURES_READ: dict[str, Any] = {}  # the files' names, sizes and times -> what they read as
+
+
+def _read_fixture_scenarios(files: dict[str, Any]) -> dict[str, tuple[str, dict[str, Any]]]:
     out = {}
-    for name, path in shipped_scenarios().items():
+    for name, path in files.items():
         data = tomllib.loads(path.read_text(encoding="utf-8"))
         op = data.get("operating_point")
         if isinstance(op, dict) and "curve" in op and "curve_id" in op:
