@@ -11,7 +11,6 @@ import copy
 import math
 import tomllib
 from dataclasses import dataclass
-from functools import lru_cache
 from types import SimpleNamespace
 from typing import Any
 from urllib.parse import parse_qsl, urlencode
@@ -483,7 +482,6 @@ def profit_xlsx():
 
 # ---- Compare -----------------------------------------------------------------------------------
 
-@lru_cache(maxsize=1)
 def fixture_scenarios() -> dict[str, tuple[str, dict[str, Any]]]:
     """The example scenarios shipped in fixtures/scenarios: ``fixture:<name>`` -> (title,
     mapping); a curve file named there is named by its curve id, as a request names it (found

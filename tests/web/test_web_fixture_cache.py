@@ -19,6 +19,7 @@ def test_read_once_per_version_of_the_files(tmp_path, monkeypatch):
 
     first = pages.fixture_scenarios()
     assert first == {"fixture:one": ("First", {"name": "First", "utilisation": 0.5})}
+
     first["fixture:one"][1]["utilisation"] = 0.9  # the caller's own copy
     assert pages.fixture_scenarios()["fixture:one"][1]["utilisation"] == 0.5
     assert len(reads) == 1
