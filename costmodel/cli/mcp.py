@@ -14,9 +14,14 @@ __all__ = ["mcp"]
 @click.option("--host", default="127.0.0.1", show_default=True, help="With --http.")
 @click.option("--port", default=8765, show_default=True, type=click.IntRange(1, 65535),
               help="With --http.")
+@click.option("--allowed-host", "allowed_hosts", multiple=True, metavar="NAME", help=(
+    "With --http on a loopback host: a Host a reverse proxy passes on (the public name, "
+    "e.g. costmodel.example.com), allowed beside the loopback ones; repeat for more. Also "
+    "$COSTMODEL_MCP_ALLOWED_HOSTS, comma-separated."))
 @click.option("--url", help="Database URL (default: $DATABASE_URL or sqlite:///costmodel.db).")
 @click.option("--no-seed", is_flag=True, help="Do not load fixtures/ into the database.")
-def mcp(over_http: bool, host: str, port: int, url: str | None, no_seed: bool) -> None:
+def mcp(over_http: bool, host: str, port: int, allowed_hosts: tuple[str, ...],
+        url: str | None, no_seed: bool) -> None:
     """Serve the pricing tools and the catalog over the Model Context Protocol.
 
     stdio (the default) is for a client that starts this command itself (its own process,
@@ -24,6 +29,8 @@ def mcp(over_http: bool, host: str, port: int, url: str | None, no_seed: bool) -
     carries an API key (Authorization: Bearer <key>, viewer role or above). Migrates and
     seeds the database first, as `costmodel serve` does.
     """
+    import os
+
     import anyio
 
     from ..app.database import database_url, prepare
@@ -40,7 +47,9 @@ def mcp(over_http: bool, host: str, port: int, url: str | None, no_seed: bool) -
                    f"request needs a key: costmodel keys create --name agent --role viewer",
                    err=True)
         try:
-            uvicorn.run(http_app(services, host=host), host=host, port=port,
+            named = [*allowed_hosts, *filter(None, (
+                h.strip() for h in os.environ.get("COSTMODEL_MCP_ALLOWED_HOSTS", "").split(",")))]
+            uvicorn.run(http_app(services, host=host, allowed_hosts=named), host=host, port=port,
                         log_level="warning")
         except OSError as exc:
             fail(f"--port: cannot listen on {host}:{port}: {exc.strerror or exc}")

@@ -290,6 +290,18 @@ class Limits:
         # (the objects behind the proxies: an attribute through one costs 0.7 us more)
         who = f"key:{key_id}" if key_id is not None else \
             f"addr:{request._get_current_object().remote_addr}"
+        headers, refused = self.charge(who, key_id is not None)
+        g._get_current_object().costmodel_ratelimit = headers  # on the 429 too: after_request
+        if refused is not None:
+            raise refused
+
+    def charge(self, who: str, by_key: bool = True
+               ) -> tuple[list[tuple[str, str]], Problem | None]:
+        """Count a request of ``who`` (``key:<id>`` or ``addr:<address>``) against the rate,
+        as every face counts it (the API, the pages, MCP over HTTP): the RateLimit headers of
+        the answer, and past the rate the 429 Problem to answer (with Retry-After)."""
+        if self.rate is None:
+            return [], None
         n, seconds = self._hit(who)
         reset = max(1, min(math.ceil(self.rate.window), math.ceil(seconds)))
         remaining = max(0, self.rate.limit - n)
@@ -301,14 +313,14 @@ class Limits:
                    ("RateLimit", f'"{POLICY}";r={remaining};t={reset}'),
                    ("RateLimit-Limit", constant[2]), ("RateLimit-Remaining", str(remaining)),
                    ("RateLimit-Reset", str(reset))]
-        g._get_current_object().costmodel_ratelimit = headers
-        if n > self.rate.limit:
-            emit("limit_refused", 1.0, "rate")
-            raise Problem(429, "Too many requests",
-                          f"more than {self.rate.limit} requests in {self.rate.window} s "
-                          f"for this {'key' if key_id is not None else 'address'}; "
-                          f"retry after {reset} s", kind="rate-limited",
-                          headers={"Retry-After": str(reset)})  # RateLimit-*: after_request
+        if n <= self.rate.limit:
+            return headers, None
+        emit("limit_refused", 1.0, "rate")
+        return headers, Problem(429, "Too many requests",
+                                f"more than {self.rate.limit} requests in {self.rate.window} s "
+                                f"for this {'key' if by_key else 'address'}; "
+                                f"retry after {reset} s", kind="rate-limited",
+                                headers={"Retry-After": str(reset)})
 
     def _hit(self, who: str) -> tuple[int, float]:
         assert self.rate is not None

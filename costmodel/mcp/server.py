@@ -9,8 +9,10 @@ problem's JSON and its structured content the problem itself.
 """
 from __future__ import annotations
 
+import contextlib
 import logging
 import uuid
+from collections.abc import Sequence
 from typing import Any
 
 import anyio
@@ -29,6 +31,7 @@ from ..http.errors import (
     unreachable_problem,
     unwritable_problem,
 )
+from ..http.limits import HEAVY, Limits, config_from_env
 from ..model.errors import InputError
 from .tools import TOOLS, input_schema, parse
 
@@ -81,8 +84,10 @@ def _text(data: Any) -> str:
     return orjson.dumps(data).decode()
 
 
-def build_server(services: Services) -> Server:
-    """The MCP server on ``services`` (one database, its catalog and caches)."""
+def build_server(services: Services, limits: Limits | None = None) -> Server:
+    """The MCP server on ``services`` (one database, its catalog and caches); with ``limits``
+    (over HTTP), a tool whose API twin takes a heavy slot takes one of ``limits`` while it
+    runs, or answers the API's 429 problem."""
 
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
         return types.ListToolsResult(tools=[
@@ -96,8 +101,10 @@ def build_server(services: Services) -> Server:
 
         def run() -> dict[str, Any]:  # (blocking: the database, numpy) in a worker thread
             return tool.run(services, parse(tool, params.arguments))
+        heavy = limits is not None and ("POST", f"/api/v1/{tool.path}") in HEAVY
         try:
-            out = await anyio.to_thread.run_sync(run)
+            with limits.heavy() if heavy else contextlib.nullcontext():  # type: ignore[union-attr]
+                out = await anyio.to_thread.run_sync(run)
         except Exception as exc:  # every failure is a problem, as the API answers it
             call = uuid.uuid4().hex
             problem = problem_of(exc)
@@ -176,10 +183,12 @@ def _key_of(headers: dict[bytes, bytes]) -> str | None:
 class RequireKey:
     """ASGI middleware: every HTTP request carries an API key of the viewer role or above
     (checked as the API checks one: :func:`costmodel.app.keys.verify`), else a 401 or 403
-    problem, before the MCP server sees it."""
+    problem, before the MCP server sees it; and is counted against the key's rate as an API
+    request is (``limits``: the same rule, and with Redis the same count as the API's), a 429
+    problem past it. Every answer carries the RateLimit headers."""
 
-    def __init__(self, app: Any, services: Services):
-        self.app, self.services = app, services
+    def __init__(self, app: Any, services: Services, limits: Limits | None = None):
+        self.app, self.services, self.limits = app, services, limits
 
     async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
@@ -201,23 +210,57 @@ class RequireKey:
             return await _problem(send, scope, Problem(403, "Forbidden", f"this needs the "
                                                        f"viewer role; the key has "
                                                        f"{holder.role}"))
-        await self.app(scope, receive, send)
+        rate: list[tuple[str, str]] = []
+        if self.limits is not None:
+            rate, refused = await anyio.to_thread.run_sync(
+                lambda: self.limits.charge(f"key:{holder.key_id}"))  # type: ignore[union-attr]
+            if refused is not None:
+                return await _problem(send, scope, refused, rate)
+        extra = [(k.lower().encode(), v.encode()) for k, v in rate]
+
+        async def send_with_rate(message: dict) -> None:
+            if extra and message["type"] == "http.response.start":
+                message = {**message, "headers": [*message.get("headers", ()), *extra]}
+            await send(message)
+        await self.app(scope, receive, send_with_rate)
 
 
-async def _problem(send: Any, scope: dict, p: Problem) -> None:
+async def _problem(send: Any, scope: dict, p: Problem,
+                   more: list[tuple[str, str]] = ()) -> None:  # type: ignore[assignment]
     body = orjson.dumps(problem_body(p, scope.get("path", ""), uuid.uuid4().hex))
     headers = [(b"content-type", b"application/problem+json"),
                (b"content-length", str(len(body)).encode())]
-    headers += [(k.lower().encode(), v.encode()) for k, v in p.headers.items()]
+    headers += [(k.lower().encode(), v.encode()) for k, v in [*p.headers.items(), *more]]
     await send({"type": "http.response.start", "status": p.status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
 
 
-def http_app(services: Services, *, host: str = "127.0.0.1", path: str = "/mcp") -> Any:
-    """The streamable HTTP app (ASGI) at ``path``, behind the API's keys."""
-    server = build_server(services)
-    return RequireKey(server.streamable_http_app(streamable_http_path=path, host=host),
-                      services)
+LOOPBACK_HOSTS = ("127.0.0.1:*", "localhost:*", "[::1]:*")
+
+
+def http_app(services: Services, *, host: str = "127.0.0.1", path: str = "/mcp",
+             limits: Limits | None = None, allowed_hosts: Sequence[str] = ()) -> Any:
+    """The streamable HTTP app (ASGI) at ``path``, behind the API's keys and under the API's
+    limits (``limits``; default: configured from the environment as ``costmodel serve`` is,
+    ``COSTMODEL_RATE_LIMIT``, ``REDIS_URL``, ``COSTMODEL_HEAVY_*``).
+
+    On a loopback ``host`` the SDK refuses a request whose Host or Origin is not loopback (DNS
+    rebinding); ``allowed_hosts`` are the names a reverse proxy passes on (nginx's ``$host``,
+    deploy/nginx.conf), allowed beside them, with their http and https origins."""
+    limits = limits if limits is not None else Limits(config_from_env())
+    security = None
+    if allowed_hosts:
+        from mcp.server.transport_security import TransportSecuritySettings
+        security = TransportSecuritySettings(
+            enable_dns_rebinding_protection=True,
+            allowed_hosts=[*LOOPBACK_HOSTS, *allowed_hosts],
+            allowed_origins=[*(f"http://{h}" for h in LOOPBACK_HOSTS),
+                             *(f"{scheme}://{h}" for h in allowed_hosts
+                               for scheme in ("https", "http"))])
+    server = build_server(services, limits)
+    return RequireKey(server.streamable_http_app(streamable_http_path=path, host=host,
+                                                 transport_security=security),
+                      services, limits)
 
 
 assert set(PROBLEM_TYPES) >= {401, 403, 404, 409, 422, 500, 503}

@@ -137,7 +137,8 @@ def mcp_http(database, tmp_path_factory):
     port = _free_port()
     log = (tmp_path_factory.mktemp("mcp") / "mcp.log").open("wb")
     proc = subprocess.Popen([sys.executable, "-m", "costmodel.cli", "mcp", "--http", "--port",
-                             str(port), "--no-seed"], env=_env(database), cwd=ROOT,
+                             str(port), "--no-seed", "--allowed-host", "127.0.0.1"],
+                            env=_env(database), cwd=ROOT,
                             stdout=log, stderr=log, start_new_session=True)
     url = f"http://127.0.0.1:{port}/mcp"
     deadline = time.time() + 60
@@ -180,6 +181,106 @@ def test_http_session_behind_the_keys(app, tokens, mcp_http):
     for name, result in answers.items():
         example = input_schema(TOOLS[name].request)["examples"][0]
         assert result.structured_content == _api(app, tokens, TOOLS[name].path, example)[1]
+
+
+def test_http_session_through_the_deployed_nginx(app, tokens, mcp_http, tmp_path):
+    """deploy/nginx.conf passes /mcp to the MCP process (upstream costmodel_mcp): a session
+    through it answers as the API, and a request without a key is the 401 problem."""
+    from pathlib import Path
+
+    from tests.conftest import bench_module
+    if not Path("/usr/sbin/nginx").exists():
+        if os.environ.get("COSTMODEL_REQUIRE_NGINX"):
+            raise RuntimeError("COSTMODEL_REQUIRE_NGINX is set but nginx is not installed")
+        pytest.skip("nginx is not installed")
+    sc = bench_module("slowclients.py")
+    cluster = bench_module("cluster.py")
+    mcp_port = int(mcp_http.rsplit(":", 1)[1].split("/")[0])
+    listen = _free_port()
+    config = cluster.sub_line(sc.nginx_config(listen, _free_port()),
+                              r"^(\s*)server 127\.0\.0\.1:8765(.*)$",
+                              rf"\g<1>server 127.0.0.1:{mcp_port}\g<2>")
+    proxy = sc.start_nginx(tmp_path / "nginx", config, listen)
+    url = f"http://127.0.0.1:{listen}/mcp"
+    try:
+        req = urllib.request.Request(url, data=b"{}", method="POST",
+                                     headers={"Content-Type": "application/json"})
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(req, timeout=10)
+        assert refused.value.code == 401
+
+        async def main():
+            async with httpx2.AsyncClient(headers=auth(tokens["viewer"]), timeout=60) as http, \
+                    Client(streamable_http_client(url, http_client=http)) as client:
+                return await client.call_tool("price", {"scenario": PEAK})
+        result = anyio.run(main)
+    finally:
+        sc.stop(proxy)
+    assert result.structured_content == _api(app, tokens, "price", {"scenario": PEAK})[1]
+
+
+def test_http_calls_count_against_the_keys_rate(app, tokens):
+    """Over HTTP an MCP request is counted per key as an API request is (the same Limits, and
+    with Redis the same count): the limit's requests pass with the RateLimit headers, the
+    next is the API's 429 problem with Retry-After, and another key has its own count."""
+    from costmodel.http.limits import Limits
+    from costmodel.mcp.server import RequireKey
+
+    seen = []
+
+    async def inner(scope, receive, send):  # what the MCP server would answer
+        seen.append(scope["path"])
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"{}"})
+
+    limits = Limits({"RATE_LIMIT": "3/minute"})
+    guarded = RequireKey(inner, app.extensions["costmodel"], limits)
+
+    async def main():
+        transport = httpx2.ASGITransport(app=guarded)
+        async with httpx2.AsyncClient(transport=transport, base_url="http://127.0.0.1") as c:
+            viewer = [await c.post("/mcp", json={}, headers=auth(tokens["viewer"]))
+                      for _ in range(4)]
+            editor = await c.post("/mcp", json={}, headers=auth(tokens["editor"]))
+            return viewer, editor
+    viewer, editor = anyio.run(main)
+    assert [r.status_code for r in viewer] == [200, 200, 200, 429]
+    assert [r.headers["RateLimit-Remaining"] for r in viewer] == ["2", "1", "0", "0"]
+    assert viewer[0].headers["RateLimit-Policy"] == '"per-key";q=3;w=60'
+    refused = viewer[3]
+    assert refused.headers["Content-Type"] == "application/problem+json"
+    assert 1 <= int(refused.headers["Retry-After"]) <= 60
+    assert refused.json()["status"] == 429 and "more than 3 requests in 60 s for this key" \
+        in refused.json()["detail"]
+    assert len(seen) == 4  # three of the viewer's, one of the editor's: the 429 never reached it
+    assert editor.status_code == 200 and editor.headers["RateLimit-Remaining"] == "2"
+
+
+def test_heavy_tools_take_the_apis_heavy_slots(app, tokens):
+    """A tool whose API twin is a heavy analysis (quotes_decide: POST /quotes/decide) takes a
+    heavy slot over HTTP: with none free it is the API's 429 problem at once; a light tool
+    (price) answers as ever; with the slot free again, the heavy tool answers as the API."""
+    from costmodel.http.limits import Limits
+    services = app.extensions["costmodel"]
+    limits = Limits({"RATE_LIMIT": "off", "HEAVY_PER_WORKER": 1})
+    body = input_schema(TOOLS["quotes_decide"].request)["examples"][0]
+
+    def call(name, arguments):
+        async def main():
+            async with Client(build_server(services, limits)) as client:
+                return await client.call_tool(name, arguments)
+        return anyio.run(main)
+
+    with limits.heavy():  # the one slot, taken by another analysis
+        busy = call("quotes_decide", body)
+        light = call("price", {"scenario": PEAK})
+    assert busy.is_error is True
+    assert busy.structured_content["status"] == 429
+    assert "runs 1 heavy analysis already" in busy.structured_content["detail"]
+    assert light.is_error is not True
+    assert light.structured_content == _api(app, tokens, "price", {"scenario": PEAK})[1]
+    free = call("quotes_decide", body)
+    assert free.structured_content == _api(app, tokens, "quotes/decide", body)[1]
 
 
 def test_docs_say_how_to_connect():
