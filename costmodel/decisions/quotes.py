@@ -266,6 +266,9 @@ def validate_quote(data: object, where: str = "quote",
     if not isinstance(data, dict):
         raise InputError([(where, "a quote must be a table/object")])
     raw = data
+    if data.get("rate") is not None and data.get("market") is not None:
+        raise InputError([(f"{where}.market", "a quote is at a reference rate or at a market "
+                                              "price: give one of rate or market")])
     if data.get("rate") is not None:
         data = {"form": "per_accelerator_hour", "vendor": REFERENCE_VENDOR, **data}
     elif isinstance(data.get("market"), str):
@@ -303,8 +306,6 @@ def validate_quote(data: object, where: str = "quote",
         if quote.hourly_price is not None:
             errors.append((f"{where}.hourly_price", "the reference rate gives the hourly "
                                                     "price: give one of rate or hourly_price"))
-        if quote.market is not None:
-            errors.append((f"{where}.market", "give one of rate or market"))
         if errors:
             raise InputError(errors)
         return quote
