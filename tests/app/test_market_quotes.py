@@ -27,6 +27,7 @@ tokens a request, so our cost is 1.065 / 18 = 0.0591666... USD per million mixed
 """
 from __future__ import annotations
 
+import io
 import json
 
 import pytest
@@ -287,3 +288,49 @@ def test_an_imported_openrouter_price_in_the_decision(app, client, tokens):
         "scenarios": [{"scenario": OWNED}]}, headers=auth(tokens["viewer"]))
     assert r.json["scenarios"][0]["ranked"][0]["price_per_mtok"]["value"] == \
         pytest.approx(0.72, rel=1e-12)
+
+
+# ---- the workbooks ---------------------------------------------------------------------------
+
+def test_the_decision_workbook_carries_the_market_quote(tmp_path):
+    from openpyxl import load_workbook
+
+    from costmodel.render.workbook.names import named_cells
+    ctx = app.LocalContext()
+    req = app.DecisionRequest([validate_quote({"market": SPLIT}, "quotes[0]")], [_spec()],
+                              validate_demand(DEMAND))
+    book = app.decision_workbook(ctx, req).content
+    wb = load_workbook(io.BytesIO(book))
+    sheet = wb["Decision"]
+    header = next(r for r in sheet.iter_rows(values_only=True) if SPLIT in r)
+    col = header.index(SPLIT)
+    inputs = {n: named_cells(wb, n)[col - 3].value
+              for n in ("option_tier1_input", "option_tier1_output", "option_cached_fraction")}
+    # the entry's prices, as the quote's terms
+    assert inputs == pytest.approx({"option_tier1_input": 0.5, "option_tier1_output": 2.0,
+                                    "option_cached_fraction": 0.2}, rel=1e-12)
+    vendor = next(r for r in sheet.iter_rows(values_only=True) if r[0] == "Vendor")
+    assert vendor[col] == "Illustrative API"
+    # read back unedited: the same decision, the price resolved again from the catalog
+    again = app.reprice(book, ctx=ctx)
+    assert again.changes == []
+    (o,) = [p for p in again.decision.decision.ranked if p.option.name == SPLIT]
+    assert o.charge.monthly == pytest.approx(640.0, rel=1e-12)
+    assert o.option.flags[0] == FLAG
+    # the price is the catalog's: an edited price is refused at its cell
+    named_cells(wb, "option_tier1_input")[col - 3].value = 0.4
+    wb.save(tmp_path / "edited.xlsx")
+    with pytest.raises(InputError) as exc:
+        app.reprice(tmp_path / "edited.xlsx", ctx=ctx)
+    assert "a market price's prices are the catalog's" in exc.value.errors[0][1]
+
+
+def test_the_quotes_workbook_cites_the_market_price(tmp_path):
+    from openpyxl import load_workbook
+    ranking = app.quotes_compare(app.LocalContext(), [validate_quote({"market": SPLIT},
+                                                                     "quotes[0]")], [_spec()])
+    wb = load_workbook(io.BytesIO(app.quotes_workbook(ranking).content))
+    text = [str(c) for row in wb["Quotes"].iter_rows(values_only=True) for c in row if c]
+    assert f"{SPLIT}: Illustrative API, per million tokens" in text
+    assert any(f"{SPLIT_SOURCE} (version 2026-11)" in t for t in text)
+    assert any(t.startswith(FLAG) for t in text)
