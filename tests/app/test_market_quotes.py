@@ -334,3 +334,17 @@ def test_the_quotes_workbook_cites_the_market_price(tmp_path):
     assert f"{SPLIT}: Illustrative API, per million tokens" in text
     assert any(f"{SPLIT_SOURCE} (version 2026-11)" in t for t in text)
     assert any(t.startswith(FLAG) for t in text)
+
+
+def test_an_imported_openrouter_price_on_the_command_line(tmp_path):
+    url = f"sqlite:///{tmp_path / 'c.db'}"
+    _cli("market", "import", SAMPLE, "--date", "2026-12-01", "--url", url)
+    scenario, quotes = _files(tmp_path, "openrouter/deepseek.deepseek-r1")
+    d = json.loads(_cli("quotes", "decide", quotes, "--scenario", scenario, "--json",
+                        "--url", url).stdout)
+    o = _option(d, "openrouter/deepseek.deepseek-r1")
+    assert o["monthly_cost"]["value"] == pytest.approx(600.0, rel=1e-12)
+    assert o["market_price"]["key"] == "openrouter/deepseek.deepseek-r1@2026-12-01"
+    # the fixtures' catalog holds no OpenRouter prices: without --url, one line at the field
+    r = _cli("quotes", "decide", quotes, "--scenario", scenario, code=2)
+    assert "quote[0].market" in r.stderr and "unknown catalog entry" in r.stderr
