@@ -174,7 +174,8 @@ class Quote(Supply):
                                                "hour at that rate, all in")
     market: str | None = Field(None, description="a public market price, <provider>/<offer>"
                                                  "[@YYYY-MM[-DD]] (a catalog market_price "
-                                                 "entry): the quote is per_mtok at its prices")
+                                                 "entry): the quote is per_mtok at its prices",
+                                    max_length=200)
     price_input: Qty("USD/Mtok") | None = None
     price_output: Qty("USD/Mtok") | None = None
     hourly_price: Qty("USD/h") | None = None

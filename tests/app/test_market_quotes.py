@@ -133,6 +133,7 @@ def test_a_blended_price_is_both_prices_whatever_the_shape():
     ({"market": SPLIT, "rate": "gb300/rental"}, "quotes[0].market", "one of rate or market"),
     ({"market": "reasoning-model-api"}, "quotes[0].market", "expected <provider>/<offer>"),
     ({"market": f"{SPLIT}@2026-13"}, "quotes[0].market", "not a date"),
+    ({"market": "a/" + "b" * 300}, "quotes[0].market", "200"),
     ({"market": SPLIT, "hardware": "gb300"}, "quotes[0].hardware", "capacity"),
 ])
 def test_a_market_quote_is_checked_when_read(quote, path, says):
