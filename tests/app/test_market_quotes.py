@@ -349,3 +349,18 @@ def test_an_imported_openrouter_price_on_the_command_line(tmp_path):
     # the fixtures' catalog holds no OpenRouter prices: without --url, one line at the field
     r = _cli("quotes", "decide", quotes, "--scenario", scenario, code=2)
     assert "quote[0].market" in r.stderr and "unknown catalog entry" in r.stderr
+
+
+def test_the_lock_in_treats_a_market_quote_as_any_quote():
+    # no term of its own: the quote default, 12 months, locked at 0.80 USD/Mtok; the volume is
+    # one accelerator's at the scenario's utilisation, 18 Mtok/h x 730 h = 13,140 Mtok a
+    # month, so the 12-month term locks 0.80 x 13,140 x 12 = 126,144 USD (no cost of capital)
+    quote = validate_quote({"market": SPLIT}, "quote")
+    term = app.quotes_term(app.LocalContext(), app.TermRequest(
+        quote, _spec(), terms=(12.0,), improvement=0.3))
+    assert term.comparison.price_per_mtok == pytest.approx(0.80, rel=1e-12)
+    assert term.comparison.volume == pytest.approx(13_140.0, rel=1e-12)
+    (row,) = term.rows
+    assert row.locked_pv == pytest.approx(126_144.0, rel=1e-12)
+    assert row.premium > 0  # the public price falls 30 % a year; the locked one does not
+    assert term.quote.market_price.key == SPLIT_KEY
