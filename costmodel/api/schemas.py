@@ -14,7 +14,7 @@ from ..app.saved import MAX_ID
 from ..decisions.demand import Demand
 from ..decisions.market import MARKET_KEY_PATTERN, MARKET_REF_PATTERN, Market, MarketEntry
 from ..decisions.plan import DEPLOYMENTS
-from ..decisions.quotes import CAPACITY_ONLY, FORMS, PER_MTOK_ONLY, Quote
+from ..decisions.quotes import CAPACITY_ONLY, FORMS, MARKET_GIVES, PER_MTOK_ONLY, Quote
 from ..decisions.sensitivity.inputs import VARS
 from ..decisions.task import Task
 from ..model.curves import PERCENTILES
@@ -401,7 +401,7 @@ def quote_schema(*, term: bool = False) -> dict[str, Any]:
     for form, needs in _FORM_NEEDS.items():
         other = CAPACITY_ONLY if form == "per_mtok" else PER_MTOK_ONLY
         own = {**props, "form": {"const": form}, **{k: _present(props[k]) for k in needs},
-               "rate": _NULL, **{k: _NULL for k in other}}
+               "rate": _NULL, "market": _NULL, **{k: _NULL for k in other}}
         branch = {"type": "object", "properties": own, "additionalProperties": False,
                   "required": ["name", "vendor", "form", *needs],
                   "description": f"a {form} quote"}
@@ -417,14 +417,26 @@ def quote_schema(*, term: bool = False) -> dict[str, Any]:
                   "required": ["name", "rate"],
                   "description": "a reference quote: per_accelerator_hour at a reference rate",
                   "properties": {**props, "form": {"const": "per_accelerator_hour"},
-                                 "hourly_price": _NULL,
+                                 "hourly_price": _NULL, "market": _NULL,
                                  "rate": {"type": "string", "pattern": FULL_REF_PATTERN,
                                           "examples": ["gb300/rental@2026-09"]}}})
+    forms.append({"type": "object", "allOf": SUPPLY_RULES, "additionalProperties": False,
+                  "required": ["market"],
+                  "description": "a market quote: per_mtok at a catalog market price (its "
+                                 "name defaults to the reference, its vendor to the entry's "
+                                 "provider)",
+                  "properties": {**props, "form": {"const": "per_mtok"}, "rate": _NULL,
+                                 **{k: _NULL for k in (*MARKET_GIVES, *CAPACITY_ONLY)},
+                                 "market": {"type": "string", "pattern": MARKET_REF_PATTERN,
+                                            "examples": ["illustrative/reasoning-model-api"
+                                                         "@2026-11"]}}})
     return {"oneOf": forms, "examples": [EXAMPLE_QUOTE],
             "description": "A vendor quote: per_mtok (price_input and price_output, or "
                            "tiers), "
                            "per_accelerator_hour (hourly_price) or reserved_monthly "
-                           "(monthly_price and accelerators)."}
+                           "(monthly_price and accelerators); or a reference quote (rate: "
+                           "a catalog reference rate) or a market quote (market: a catalog "
+                           "market price)."}
 
 
 def catalog_data_schema(kind: str) -> dict[str, Any]:
@@ -1428,10 +1440,28 @@ class RepriceOut(BaseModel):
                           "offers as edited on its Decision sheet")
 
 
+class MarketQuotePriceOut(BaseModel):
+    """The catalog market price a market quote is priced at."""
+    key: str = Field(description="the version's catalog key, <provider>/<offer>@<date>")
+    provider: str
+    model: str
+    date: str = Field(description="the version: YYYY-MM or YYYY-MM-DD")
+    source: str | None
+    note: str | None
+    prices: dict[str, QuantityOut | None] = Field(description=(
+        "input, output, cached_input (null: none given) and blended (null: prices by kind) "
+        "[USD/Mtok]"))
+    status: str = Field(description="a public list price, not a negotiated quote")
+
+
 class QuoteComparisonOut(Out):
     quote: str
     vendor: str
     form: str
+    reference_rate: dict[str, Any] | None = Field(None, description=(
+        "the reference rate a reference quote is priced at; null for other quotes"))
+    market_price: MarketQuotePriceOut | None = Field(None, description=(
+        "the market price a market quote is priced at; null for other quotes"))
     scenario: str
     price_per_mtok: QuantityOut
     own_cost_per_mtok: QuantityOut

@@ -29,7 +29,7 @@ from ..decisions.demand import (
     size,
 )
 from ..decisions.plan import PlanOverflow, nodes_for, racks_for
-from ..decisions.quotes import NO_POINT, Quote
+from ..decisions.quotes import NO_POINT, Quote, market_flag
 from ..model.curves import TtftCeiling
 from ..model.errors import InputError, UnknownReference
 from ..model.results import Result
@@ -189,6 +189,10 @@ def _monthly_floor(quote: Quote) -> float | None:
 def _per_mtok_option(quote: Quote, demand: Demand, load: DemandLoad, model: str | None,
                      precision: str | None) -> Option:
     flags, why, _ = _quote_flags(quote, demand, load, model, precision)
+    details: dict[str, Any] = {"date": quote.date}
+    if quote.market_price is not None:  # a public list price: said first, and shown
+        flags.insert(0, market_flag(quote))
+        details["market_price"] = quote.market_price.to_json()
     tiers = ([calc.Tier(t.up_to, t.price_input, t.price_output) for t in quote.tiers]
              if quote.tiers else [calc.Tier(None, quote.price_input, quote.price_output)])
     overage = (None if quote.overage_input is None
@@ -197,7 +201,7 @@ def _per_mtok_option(quote: Quote, demand: Demand, load: DemandLoad, model: str 
                               quote.committed_volume, overage, _monthly_floor(quote))
     return Option(quote.name, "per_mtok", quote.vendor, quote.term,
                   None if why else lambda L: per_mtok_charge(terms, L), flags, why,
-                  {"date": quote.date}, terms)
+                  details, terms)
 
 
 def _capacity_option(ctx: Context, quote: Quote, demand: Demand, load: DemandLoad,
@@ -323,7 +327,8 @@ def quotes_decide(ctx: Context, req: DecisionRequest,
         _check_shape(own[-1], spec.subject, req.demand)
     for p in own if priced else ():
         _check_shape(p, p.result.name, req.demand)
-    quotes = with_rates(ctx, at_scenario_rates(req.quotes, own[0]))
+    quotes = with_rates(ctx, at_scenario_rates(req.quotes, own[0]),
+                        own[0].result.scenario.money.rates)
     subjects = [p.result.name for p in own] if priced else [s.subject for s in req.scenarios]
     money = shown_money([p.result for p in own], subjects
                         ).with_quotes(quote_currencies(quotes), own[0].result)

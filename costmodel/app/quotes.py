@@ -2,17 +2,19 @@
 
 Each scenario is prepared once; where its operating point is read off a curve it is read at
 each quote's guaranteed interactivity (a quote stating none is compared at the scenario's
-own point, and flagged by the core). A quote naming a reference rate is resolved against the
-context's catalog first (the version its ``rate`` names: :func:`with_rates`).
+own point, and flagged by the core). A quote naming a reference rate or a market price is
+resolved against the context's catalog first (the version its ``rate`` or ``market`` names:
+:func:`with_rates`).
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 from pydantic import ValidationError
 
+from ..decisions.market import MarketEntry, MarketNotFound, MarketRefError, resolve_market_ref
 from ..decisions.quotes import (
     Quote,
     QuoteComparison,
@@ -20,6 +22,7 @@ from ..decisions.quotes import (
     compare_quote,
     in_scenario_rates,
     months_until,
+    quote_at_market,
     quote_at_rate,
     quote_interactivity,
     quote_start,
@@ -29,9 +32,9 @@ from ..decisions.quotes import (
     validate_quote,
 )
 from ..model.errors import InputError, UnknownReference
-from ..model.inputs import ReferenceRate
+from ..model.inputs import ReferenceRate, error_message
 from ..model.rates import RateError, RateNotFound, resolve_rate
-from ..model.units import UnitInputError
+from ..model.units import UnitInputError, exchange_rates
 from ..sources.curve_point import Target
 from .caps import MAX_QUOTES, MAX_SCENARIOS, check_count
 from .context import Context
@@ -41,7 +44,10 @@ from .pricing import Priced, WorkbookFile, price_loaded, render_workbook
 from .specs import ScenarioSpec
 
 __all__ = ["RANKED_BY", "QuotesRanking", "quotes_compare", "quotes_workbook", "TermRequest",
-           "TermAnalysis", "quotes_term", "with_rates", "reference_rate"]
+           "TermAnalysis", "quotes_term", "with_rates", "reference_rate", "market_price",
+           "MARKET_KIND"]
+
+MARKET_KIND = "market_price"  # the catalog kind a market quote names
 
 
 def reference_rate(ctx: Context, ref: str, path: str) -> ReferenceRate:
@@ -67,14 +73,53 @@ def reference_rate(ctx: Context, ref: str, path: str) -> ReferenceRate:
     raise AssertionError("unreachable")
 
 
-def with_rates(ctx: Context, quotes: Sequence[Quote]) -> list[Quote]:
-    """The quotes, each one naming a reference rate priced at the version it names (their
-    amounts in other currencies read already: :func:`at_scenario_rates`)."""
+def market_price(ctx: Context, ref: str, path: str, rates: Mapping[str, float] | None = None
+                 ) -> tuple[str, MarketEntry, set[str]]:
+    """The catalog's version of the market price ``ref`` names
+    (``illustrative/reasoning-model-api@2026-08``; no date: the latest): its key, its entry
+    (prices in another currency read at ``rates``, code -> units per USD: the first
+    scenario's) and the codes of the currencies read; errors at ``path``, as
+    :func:`reference_rate`'s. An unknown one is looked for again in a fresh catalog (another
+    writer may have just added it)."""
+    for fresh in (False, True):
+        catalog = ctx.catalog(fresh)
+        try:
+            key = resolve_market_ref(ref, catalog.keys(MARKET_KIND))
+        except MarketRefError as exc:
+            raise InputError([(path, str(exc))]) from None
+        except MarketNotFound as exc:
+            if fresh:
+                raise UnknownReference(path, str(exc), kind=MARKET_KIND, key=ref) from None
+            continue
+        data = dict(catalog.get(MARKET_KIND, key, path).data)
+        try:
+            with exchange_rates(rates or {}) as used:
+                return key, MarketEntry.model_validate(data), set(used)
+        except ValidationError as exc:  # an entry the catalog should not hold
+            raise InputError([(path, f"catalog market price {key!r}: "
+                                     f"{error_message(exc.errors()[0])}")]) from None
+    raise AssertionError("unreachable")
+
+
+def _resolved(ctx: Context, q: Quote, rates: Mapping[str, float] | None) -> Quote:
+    """``q`` priced at the reference rate or market price it names (as it is otherwise)."""
+    if q.rate is not None and q.reference is None:
+        return quote_at_rate(q, reference_rate(ctx, q.rate, f"{q.where}.rate"))
+    if q.market is not None and q.market_price is None:
+        key, entry, used = market_price(ctx, q.market, f"{q.where}.market", rates)
+        return quote_at_market(q, key, entry, used)
+    return q
+
+
+def with_rates(ctx: Context, quotes: Sequence[Quote],
+               rates: Mapping[str, float] | None = None) -> list[Quote]:
+    """The quotes, each one naming a reference rate or a market price priced at the version
+    it names (their amounts in other currencies read already: :func:`at_scenario_rates`; a
+    market price's in another currency read at ``rates``, the first scenario's)."""
     if not all(q.read for q in quotes):
         raise AssertionError("a quote's amounts in another currency are read at the first "
                              "scenario's rates first")
-    return [q if q.rate is None or q.reference is not None else
-            quote_at_rate(q, reference_rate(ctx, q.rate, f"{q.where}.rate")) for q in quotes]
+    return [_resolved(ctx, q, rates) for q in quotes]
 
 
 def at_scenario_rates(quotes: Sequence[Quote], first: Priced) -> list[Quote]:
@@ -140,7 +185,9 @@ def quotes_compare(ctx: Context, quotes: Sequence[Quote],
     check_count(ctx, len(specs), MAX_SCENARIOS, "scenarios", "scenarios")
     scenarios = [_AtQuotes(ctx, s) for s in specs]
     if scenarios and quotes:  # (the first read at the first quote's point: its money)
-        quotes = at_scenario_rates(quotes, scenarios[0].for_quote(quotes[0]))
+        first = scenarios[0].for_quote(quotes[0])
+        quotes = with_rates(ctx, at_scenario_rates(quotes, first),
+                            first.result.scenario.money.rates)
     quotes = with_rates(ctx, quotes)
     rows = [[compare_quote(q, s.for_quote(q).result) for s in scenarios] for q in quotes]
     ranked = [rank([row[i] for row in rows]) for i in range(len(scenarios))]
@@ -216,7 +263,7 @@ def _successor_market(ctx: Context, req: TermRequest, succ: Priced) -> tuple[flo
                                               "successor_rate"), rate)
         source = f"reference rate {rate.key}, a public dashboard's assumption"
     else:
-        (market,) = with_rates(ctx, [req.successor_quote])
+        (market,) = with_rates(ctx, [req.successor_quote], succ.result.scenario.money.rates)
         source = f"quote {market.name!r} ({market.vendor})"
     return compare_quote(market, succ.result).price_per_mtok, source
 
@@ -226,7 +273,8 @@ def quotes_term(ctx: Context, req: TermRequest) -> TermAnalysis:
     the tolerance. Errors name the request's fields (``improvement``, ``available``...)."""
     own = _AtQuotes(ctx, req.scenario)
     first = own.for_quote(req.quote)
-    (quote,) = with_rates(ctx, at_scenario_rates([req.quote], first))
+    rates = first.result.scenario.money.rates
+    (quote,) = with_rates(ctx, at_scenario_rates([req.quote], first), rates)
     successor_quote = None if req.successor_quote is None else \
         at_scenario_rates([req.successor_quote], first)[0]
     req = replace(req, quote=quote, successor_quote=successor_quote)

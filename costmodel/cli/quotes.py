@@ -2,6 +2,9 @@
 the term of a commitment."""
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 import click
 
 from .. import app
@@ -14,6 +17,7 @@ from .common import (
     emit_json,
     fail,
     fail_input,
+    service_database,
     specs_for,
     write_file,
     write_workbook,
@@ -35,6 +39,25 @@ def _scenario_options(f):
     return click.option("--scenario", "scenarios", multiple=True, required=True,
                         metavar="FILE", help="Our own scenario (build) to price each quote "
                                              "against. Repeatable.")(f)
+
+
+def _url_option(f):
+    """The catalog a command looks quotes' references up in: the service's (``--url``)."""
+    return click.option("--url", metavar="DATABASE_URL", help=(
+        "Look the quotes' market prices and reference rates (and every catalog key) up in "
+        "the catalog of the service's database at this URL (where `costmodel market import` "
+        "puts market prices) instead of the fixtures'."))(f)
+
+
+@contextmanager
+def _context(url: str | None) -> Iterator[app.Context]:
+    """The fixtures' catalog, or the service's database at ``url``."""
+    if url is None:
+        yield CONTEXT
+        return
+    from ..app.market_import import StoredCatalogContext
+    with service_database(url) as services:
+        yield StoredCatalogContext(services)
 
 
 def _demand_options(f):
@@ -69,10 +92,12 @@ def _demand_options(f):
               "break-evens).")
 @_demand_options
 @click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
+@_url_option
 def quotes_compare(quotes_file: str, scenarios: tuple[str, ...], overrides: tuple[str, ...],
                    workbook: str | None, demand: str | None, peak: str | None,
                    at_interactivity: str | None, percentile: str | None,
-                   improvement: str | None, pdf: str | None, as_json: bool) -> None:
+                   improvement: str | None, pdf: str | None, as_json: bool,
+                   url: str | None) -> None:
     """Rank the quotes in QUOTES_FILE by price per million tokens at their operating point,
     each at its own volume and term, beside our own cost, implied margin, break-even
     utilisation and the term in money: no recommendation. With a demand (--demand, or a
@@ -87,11 +112,12 @@ def quotes_compare(quotes_file: str, scenarios: tuple[str, ...], overrides: tupl
              "percentile": percentile}
     if table is not None or pdf is not None or any(v is not None for v in flags.values()):
         _decide(quotes_file, table or {}, flags, scenarios, overrides, improvement,
-                workbook, pdf, as_json)
+                workbook, pdf, as_json, url)
         return
     try:
-        ranking = app.quotes_compare(CONTEXT, read_quotes(quotes_file),
-                                     specs_for(scenarios, overrides))
+        with _context(url) as ctx:
+            ranking = app.quotes_compare(ctx, read_quotes(quotes_file),
+                                         specs_for(scenarios, overrides))
     except InputError as exc:
         fail_input(exc)
     if as_json:
@@ -112,10 +138,11 @@ def quotes_compare(quotes_file: str, scenarios: tuple[str, ...], overrides: tupl
 @click.option("--workbook", metavar="OUT.xlsx", help="Also write the decision as a workbook "
               "(live bills, ranking, recommendation, range and break-evens).")
 @click.option("--json", "as_json", is_flag=True, help="Print the decision as JSON.")
+@_url_option
 def quotes_decide(quotes_file: str, scenarios: tuple[str, ...], overrides: tuple[str, ...],
                   demand: str | None, peak: str | None, at_interactivity: str | None,
                   percentile: str | None, improvement: str | None, pdf: str | None,
-                  workbook: str | None, as_json: bool) -> None:
+                  workbook: str | None, as_json: bool, url: str | None) -> None:
     """The decision at a demand (--demand, or a [demand] table in QUOTES_FILE): every offer
     in QUOTES_FILE and each scenario (our own build) priced and sized for the same volume,
     ranked by what the month costs, with break-evens and a recommendation."""
@@ -131,12 +158,12 @@ def quotes_decide(quotes_file: str, scenarios: tuple[str, ...], overrides: tuple
     _decide(quotes_file, table or {}, {"volume": demand, "peak": peak,
                                        "interactivity": at_interactivity,
                                        "percentile": percentile},
-            scenarios, overrides, improvement, workbook, pdf, as_json)
+            scenarios, overrides, improvement, workbook, pdf, as_json, url)
 
 
 def _decide(quotes_file: str, table: dict, flags: dict, scenarios: tuple[str, ...],
             overrides: tuple[str, ...], improvement: str | None, workbook: str | None,
-            pdf: str | None, as_json: bool) -> None:
+            pdf: str | None, as_json: bool, url: str | None = None) -> None:
     """``quotes decide`` (and ``quotes compare`` for a demand): the file's [demand] with the
     flags over it."""
     from ..decisions.demand import typed_over, validate_demand
@@ -151,7 +178,8 @@ def _decide(quotes_file: str, table: dict, flags: dict, scenarios: tuple[str, ..
     try:
         request = app.DecisionRequest(read_quotes(quotes_file), specs_for(scenarios, overrides),
                                       validate_demand(data), g)
-        answer = app.quotes_decide(CONTEXT, request)
+        with _context(url) as ctx:
+            answer = app.quotes_decide(ctx, request)
         book = app.render_decision_workbook(answer) if workbook else None
     except InputError as exc:
         fail_input(exc)
@@ -192,10 +220,12 @@ def _decide(quotes_file: str, table: dict, flags: dict, scenarios: tuple[str, ..
               help="Term lengths to price, in months.")
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE", help=SET_HELP)
 @click.option("--json", "as_json", is_flag=True, help="Print the table as JSON.")
+@_url_option
 def quotes_term(quotes_file: str, quote_name: str, scenario: str, improvement: str | None,
                 successor: str | None, successor_rate: str | None,
                 successor_quote: str | None, available_in: str | None, tolerance: str,
-                terms: str, overrides: tuple[str, ...], as_json: bool) -> None:
+                terms: str, overrides: tuple[str, ...], as_json: bool,
+                url: str | None) -> None:
     """What each term length costs against waiting or switching, and the longest term within
     the tolerance."""
     from ..sources.quote_file import read_quotes
@@ -231,7 +261,8 @@ def quotes_term(quotes_file: str, quote_name: str, scenario: str, improvement: s
     request = app.TermRequest(quote, own, months, tol, g, succ, available_in, successor_rate,
                               market)
     try:
-        analysis = app.quotes_term(CONTEXT, request)
+        with _context(url) as ctx:
+            analysis = app.quotes_term(ctx, request)
     except InputError as exc:
         fail_input(exc, _TERM_OPTIONS)
     if as_json:

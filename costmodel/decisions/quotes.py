@@ -17,6 +17,14 @@ catalog ``rate`` entry, :mod:`costmodel.model.rates`): it is then a *reference q
 rather than a quote. The face reads it; the application layer resolves the version against
 its catalog (:func:`quote_at_rate`) before it is compared.
 
+A quote may name a public market price instead, ``market = "openrouter/deepseek.deepseek-r1"``
+(a catalog ``market_price`` entry, :mod:`costmodel.decisions.market`): it is then a *market
+quote*, of the form ``per_mtok`` at the entry's prices (a blended price is the input and the
+output price; a cached-input price is the ``cached_input_fraction`` of the input price), its
+vendor the entry's provider unless given, flagged as a public list price rather than a
+negotiated quote. It has no term of its own: the quote's (12 months unless given). The
+application layer resolves the version against its catalog (:func:`quote_at_market`).
+
 Everything is compared per million tokens of the scenario's token kind (mixed = input +
 output), using the request shape (ISL/OSL) the quote states, else the scenario's. Capacity
 quotes are turned into a price per million tokens with *our* throughput and utilisation at
@@ -30,7 +38,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from typing import Literal
@@ -58,11 +66,14 @@ from ..model.units import (
     parse_quantity,
 )
 from .demand import Supply
+from .market import MarketEntry, MarketRefError, parse_market_ref
 
 __all__ = ["Quote", "QuoteComparison", "compare_quote", "rank", "present_value",
            "term_table", "TermRow", "validate_quote", "HOURS_PER_MONTH", "months_until",
            "term_json", "quote_interactivity", "quote_start", "quote_at_rate",
-           "REFERENCE_VENDOR", "FREE_OFFER", "implied_margin", "in_scenario_rates"]
+           "REFERENCE_VENDOR", "FREE_OFFER", "implied_margin", "in_scenario_rates",
+           "MarketQuotePrice", "quote_at_market", "market_flag", "NOT_NEGOTIATED",
+           "MARKET_PRICES_GIVEN"]
 
 FORMS = ("per_mtok", "per_accelerator_hour", "reserved_monthly")
 # why a quote priced at 0 (a trial, a credit) has no implied margin: 1 - cost / 0 is undefined
@@ -93,6 +104,45 @@ class QuoteOperatingPoint(Section):
 
 
 REFERENCE_VENDOR = "reference rate"  # the vendor of a reference quote that names none
+# what a market quote is, in its flag and its JSON
+NOT_NEGOTIATED = "a public list price, not a negotiated quote"
+# a market quote typing prices of its own: the words at the field
+MARKET_PRICES_GIVEN = ("the market price gives the prices: give one of market or "
+                       "price_input/price_output")
+# the fields a market quote leaves to its entry
+MARKET_GIVES = ("price_input", "price_output", "tiers", "cached_input_fraction")
+
+
+@dataclass(frozen=True)
+class MarketQuotePrice:
+    """The catalog market price a market quote is priced at: the entry's ``key``
+    (``<provider>/<offer>@<date>``), its citation, and its prices [USD/Mtok] (``blended``:
+    one price for every kind, which is then each of input and output; ``cached_input``:
+    None when the entry gives no cached-input price)."""
+    key: str
+    provider: str
+    model: str
+    date: str
+    source: str | None
+    note: str | None
+    price_input: float
+    price_output: float
+    price_cached_input: float | None = None
+    blended: float | None = None
+
+    @property
+    def cited(self) -> str:
+        """Where the prices come from, with the version: the quote's source."""
+        return f"{self.source or f'catalog market price {self.key}'} (version {self.date})"
+
+    def to_json(self) -> dict:
+        q = lambda v: None if v is None else {"value": v, "unit": "USD/Mtok"}  # noqa: E731
+        return {"key": self.key, "provider": self.provider, "model": self.model,
+                "date": self.date, "source": self.source, "note": self.note,
+                "prices": {"input": q(self.price_input), "output": q(self.price_output),
+                           "cached_input": q(self.price_cached_input),
+                           "blended": q(self.blended)},
+                "status": NOT_NEGOTIATED}
 
 
 class Tier(Section):
@@ -122,6 +172,10 @@ class Quote(Supply):
     rate: str | None = Field(None, description="a reference rate, <accelerator>/<kind>"
                                                "[@YYYY-MM[-DD]]: the quote is per_accelerator_"
                                                "hour at that rate, all in")
+    market: str | None = Field(None, description="a public market price, <provider>/<offer>"
+                                                 "[@YYYY-MM[-DD]] (a catalog market_price "
+                                                 "entry): the quote is per_mtok at its prices",
+                                    max_length=200)
     price_input: Qty("USD/Mtok") | None = None
     price_output: Qty("USD/Mtok") | None = None
     hourly_price: Qty("USD/h") | None = None
@@ -145,6 +199,7 @@ class Quote(Supply):
     note: str | None = None
     _where: str = PrivateAttr("quote")  # the face's path of this quote, for later errors
     _reference: ReferenceRate | None = PrivateAttr(None)  # the rate version, once resolved
+    _market: MarketQuotePrice | None = PrivateAttr(None)  # the market price, once resolved
     # amounts in other currencies: the codes, and the data to read again at the scenario's
     # rates (None once read at them; until then its amounts are placeholders)
     _currencies: frozenset[str] = PrivateAttr(frozenset())
@@ -178,6 +233,12 @@ class Quote(Supply):
         :func:`quote_at_rate`), or None."""
         return self._reference
 
+    @property
+    def market_price(self) -> MarketQuotePrice | None:
+        """The market price version this quote is priced at (after
+        :func:`quote_at_market`), or None."""
+        return self._market
+
 
 _CODE = re.compile(r"\b[A-Z]{3}\b")
 
@@ -200,13 +261,23 @@ def validate_quote(data: object, where: str = "quote",
     :data:`REFERENCE_VENDOR`) and gives no hourly price of its own. An amount in another
     currency is read at ``rates`` (code -> units per USD: a scenario's); without them the
     quote is checked and left to be read at the first scenario's (:func:`in_scenario_rates`:
-    until then it is not :attr:`Quote.read`)."""
+    until then it is not :attr:`Quote.read`). A quote that names a ``market`` price is
+    per_mtok (its form may be left out; its name defaults to the reference, its vendor to the
+    entry's provider once resolved) and gives no prices of its own."""
     if not isinstance(data, dict):
         raise InputError([(where, "a quote must be a table/object")])
     raw = data
+    if data.get("rate") is not None and data.get("market") is not None:
+        raise InputError([(f"{where}.market", "a quote is at a reference rate or at a market "
+                                              "price: give one of rate or market")])
     if data.get("rate") is not None:
         data = {"form": "per_accelerator_hour", "vendor": REFERENCE_VENDOR, **data}
-    codes = _codes(data) if rates is None else set()
+    elif isinstance(data.get("market"), str):
+        data = {"form": "per_mtok", "name": data["market"],
+                "vendor": _market_provider(data["market"]), **data}
+    codes = _codes({k: v for k, v in data.items() if k != "market"
+                    and not (k == "name" and v == data.get("market"))}) \
+        if rates is None else set()
     given = rates if rates is not None else dict.fromkeys(codes, 1.0)  # placeholders
     try:
         if given or rates is not None:
@@ -239,6 +310,9 @@ def validate_quote(data: object, where: str = "quote",
         if errors:
             raise InputError(errors)
         return quote
+    if quote.market is not None:
+        _check_market_quote(quote, where)
+        return quote
     needs = {"per_mtok": () if quote.tiers else ("price_input", "price_output"),
              "per_accelerator_hour": ("hourly_price",),
              "reserved_monthly": ("monthly_price", "accelerators")}[quote.form]
@@ -247,6 +321,28 @@ def validate_quote(data: object, where: str = "quote",
         raise InputError([(f"{where}.{k}", f"required for form {quote.form}") for k in missing])
     _check_form_fields(quote, where)
     return quote
+
+
+def _market_provider(ref: str) -> str:
+    """The provider part of a market reference (``deepseek`` of ``deepseek/r1@2026-08``):
+    a market quote's vendor until its entry names the provider."""
+    return ref.partition("/")[0] or ref
+
+
+def _check_market_quote(quote: Quote, where: str) -> None:
+    """A market quote: a reference, per_mtok, no prices of its own (the entry's)."""
+    errors = []
+    try:
+        parse_market_ref(quote.market)
+    except MarketRefError as exc:
+        errors.append((f"{where}.market", str(exc)))
+    if quote.form != "per_mtok":
+        errors.append((f"{where}.form", "a quote at a market price is per_mtok"))
+    errors += [(f"{where}.{k}", MARKET_PRICES_GIVEN) for k in MARKET_GIVES
+               if getattr(quote, k) is not None]
+    if errors:
+        raise InputError(errors)
+    _check_form_fields(quote, where)
 
 
 def in_scenario_rates(quotes: Sequence[Quote], rates: Mapping[str, float]) -> list[Quote]:
@@ -290,6 +386,59 @@ def quote_at_rate(quote: Quote, rate: ReferenceRate) -> Quote:
                                    "source": quote.source or rate.source})
     out._where, out._reference = quote.where, rate
     return out
+
+
+def quote_at_market(quote: Quote, key: str, entry: MarketEntry,
+                    currencies: Collection[str] = ()) -> Quote:
+    """A market quote priced: per million tokens at ``entry``'s prices (the catalog version
+    ``key`` its ``market`` names, resolved by the caller against its catalog): a blended
+    price is the input and the output price; a cached-input price is the
+    ``cached_input_fraction`` (cached / input) of the input price; the vendor the entry's
+    provider (unless the quote names another), the entry's source and date its source.
+    InputError at ``<where>.market``: an entry without an input or an output price, or a
+    cached-input price above the input price. ``currencies``: the codes the entry's prices
+    were read from (at the first scenario's rates), added to the quote's."""
+    path = f"{quote.where}.market"
+    if entry.price is not None:
+        p_in = p_out = entry.price
+    else:
+        p_in, p_out = entry.price_input, entry.price_output
+    missing = [k for k, v in (("input", p_in), ("output", p_out)) if v is None]
+    if missing:
+        given = " and ".join(k for k, v in (("input", entry.price_input),
+                                            ("cached-input", entry.price_cached_input),
+                                            ("output", entry.price_output)) if v is not None)
+        raise InputError([(path, f"the market price {key!r} gives no {missing[0]} price (only "
+                                 f"{given}): a per-million-token quote needs an input and an "
+                                 f"output price; give the quote price_input and price_output "
+                                 f"of its own instead of market")])
+    cached = entry.price_cached_input if entry.price is None else None
+    fraction = None
+    if cached is not None:
+        if cached > p_in:
+            raise InputError([(path, f"the market price {key!r} gives a cached-input price "
+                                     f"({cached:g} USD/Mtok) above its input price "
+                                     f"({p_in:g} USD/Mtok)")])
+        fraction = cached / p_in if p_in else None
+    price = MarketQuotePrice(key, entry.provider, entry.model, entry.date, entry.source,
+                             entry.note, p_in, p_out, cached, entry.price)
+    vendor = (entry.provider if quote.vendor == _market_provider(quote.market)
+              else quote.vendor)
+    out = quote.model_copy(update={"price_input": p_in, "price_output": p_out,
+                                   "cached_input_fraction": fraction, "vendor": vendor,
+                                   "source": quote.source or price.cited})
+    out._where, out._market = quote.where, price
+    out._currencies = quote.currencies | frozenset(currencies)
+    return out
+
+
+def market_flag(quote: Quote) -> str | None:
+    """What a market quote is, for its comparisons' flags; None for any other quote."""
+    m = quote.market_price
+    if m is None:
+        return None
+    return (f"market price {m.key} (version {m.date}, "
+            f"{m.source or 'catalog market price'}): {NOT_NEGOTIATED}")
 
 
 def rate_flag(quote: Quote) -> str | None:
@@ -352,6 +501,8 @@ class QuoteComparison:
             "all_in_power": q(r.all_in_power, "W"), "all_in": ALL_IN, "status": NOT_A_QUOTE}
         return {"quote": self.quote.name, "vendor": self.quote.vendor,
                 "date": self.quote.date, "form": self.quote.form, "reference_rate": rate,
+                "market_price": (None if self.quote.market_price is None
+                                 else self.quote.market_price.to_json()),
                 "scenario": self.scenario, "token_kind": self.token_kind,
                 "price_per_mtok": q(self.price_per_mtok, "USD/Mtok"),
                 "own_cost_per_mtok": q(self.own_cost_per_mtok, "USD/Mtok"),
@@ -372,6 +523,9 @@ def compare_quote(quote: Quote, own: Result) -> QuoteComparison:
     if quote.rate is not None and quote.reference is None:
         raise InputError([(f"{quote.where}.rate", "the reference rate was not resolved "
                                                   "(quote_at_rate) before the comparison")])
+    if quote.market is not None and quote.market_price is None:
+        raise InputError([(f"{quote.where}.market", "the market price was not resolved "
+                                                    "(quote_at_market) before the comparison")])
     s = own.scenario
     v = own.values
     kind = s.operating_point.token_kind
@@ -393,6 +547,8 @@ def compare_quote(quote: Quote, own: Result) -> QuoteComparison:
     flags = operating_point_flags(quote, own)
     if quote.reference is not None:
         flags.insert(0, rate_flag(quote))
+    if quote.market_price is not None:
+        flags.insert(0, market_flag(quote))
     # volume: as quoted, else what the quoted capacity (or one accelerator) serves
     accelerators = quote.accelerators or 1
     if quote.volume is not None:

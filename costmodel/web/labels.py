@@ -73,6 +73,7 @@ LABELS: dict[str, str] = {
     "q_vendor": "Vendor",
     "q_date": "Date (YYYY-MM-DD)",
     "q_form": "Form of price",
+    "q_market": "Or a market price (a catalog reference: provider/offer[@date])",
     "q_price_input": "Price per million input tokens",
     "q_price_output": "Price per million output tokens",
     "q_hourly_price": "Price per accelerator-hour",

@@ -110,7 +110,8 @@ LINK_LIMIT = 3500
 QUOTE_FIELDS: dict[str, tuple[str, str, str]] = {name: (key, unit, LABELS[name])
                                                  for name, key, unit in (
     ("q_name", "name", ""), ("q_vendor", "vendor", ""), ("q_date", "date", ""),
-    ("q_form", "form", ""), ("q_price_input", "price_input", "USD/Mtok"),
+    ("q_form", "form", ""), ("q_market", "market", ""),
+    ("q_price_input", "price_input", "USD/Mtok"),
     ("q_price_output", "price_output", "USD/Mtok"), ("q_hourly_price", "hourly_price", "USD/h"),
     ("q_monthly_price", "monthly_price", "USD/month"), ("q_accelerators", "accelerators", ""),
     ("q_term", "term", "month"), ("q_volume", "volume", "Mtok/month"),
@@ -266,7 +267,8 @@ def _quote_of_form(values: dict[str, str]) -> dict[str, Any]:
         text = values.get(name, "")
         if not text:
             continue
-        value: Any = text if key in ("name", "vendor", "date", "form", "operating_point.model") \
+        value: Any = text if key in ("name", "vendor", "date", "form", "market",
+                                     "operating_point.model") \
             else _typed(text, unit)
         section, _, leaf = key.rpartition(".")
         (quote.setdefault(section, {}) if section else quote)[leaf] = value
@@ -298,7 +300,8 @@ def _form_of(values: MultiDict) -> QuotesForm:
                                       if k in values])
     chosen = str(values.get("quotes", "")).strip()
     if not chosen:  # a quote typed in a link that names no quotes means that quote
-        chosen = "typed" if kept["q_name"] or kept["q_form"] else DEFAULT_QUOTES
+        chosen = "typed" if kept["q_name"] or kept["q_form"] or kept["q_market"] \
+            else DEFAULT_QUOTES
     if chosen in QUOTE_SOURCES:
         form.quotes_from = chosen
     else:

@@ -307,6 +307,17 @@ def test_one_scenario_rule_agrees(client, tokens, body, ok):
     ({**QUOTE, "operating_point": {"interactivity": "100 token/s/user", "isl": 1024}}, True),
     ({**QUOTE, "operating_point": {"speed": 1}}, False),
     ({**QUOTE, "name": "\x07"}, False),
+    # a market quote: per_mtok at a catalog market price, no prices of its own
+    ({"market": "illustrative/reasoning-model-api"}, True),
+    ({"market": "illustrative/reasoning-model-api@2026-08", "name": "m", "vendor": "V",
+      "form": "per_mtok", "term": "24 month"}, True),
+    ({"market": "illustrative/reasoning-model-api", "price_input": "1 USD/Mtok"}, False),
+    ({"market": "illustrative/reasoning-model-api", "cached_input_fraction": 0.5}, False),
+    ({"market": "illustrative/reasoning-model-api", "form": "per_accelerator_hour"}, False),
+    ({"market": "illustrative/reasoning-model-api", "rate": "gb300/rental"}, False),
+    ({"market": "illustrative/reasoning-model-api", "hardware": "gb300"}, False),
+    ({"market": "reasoning model api"}, False),
+    ({**QUOTE, "market": None}, True),
 ])
 def test_quote_rules_agree(client, tokens, quote, ok):
     body = {"quotes": [quote], "scenarios": [{"scenario": PEAK}]}

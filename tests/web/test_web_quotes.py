@@ -583,3 +583,38 @@ def test_a_demand_in_tasks_ranks_the_offers_at_the_task_target(client, signed):
     text = _text(r.text)
     assert "20,000 tasks a day of 40 steps" in text
     assert "100 token/s/user, below the demand's service level (144.2)" in text
+
+
+def test_a_typed_market_price_is_ranked_flagged_and_decided_as_the_api(client, signed, viewer):
+    # the illustrative reasoning model's 2026-11 list price (fixtures/catalog/market_prices.toml):
+    # 0.50 USD per million input tokens, 2.00 output: over an 8k/1k request
+    # (8,192 x 0.5 + 1,024 x 2) / 9,216 = 0.6667 USD/Mtok
+    market = "illustrative/reasoning-model-api"
+    typed = {"quotes": "typed", "scenario": MATCHED, "q_market": market, "demand": "none"}
+    r = client.get("/quotes", query_string=typed)
+    assert r.status_code == 200, _errors(r.text)
+    assert _ranking(r.text) == [(market, "0.6667 USD/Mtok")]
+    flag = ("Flag market price illustrative/reasoning-model-api@2026-11 (version 2026-11, "
+            "illustrative assumption: a made-up price list to show the arithmetic, not a "
+            "published price): a public list price, not a negotiated quote")
+    assert flag in _text(r.text)
+    # for a demand: 20,000 Mtok a month at the same price, 13,333 USD a month as the API says
+    r = client.get("/quotes", query_string={**typed, "demand": "buyer", "d_volume": "20000"})
+    assert r.status_code == 200, _errors(r.text)
+    api = client.post(f"{API}/quotes/decide", json={
+        "quotes": [{"market": market}], "demand": {"volume": "20000 Mtok/month"},
+        "scenarios": [{"scenario": tomllib.loads(FIXTURE.read_text())}]},
+        headers=auth(viewer)).json
+    option = next(o for o in api["ranked"] if o["offer"] == market)
+    assert option["monthly_cost"]["value"] == pytest.approx(20000 * 6144 / 9216, rel=1e-12)
+    shown = {n: c for n, c, _ in _decision(r.text)}
+    assert "13,333" in shown[market], shown
+    assert "market price illustrative/reasoning-model-api@2026-11" in _text(r.text)
+    # a market price gives the prices: one typed beside it is refused at its field
+    r = client.get("/quotes", query_string={**typed, "q_price_input": "0.4"})
+    assert r.status_code == 422
+    assert _errors(r.text) == ["the market price gives the prices: give one of market or "
+                               "price_input/price_output"]
+    r = client.get("/quotes", query_string={**typed, "q_market": "nobody/nothing"})
+    assert r.status_code == 422
+    assert 'aria-invalid="true"' in re.search(r'<input[^>]*id="f-q_market"[^>]*>', r.text)[0]

@@ -197,6 +197,10 @@ def _option(out: DecisionRead, record: DecisionRecord, option: RecordOption, nam
         raise _fail("an own build's figures come from its model: change them on the Inputs "
                     "sheet (the Decision sheet shows them as exported)", where)
     q, parsed = out.quotes[option.quote], record.parsed[option.quote]
+    if parsed.market is not None and (name.startswith("option_tier")
+                                      or name == "option_cached_fraction"):
+        raise _fail("a market price's prices are the catalog's: give the offer prices of its "
+                    "own (price_input and price_output, no market) in the quote file", where)
     if name.startswith("option_tier"):
         k, part = int(name[len("option_tier"):].split("_")[0]), name.rsplit("_", 1)[1]
         field_ = {"input": "price_input", "output": "price_output", "to": "up_to"}[part]
