@@ -34,7 +34,7 @@ from ..decisions.market import MarketPrices
 from ..decisions.plan import whole_up
 from ..model.errors import InputError
 from ..model.inputs import MIN_UTILISATION, Load
-from ..model.results import Result, check_finite
+from ..model.results import TOTALS_OPERATIONAL, TOTALS_WITH_EMBODIED, Result, check_finite
 from ..sources.fleet_file import Fleet, Pool, validate_fleet
 from ..sources.scenario_file import read_scenario_file
 from ..sources.shipped import SHIPPED, shipped_scenario
@@ -266,6 +266,8 @@ class Chargeback:
                           {"total": _q(float(p.emissions[b].cost) / 1000, "kgCO2e"),
                            "idle_line": _q(float(p.emissions[b].idle_line) / 1000, "kgCO2e")}
                           for b in EMISSION_BASES},
+            "emissions_counted": TOTALS_WITH_EMBODIED if r.embodied_stated
+            else TOTALS_OPERATIONAL,
         }
 
     def to_json(self) -> dict[str, Any]:
@@ -529,11 +531,13 @@ def _emissions(terms: calc.PoolTerms, values: dict[str, float], uses: list[calc.
     same linear rule, the operational grams in the energy's place and the embodied in the
     capital's), by basis; a basis whose factor is not given is left out."""
     out = {}
+    # no footprint given: no embodied figure, and the grams charged are operational alone
+    embodied = values["embodied_per_hour"]
+    embodied = embodied if math.isfinite(embodied) else 0.0
     for basis, step in (("location", "emissions_per_hour"),
                         ("market", "emissions_market_per_hour")):
         if math.isfinite(values[step]):
-            grams = replace(terms, energy=values[step], capital=values["embodied_per_hour"],
-                            operating=0.0)
+            grams = replace(terms, energy=values[step], capital=embodied, operating=0.0)
             out[basis] = calc.charge_pool(calc.FLOATS, grams, uses, idle)
     return out
 

@@ -37,6 +37,7 @@ from .declaration import (
     Declaration,
     compile_node,
     fold,
+    literal_source,
 )
 from .fused import Fused
 
@@ -60,8 +61,8 @@ class _SourceOps(Algebra[str]):
     def name(self, id: str) -> str:
         return self.local[id]
 
-    def num(self, value: int) -> str:
-        return repr(float(value))
+    def num(self, value: float) -> str:
+        return literal_source(value)
 
     def neg(self, x: str) -> str:
         return f"(-{x})"
