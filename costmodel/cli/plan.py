@@ -10,13 +10,7 @@ import click
 from .. import app
 from ..model.errors import InputError
 from ..model.units import UnitInputError, parse_quantity
-from ..render.display import (
-    OPERATIONAL_ONLY,
-    display_unit,
-    format_number,
-    format_percent,
-    unit_words,
-)
+from ..render.display import display_unit, format_number, format_percent, unit_words
 from ..render.report import MARK, PAD, columns, disclosure_items, words, wrap
 from .common import CONTEXT, emit_json, fail, fail_input, reading_for, specs_for, write_file
 
@@ -181,12 +175,7 @@ def _many(n: int, thing: str) -> str:
 
 def _emission_rows(p) -> list[tuple[float, str]]:
     """The fleet's tonnes a year by basis, with what each counts."""
-    e = p.emissions_per_year()
-    total = "with embodied" if p.priced.result.embodied_stated else OPERATIONAL_ONLY
-    return [(e["location"], "location-based, operational"),
-            (e["market"], "market-based, operational"),
-            (e["location_total"], f"location-based, {total}"),
-            (e["market_total"], f"market-based, {total}")]
+    return [(tonnes, words) for _, tonnes, words in p.emission_rows()]
 
 
 def _planning_rows(pp: app.PowerPlan) -> list[list[str]]:
