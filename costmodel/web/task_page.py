@@ -170,7 +170,7 @@ def factor_args() -> SimpleNamespace:
 def _with_factors(choice: Choice, factors: dict[str, str]) -> Choice:
     """``choice`` with the picked catalog grid factors (``electricity.carbon``,
     ``electricity.market_carbon``) set as overrides, in the spec priced and in the API
-    body, as the Price page's pickers set them (a scenario's own factor still wins)."""
+    body, as ``--set`` does: in place of a system's own factor for that basis."""
     overrides = {f"electricity.{k}": v for k, v in factors.items() if v}
     if not overrides:
         return choice
