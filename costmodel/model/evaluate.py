@@ -174,8 +174,9 @@ class Evaluator:
         self._enum_levels = [(e.name, len(e.levels)) for e in decl.enums.values()
                              if e.name in self._required]
         self._by_levels: dict[tuple[int, ...], Callable] = {}
-        self._level_key = operator.itemgetter(*(n for n, _ in self._enum_levels)) \
-            if len(self._enum_levels) > 1 else lambda env: ()
+        enums = [n for n, _ in self._enum_levels]  # (one enum: a tuple of its level too)
+        self._level_key = operator.itemgetter(*enums) if len(enums) > 1 else \
+            (lambda env, name=enums[0]: (env[name],)) if enums else (lambda env: ())
         # a batch: one generated function per combination of levels and kinds of inputs
         self._fused = Fused(decl, self.outputs, [n for n, _ in self._enum_levels],
                             self.constants, self._profiles, self.required) if fused else None
