@@ -163,6 +163,9 @@ def test_the_workbook_leaves_the_embodied_cells_empty(tmp_path, scenario_file):
     wb = load_workbook(path)
     for name in EMBODIED:
         assert named_cells(wb, name)[0].value.startswith("="), name  # a live formula
+    labels = {row[0].value for row in wb["Results"].iter_rows()}
+    assert "Operational only, location-based" in labels
+    assert "With embodied, location-based" not in labels
     require_libreoffice(module=False)
     from costmodel.render.workbook.recalc import recalculate
     out = load_workbook(recalculate(path, tmp_path / "out"), data_only=True)
