@@ -1253,7 +1253,9 @@ class ResultOut(Partial):
     no ``steps`` and no ``disclosure.sources``; ``?fields=`` holds only what it names. The
     figures are the headline ones (costmodel.model.results.HEADLINE), each typed; the
     emission figures [gCO2e/Mtok] are location-based, market-based, embodied and the two
-    totals (docs/emissions.md), null where the factor they need is not given."""
+    totals (docs/emissions.md), null where the factor they need is not given; embodied is
+    null where no product carbon footprint is given, and the totals are then the operational
+    figures (``disclosure.emissions.totals`` says which)."""
     scenario: str = None  # type: ignore[assignment]
     engine: dict[str, str] = None  # type: ignore[assignment]
     power_per_accelerator: QuantityOut = None  # type: ignore[assignment]
@@ -1348,7 +1350,8 @@ class PlanOut(Out):
     emissions_per_year: dict[str, QuantityOut] = Field(description=(
         "the fleet's emissions a year [tCO2e/year]: location, market, embodied, "
         "location_total, market_total (docs/emissions.md); null values where the factor is "
-        "not given"))
+        "not given, embodied null where no product carbon footprint is (the totals are then "
+        "operational only)"))
     disclosure: dict[str, Any]
 
 

@@ -164,12 +164,29 @@ _GRID_FIELDS = {"carbon": {"factor": "carbon_intensity", "hourly": "carbon_hourl
 _SOURCE_FIELD = {"carbon": "carbon_source", "market_carbon": "market_carbon_source"}
 
 
+def _drop_own_factor(data: dict[str, Any], refs: list[str], set_keys: set[str],
+                      provenance: dict[str, str]) -> None:
+    """A grid factor named by an override (``--set electricity.carbon=KEY``, a page's
+    picker) replaces the scenario's own factor for that basis: its factor, hours, year,
+    source and instrument go, unless the overrides set them too."""
+    electricity = data.get("electricity")
+    if not isinstance(electricity, dict):
+        return
+    for ref in refs:
+        for target in (*_GRID_FIELDS[ref].values(), _SOURCE_FIELD[ref]):
+            if f"electricity.{target}" not in set_keys and target in electricity:
+                del electricity[target]
+                provenance.pop(f"electricity.{target}", None)
+
+
 def _expand_grid_factors(data: dict[str, Any], catalog: Catalog,
                          provenance: dict[str, str]) -> None:
     """``electricity.carbon`` / ``electricity.market_carbon`` naming a catalog grid factor:
     its factor (and hours), year and source as the electricity's own fields; the scenario's
-    own fields beside the reference win. A location-based reference names a location-based
-    entry; a market-based one any (a grid average where no instrument is held)."""
+    own fields beside the reference win, and a factor (or hours) of its own beside it takes
+    nothing of the entry (its year, source and instrument describe another number). A
+    location-based reference names a location-based entry; a market-based one any (a grid
+    average where no instrument is held)."""
     electricity = data.get("electricity")
     if not isinstance(electricity, dict):
         return
@@ -185,6 +202,8 @@ def _expand_grid_factors(data: dict[str, Any], catalog: Catalog,
             raise InputError([(path, f"catalog grid factor {ref!r} is market-based: name it "
                                      f"as electricity.market_carbon")])
         del electricity[ref_field]
+        if fields["factor"] in electricity or fields["hourly"] in electricity:
+            continue  # the scenario's own factor: the entry's citation is not its
         cited = f"catalog grid factor {ref!r}"
         for name, target in fields.items():
             if name in entry.data and target not in electricity:
@@ -423,8 +442,11 @@ def _expand_with_overrides(plain: dict[str, Any], overrides: list[tuple[str, Any
     out = apply_overrides(expanded, inner, provenance, label)
     if any(k == "electricity.tariff" for k, _ in inner):  # a catalog tariff by its key
         _expand_tariff(out, catalog, provenance)
-    if any(k in ("electricity.carbon", "electricity.market_carbon") for k, _ in inner):
-        _expand_grid_factors(out, catalog, provenance)  # a catalog grid factor by its key
+    refs = [k.partition(".")[2] for k, _ in inner
+            if k in ("electricity.carbon", "electricity.market_carbon")]
+    if refs:  # a catalog grid factor by its key, in place of the scenario's own for its basis
+        _drop_own_factor(out, refs, {k for k, _ in inner}, provenance)
+        _expand_grid_factors(out, catalog, provenance)
     return out
 
 

@@ -34,7 +34,7 @@ from ..decisions.market import MarketPrices
 from ..decisions.plan import whole_up
 from ..model.errors import InputError
 from ..model.inputs import MIN_UTILISATION, Load
-from ..model.results import Result, check_finite
+from ..model.results import TOTALS_OPERATIONAL, TOTALS_WITH_EMBODIED, Result, check_finite
 from ..sources.fleet_file import Fleet, Pool, validate_fleet
 from ..sources.scenario_file import read_scenario_file
 from ..sources.shipped import SHIPPED, shipped_scenario
@@ -266,6 +266,8 @@ class Chargeback:
                           {"total": _q(float(p.emissions[b].cost) / 1000, "kgCO2e"),
                            "idle_line": _q(float(p.emissions[b].idle_line) / 1000, "kgCO2e")}
                           for b in EMISSION_BASES},
+            "emissions_counted": TOTALS_WITH_EMBODIED if r.embodied_stated
+            else TOTALS_OPERATIONAL,
         }
 
     def to_json(self) -> dict[str, Any]:
@@ -529,11 +531,13 @@ def _emissions(terms: calc.PoolTerms, values: dict[str, float], uses: list[calc.
     same linear rule, the operational grams in the energy's place and the embodied in the
     capital's), by basis; a basis whose factor is not given is left out."""
     out = {}
+    # no footprint given: no embodied figure, and the grams charged are operational alone
+    embodied = values["embodied_per_hour"]
+    embodied = embodied if math.isfinite(embodied) else 0.0
     for basis, step in (("location", "emissions_per_hour"),
                         ("market", "emissions_market_per_hour")):
         if math.isfinite(values[step]):
-            grams = replace(terms, energy=values[step], capital=values["embodied_per_hour"],
-                            operating=0.0)
+            grams = replace(terms, energy=values[step], capital=embodied, operating=0.0)
             out[basis] = calc.charge_pool(calc.FLOATS, grams, uses, idle)
     return out
 
@@ -582,15 +586,38 @@ def focus_csv(ledger: Chargeback) -> bytes:
     for line in ledger.lines:
         p = next(x for x in ledger.pools if x.name == line.pool)
         j = ledger.tenants.index(line.tenant) if line.tenant is not None else -1
-        for part, (_, cents) in line.parts.items():
-            if cents == 0 and not (line.tenant is None and part == "idle"):
-                continue
+        for part, (amount, cents) in line.parts.items():
             if line.tenant is None and part != "idle":
+                continue
+            kg = _part_kg(p, j, line, part, amount)
+            if cents == 0 and not (line.tenant is None and part == "idle") \
+                    and not any(kg.values()):  # (a part of grams and no cent is kept)
                 continue
             quantity, unit, listed = _consumed(p, j, part, ledger)
             rows.append(FocusRow(start, end, p.name, p.result.name, line.tenant, part,
-                                 quantity, unit, cents, listed))
+                                 quantity, unit, cents, listed, kg.get("location"),
+                                 kg.get("market")))
     return write_focus(rows, ledger.fleet.name)
+
+
+def _part_kg(p: PoolLedger, j: int, line: Line, part: str, amount: float
+             ) -> dict[str, float | None]:
+    """A part of a line's emissions [kgCO2e] by basis (None: the pool has no factor for it):
+    the line's grams (the engine's) split as its cost is, the allocation being linear in the
+    pool's cost an accelerator-hour; an idle line's grams all in its idle part."""
+    out: dict[str, float | None] = {}
+    for basis in EMISSION_BASES:
+        c = p.emissions.get(basis)
+        if c is None:
+            out[basis] = None
+            continue
+        grams = float(c.idle_line) if j < 0 else float(c.uses[j].total)
+        if j < 0 or line.amount == 0:
+            share = 1.0 if part == "idle" else 0.0
+        else:
+            share = amount / line.amount
+        out[basis] = grams * share / 1000
+    return out
 
 
 def _consumed(p: PoolLedger, j: int, part: str, ledger: Chargeback
@@ -619,7 +646,7 @@ def chargeback_workbook(ledger: Chargeback, title: str | None = None) -> Workboo
         ledger.fleet.name, ledger.period.label, ledger.period.hours, ledger.idle_rule,
         ledger.fleet.cached_weight, ledger.tenants,
         [PoolBook(p.name, int(p.terms.accelerators), p.reserved, p.uses, p.charge,
-                  p.result.scenario.load is not None) for p in ledger.pools],
+                  p.result.scenario.load is not None, p.emissions) for p in ledger.pools],
         ledger.lines, RULES, ledger.by)
     systems = [WorkbookSystem(p.result, p.loaded.curve) for p in ledger.pools]
     wb = build_workbook(systems, title=title or f"Chargeback {ledger.period.label}",

@@ -26,7 +26,7 @@ from ..model.errors import InputError
 from ..model.inputs import MIN_UTILISATION
 from ..model.results import quantity_json
 from ..model.units import HOURS_PER_YEAR
-from ..render.display import format_percent, format_quantity
+from ..render.display import OPERATIONAL_ONLY, format_percent, format_quantity
 from .build import LoadedScenario
 from .context import Context
 from .load import load_all
@@ -250,6 +250,17 @@ class Plan:
         factor is not given)."""
         return {key: self.accelerators * self._step(step) * HOURS_PER_YEAR / GRAMS_PER_TONNE
                 for key, step in _EMISSIONS.items()}
+
+    def emission_rows(self) -> list[tuple[str, float, str]]:
+        """The fleet's tonnes a year as the faces list them: (key, tCO2e/year, what it
+        counts), the operational figures, then the totals (with embodied, or operational
+        only where no footprint is given); NaN where the factor is not given."""
+        e = self.emissions_per_year()
+        total = "with embodied" if self.priced.result.embodied_stated else OPERATIONAL_ONLY
+        return [("location", e["location"], "location-based, operational"),
+                ("market", e["market"], "market-based, operational"),
+                ("location_total", e["location_total"], f"location-based, {total}"),
+                ("market_total", e["market_total"], f"market-based, {total}")]
 
     @property
     def money(self) -> ShownMoney:

@@ -175,11 +175,7 @@ def _many(n: int, thing: str) -> str:
 
 def _emission_rows(p) -> list[tuple[float, str]]:
     """The fleet's tonnes a year by basis, with what each counts."""
-    e = p.emissions_per_year()
-    return [(e["location"], "location-based, operational"),
-            (e["market"], "market-based, operational"),
-            (e["location_total"], "location-based, with embodied"),
-            (e["market_total"], "market-based, with embodied")]
+    return [(tonnes, words) for _, tonnes, words in p.emission_rows()]
 
 
 def _planning_rows(pp: app.PowerPlan) -> list[list[str]]:

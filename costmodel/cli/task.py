@@ -125,9 +125,11 @@ def task_text(answer: app.TaskAnswer) -> str:
     row("Price per task", [_money(m(x.cost.price)) for x in systems], cur)
     row("Cost per 1,000 tasks", [f"{m(1000 * x.cost.cost):,.2f}" for x in systems], cur)
     row("Energy per task", [_n(x.cost.energy / 3.6e6) for x in systems], "kWh")
+    stated = any(x.priced.result.embodied_stated for x in systems)  # (a row is shared)
+    total = "with embodied" if stated else "operational only"
     for key, words in (("location", "location-based"), ("market", "market-based"),
-                       ("location_total", "with embodied, location"),
-                       ("market_total", "with embodied, market")):
+                       ("location_total", f"{total}, location"),
+                       ("market_total", f"{total}, market")):
         grams = [x.cost.emissions.get(key, math.nan) for x in systems]
         if any(math.isfinite(g) for g in grams):  # (no factor given: no row)
             row(f"CO2e per task, {words}",

@@ -7,7 +7,9 @@ name analyses) reads the same text the same way:
 - names of inputs, constants and earlier steps;
 - ``+ - * / **``, unary ``-``, parentheses;
 - the literals ``0`` and ``1`` only (every other number is a named constant, so a workbook
-  formula never hides a conversion factor);
+  formula never hides a conversion factor), and ``empty``: no value (the engine's NaN, an
+  empty cell in a workbook), for an option of a ``choose`` whose level states nothing (no
+  product carbon footprint: no embodied figure, never 0);
 - comparisons ``== != < <= > >=`` inside ``where``;
 - ``where(condition, if_true, if_false)``;
 - ``choose(enum_input, option_0, option_1, ...)``: one option per level of a categorical input,
@@ -54,7 +56,8 @@ from .units import ureg
 
 __all__ = ["Input", "Enum", "Constant", "Step", "Declaration", "DeclarationError",
            "Name", "Num", "BinOp", "Neg", "Compare", "Where", "Choose", "Reduce", "Node",
-           "Algebra", "Collect", "ChosenNames", "fold", "names_in", "parse_expression", "AXES",
+           "Algebra", "Collect", "ChosenNames", "EMPTY", "reads_empty", "literal_source",
+           "fold", "names_in", "parse_expression", "AXES",
            "REDUCTIONS", "ROWS", "factors", "compile_node", "NUMPY", "SCALAR"]
 
 
@@ -71,7 +74,10 @@ class Name:
 
 @dataclass(frozen=True)
 class Num:
-    value: int  # only 0 or 1
+    value: float  # only 0, 1 or EMPTY
+
+
+EMPTY = math.nan  # the literal ``empty``: no value
 
 
 @dataclass(frozen=True)
@@ -136,7 +142,7 @@ def parse_expression(text: str) -> Node:
 
 def _convert(n: ast.AST, text: str) -> Node:
     if isinstance(n, ast.Name):
-        return Name(n.id)
+        return Num(EMPTY) if n.id == "empty" else Name(n.id)
     if isinstance(n, ast.Constant) and type(n.value) is int and n.value in (0, 1):
         return Num(n.value)
     if isinstance(n, ast.BinOp) and type(n.op) in _BINOPS:
@@ -252,6 +258,23 @@ class Collect(Algebra[frozenset]):
 
     def reduce(self, op: str, axis: str, x: frozenset) -> frozenset:
         return x
+
+
+class _ReadsEmpty(Collect):
+    """Whether an expression has the literal ``empty`` anywhere (as a one-element set)."""
+
+    def num(self, value: float) -> frozenset:
+        return frozenset((True,)) if math.isnan(value) else frozenset()
+
+
+def literal_source(value: float) -> str:
+    """A literal as Python source: 0.0, 1.0, or the literal ``empty`` (NaN)."""
+    return "float('nan')" if math.isnan(value) else repr(float(value))
+
+
+def reads_empty(node: Node) -> bool:
+    """Whether ``node`` may give no value by itself: it has the literal ``empty``."""
+    return bool(fold(node, _ReadsEmpty()))
 
 
 class _Names(Collect):
@@ -573,8 +596,9 @@ class Declaration:
                 q = fold(s.tree, _PintCheck(env_q))
                 unit = ureg.Unit(s.unit)
                 if not isinstance(q, ureg.Quantity):
-                    # the literal 0 (a branch that charges nothing) fits any unit
-                    q = ureg.Quantity(q, unit if q == 0 else "")
+                    # the literal 0 (a branch that charges nothing) or empty (one that
+                    # states nothing) fits any unit
+                    q = ureg.Quantity(q, unit if q == 0 or math.isnan(q) else "")
                 if q.dimensionality != ureg.Quantity(1, unit).dimensionality:
                     raise DeclarationError(f"gives {q.units:~} ({q.dimensionality}), "
                                            f"declared {s.unit}")
@@ -584,7 +608,9 @@ class Declaration:
             except Exception as exc:  # pint's DimensionalityError and friends
                 raise DeclarationError(f"step {s.name}: {exc}") from exc
             got = float(compile_node(s.tree)(env_m))
-            if not math.isclose(expected, got, rel_tol=1e-9):
+            if math.isnan(got) and math.isnan(expected):
+                pass  # empty at these levels (its dimension checked): the other levels scale it
+            elif not math.isclose(expected, got, rel_tol=1e-9):
                 raise DeclarationError(
                     f"step {s.name}: the expression in declared units needs a hidden factor "
                     f"{expected / got:.6g}; name a conversion constant instead")
@@ -593,8 +619,10 @@ class Declaration:
 
 
 def _same_scale(options: list, where: str) -> None:
-    """Branches of where/choose must be interchangeable without conversion (0 fits any)."""
-    quantities = [o for o in options if not (isinstance(o, (int, float)) and o == 0)]
+    """Branches of where/choose must be interchangeable without conversion (0 and
+    ``empty`` fit any)."""
+    quantities = [o for o in options
+                  if not (isinstance(o, (int, float)) and (o == 0 or math.isnan(o)))]
     if not quantities:
         return
     first = quantities[0] if isinstance(quantities[0], ureg.Quantity) else ureg.Quantity(

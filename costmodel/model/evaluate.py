@@ -37,6 +37,7 @@ from .declaration import (
     Declaration,
     compile_node,
     fold,
+    literal_source,
 )
 from .fused import Fused
 
@@ -60,8 +61,8 @@ class _SourceOps(Algebra[str]):
     def name(self, id: str) -> str:
         return self.local[id]
 
-    def num(self, value: int) -> str:
-        return repr(float(value))
+    def num(self, value: float) -> str:
+        return literal_source(value)
 
     def neg(self, x: str) -> str:
         return f"(-{x})"
@@ -173,8 +174,9 @@ class Evaluator:
         self._enum_levels = [(e.name, len(e.levels)) for e in decl.enums.values()
                              if e.name in self._required]
         self._by_levels: dict[tuple[int, ...], Callable] = {}
-        self._level_key = operator.itemgetter(*(n for n, _ in self._enum_levels)) \
-            if len(self._enum_levels) > 1 else lambda env: ()
+        enums = [n for n, _ in self._enum_levels]  # (one enum: a tuple of its level too)
+        self._level_key = operator.itemgetter(*enums) if len(enums) > 1 else \
+            (lambda env, name=enums[0]: (env[name],)) if enums else (lambda env: ())
         # a batch: one generated function per combination of levels and kinds of inputs
         self._fused = Fused(decl, self.outputs, [n for n, _ in self._enum_levels],
                             self.constants, self._profiles, self.required) if fused else None

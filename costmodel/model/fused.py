@@ -50,6 +50,7 @@ from .declaration import (
     Algebra,
     Declaration,
     fold,
+    literal_source,
 )
 
 __all__ = ["Fused", "BLOCK_BYTES"]
@@ -427,7 +428,7 @@ class _Plan:
                 namespace[f"c{k}"] = constants[op.what]
                 lines.append(f"    {v} = c{k}")
             elif op.kind == "num":
-                lines.append(f"    {v} = {op.what!r}")
+                lines.append(f"    {v} = {literal_source(op.what)}")
             elif op.kind == "neg":
                 lines.append(f"    {v} = _negative({a[0]})")
             elif op.kind == "bin":

@@ -820,6 +820,9 @@ CITED_BY: dict[str, tuple[str, ...]] = {
     "electricity.carbon_intensity": ("electricity.carbon_source", "electricity.carbon_year"),
     "electricity.market_carbon_intensity": ("electricity.market_carbon_source",
                                             "electricity.market_carbon_year"),
+    "electricity.carbon_hourly": ("electricity.carbon_source", "electricity.carbon_year"),
+    "electricity.market_carbon_hourly": ("electricity.market_carbon_source",
+                                         "electricity.market_carbon_year"),
 }
 _NAMES_WHERE = {"electricity.source": "{}", "electricity.carbon_source": "{}",
                 "electricity.market_carbon_source": "{}", "operating_point.source": "{}",

@@ -67,6 +67,9 @@ EMISSIONS_SCOPE = (
     "(a scope 3 figure), amortised straight-line over financing.life. Not included: water, "
     "scope 1 (on-site generators, refrigerants), other scope 3 (transmission losses, "
     "upstream fuel, end of life), and no market instrument beyond the factor stated")
+# what emissions_total_per_mtok and emissions_market_total_per_mtok count
+TOTALS_WITH_EMBODIED = "operational and embodied"
+TOTALS_OPERATIONAL = "operational only: no product carbon footprint given (embodied not stated)"
 EMBODIED_METHOD = ("straight-line over financing.life, every hour of it (8,760 a year), "
                    "not discounted; per accelerator with its share of the node")
 
@@ -123,6 +126,12 @@ class Result:
     @property
     def name(self) -> str:
         return self.scenario.name
+
+    @property
+    def embodied_stated(self) -> bool:
+        """Whether the scenario gives a product carbon footprint: else no embodied figure,
+        and its totals with embodied are the operational emissions alone."""
+        return self.scenario.embodied_basis != "none"
 
     @property
     def currency(self) -> str:
@@ -221,7 +230,9 @@ class Result:
         return {"boundary": s.power.boundary, "power_basis": s.power.basis,
                 "location": factor(e.carbon_intensity, e.carbon_hourly,
                                    "grid_factor_location", e.carbon_year, e.carbon_source),
-                "market": market, "embodied": embodied, "scope": EMISSIONS_SCOPE}
+                "market": market, "embodied": embodied,
+                "totals": TOTALS_WITH_EMBODIED if embodied else TOTALS_OPERATIONAL,
+                "scope": EMISSIONS_SCOPE}
 
     def money_disclosure(self) -> dict[str, Any]:
         """The currency the figures are shown in and the stated exchange rates used."""

@@ -194,6 +194,12 @@ def _boundary_chain(suffix: str, chip: str) -> list[Step]:
     ]
 
 
+# the embodied emissions per accelerator-hour as the totals count them: 0 when no product
+# carbon footprint is given (the totals are then the operational emissions alone)
+_EMBODIED_COUNTED = ("choose(embodied_basis, 0, embodied_per_hour, embodied_per_hour, "
+                     "embodied_per_hour)")
+
+
 def _per_mtok(name: str, group: str, member: str, per_hour: str, unit: str = "USD/Mtok",
               description: str = "") -> Step:
     return Step(name, unit, f"{per_hour} / tokens_per_hour * tokens_per_mtok", description,
@@ -352,20 +358,25 @@ STEPS = [
          "facility_hosting * power_rack_rated * months_per_year / hours_per_year"
          " / watts_per_kilowatt",
          "hosting per accelerator-hour, charged on rated rack-boundary power"),
+    # No product carbon footprint stated: no embodied figure (empty, never 0), and the totals
+    # are the operational emissions alone.
     Step("embodied_per_accelerator", "gCO2e",
-         "choose(embodied_basis, 0, accelerator_embodied, node_embodied / node_accelerators, "
-         "accelerator_embodied + node_embodied / node_accelerators)",
-         "embodied emissions per accelerator, with its share of the node (0 when no product "
-         "carbon footprint is given)"),
+         "choose(embodied_basis, empty, accelerator_embodied, node_embodied / node_accelerators,"
+         " accelerator_embodied + node_embodied / node_accelerators)",
+         "embodied emissions per accelerator, with its share of the node (none when no "
+         "product carbon footprint is given)"),
     Step("embodied_per_hour", "gCO2e/h",
          "embodied_per_accelerator / (financing_life * hours_per_year)",
          "embodied emissions per accelerator-hour: straight-line over the economic life, "
          "every hour of it, not discounted"),
-    Step("emissions_total_per_hour", "gCO2e/h", "emissions_per_hour + embodied_per_hour",
-         "location-based operational and embodied emissions per accelerator-hour"),
+    Step("emissions_total_per_hour", "gCO2e/h",
+         f"emissions_per_hour + {_EMBODIED_COUNTED}",
+         "location-based operational and embodied emissions per accelerator-hour (operational "
+         "only when no footprint is given)"),
     Step("emissions_market_total_per_hour", "gCO2e/h",
-         "emissions_market_per_hour + embodied_per_hour",
-         "market-based operational and embodied emissions per accelerator-hour"),
+         f"emissions_market_per_hour + {_EMBODIED_COUNTED}",
+         "market-based operational and embodied emissions per accelerator-hour (operational "
+         "only when no footprint is given)"),
     Step("opex_per_hour", "USD/h", "maintenance_per_hour + hosting_per_hour",
          "operating cost per accelerator-hour besides electricity"),
     Step("cost_per_hour", "USD/h",

@@ -21,7 +21,8 @@ __all__ = ["Style", "style_of", "format_number", "format_quantity", "format_inpu
            "display_unit", "in_usd",
            "unit_words", "label", "excel_format", "format_ratio", "format_percent",
            "FRACTIONS", "COUNTS", "NO_VALUE", "NO_BREAK_EVEN", "CAPACITY_BREAK_EVEN",
-           "FREE_MARGIN", "NOMINAL_TERM", "present_value_words"]
+           "FREE_MARGIN", "NOMINAL_TERM", "present_value_words", "NOT_STATED",
+           "OPERATIONAL_ONLY", "EMBODIED_FIGURES", "not_stated", "figure_label"]
 
 # The words every face (terminal, pages, workbooks) says for a figure that is not there, so
 # one figure reads alike wherever it is shown.
@@ -29,6 +30,16 @@ NO_VALUE = "-"  # no value: a count that does not apply (a per-token offer's acc
 NO_BREAK_EVEN = "none up to 100%"  # no utilisation up to 100% brings our cost to the price
 CAPACITY_BREAK_EVEN = "n/a (capacity)"  # a capacity price moves with utilisation as ours does
 FREE_MARGIN = "not defined (free offer)"  # the margin on a price of 0
+# No product carbon footprint given: no embodied figure (never 0), and the totals with
+# embodied are the operational emissions alone, labelled so (docs/emissions.md)
+NOT_STATED = "not stated"
+OPERATIONAL_ONLY = "operational only: no embodied footprint stated"
+EMBODIED_FIGURES = frozenset({"embodied_per_mtok", "embodied_per_hour",
+                              "embodied_per_accelerator"})
+_TOTALS_OPERATIONAL = {"emissions_total_per_mtok": "Operational only, location-based",
+                       "emissions_market_total_per_mtok": "Operational only, market-based",
+                       "emissions_total_per_hour": "Operational only, location, per hour",
+                       "emissions_market_total_per_hour": "Operational only, market, per hour"}
 # A term's money, named: the sum of its payments, and their present value at a rate
 NOMINAL_TERM = "nominal over the term"
 
@@ -355,6 +366,20 @@ _UNIT_WORDS = {
     "%/year": "% a year", "Mtok/month": "million tokens per month", "TB/s": "TB/s",
     "J": "joules", "kWh": "kWh", "task/h": "tasks per hour",
 }
+
+
+def not_stated(name: str, embodied_stated: bool) -> bool:
+    """Whether figure ``name`` is an embodied one of a scenario that states no footprint
+    (shown as :data:`NOT_STATED`, not as a dash for a missing input)."""
+    return not embodied_stated and name in EMBODIED_FIGURES
+
+
+def figure_label(name: str, embodied_stated: bool = True) -> str:
+    """:func:`label`, except that a total with embodied emissions of a scenario (or of every
+    system shown) that states no product carbon footprint reads as operational only."""
+    if not embodied_stated and name in _TOTALS_OPERATIONAL:
+        return _TOTALS_OPERATIONAL[name]
+    return label(name)
 
 
 def label(name: str) -> str:

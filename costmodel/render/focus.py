@@ -8,6 +8,12 @@ share of idle cost, and each pool's idle line (no ``SubAccountId``). ``BilledCos
 ``EffectiveCost`` are the line's cents (largest remainder: the rows add up to the fleet's
 cost to the cent); ``ListCost`` is the tokens at the pool's market prices where there is
 one. ``Tags`` is JSON: the tenant, the pool and the kind of charge (``token_kind``).
+
+Emissions ride in two custom columns (FOCUS 1.x has no emissions column; a custom column's
+name starts ``x_``): ``x_EmissionsLocationKgCO2e`` and ``x_EmissionsMarketKgCO2e``, the row's
+kgCO2e charged as its cost is (location- and market-based, operational plus embodied where a
+footprint is given), empty where the pool has no factor for the basis. They add up to the
+fleet's emissions (docs/chargeback.md).
 Text cells are written safe for a spreadsheet (:func:`costmodel.sources.cells.neutralise_cell`).
 """
 from __future__ import annotations
@@ -28,7 +34,8 @@ COLUMNS = ("BillingAccountId", "BillingAccountName", "BillingCurrency", "Billing
            "PublisherName", "InvoiceIssuerName", "ServiceCategory", "ServiceName",
            "ResourceId", "ResourceName", "ResourceType", "SubAccountId", "SubAccountName",
            "ConsumedQuantity", "ConsumedUnit", "PricingQuantity", "PricingUnit",
-           "BilledCost", "EffectiveCost", "ListCost", "ContractedCost", "Tags")
+           "BilledCost", "EffectiveCost", "ListCost", "ContractedCost", "Tags",
+           "x_EmissionsLocationKgCO2e", "x_EmissionsMarketKgCO2e")
 _DESCRIPTIONS = {"input": "new input tokens", "cached_input": "cached input tokens",
                  "output": "output tokens", "reserved": "reserved share of the pool",
                  "idle": "share of idle capacity"}
@@ -38,7 +45,8 @@ _DESCRIPTIONS = {"input": "new input tokens", "cached_input": "cached input toke
 class FocusRow:
     """One charge: the period [ISO 8601 UTC], the pool and its scenario, the tenant (None:
     the pool's idle line), the part (input, cached_input, output, reserved, idle), what it
-    consumed and in what unit, its cents and its list price [USD] (None: no market)."""
+    consumed and in what unit, its cents, its list price [USD] (None: no market) and its
+    emissions by basis [kgCO2e] (None: no factor given)."""
     start: str
     end: str
     pool: str
@@ -49,11 +57,21 @@ class FocusRow:
     unit: str
     cents: int
     listed: float | None
+    kg_location: float | None = None
+    kg_market: float | None = None
 
 
 def _money(cents: int) -> str:
     sign = "-" if cents < 0 else ""
     return f"{sign}{abs(cents) // 100}.{abs(cents) % 100:02d}"
+
+
+def _kg(value: float | None) -> str:
+    """kgCO2e to the milligram; empty where there is no figure."""
+    if value is None:
+        return ""
+    text = f"{value:.6f}".rstrip("0").rstrip(".")
+    return "0" if text in ("", "-0") else text
 
 
 def write_focus(rows: Sequence[FocusRow], fleet: str) -> bytes:
@@ -76,5 +94,5 @@ def write_focus(rows: Sequence[FocusRow], fleet: str) -> bytes:
             f"{r.quantity:.6f}".rstrip("0").rstrip("."), r.unit,
             f"{r.quantity:.6f}".rstrip("0").rstrip("."), r.unit, cost, cost,
             "" if r.listed is None else f"{r.listed:.6f}", cost,
-            json.dumps(tags, sort_keys=True))])
+            json.dumps(tags, sort_keys=True), _kg(r.kg_location), _kg(r.kg_market))])
     return out.getvalue().encode("utf-8")

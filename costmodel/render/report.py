@@ -20,12 +20,15 @@ from .display import (
     NO_BREAK_EVEN,
     NO_VALUE,
     NOMINAL_TERM,
+    NOT_STATED,
     display_unit,
+    figure_label,
     format_number,
     format_percent,
     format_quantity,
     format_ratio,
     label,
+    not_stated,
     present_value_words,
     unit_words,
 )
@@ -217,7 +220,7 @@ def emissions_text(m: dict, q: Any = None) -> str:
         cited = "; ".join(x for x in (f["source"], f["year"] and f"year {f['year']}") if x)
         return f"{what}{kind} {how}" + (f" ({cited})" if cited else "")
     e = m["embodied"]
-    embodied = "embodied: none given" if e is None else (
+    embodied = f"embodied: {NOT_STATED} (the totals are operational only)" if e is None else (
         f"embodied {show(e['per_accelerator'])} per accelerator over {show(e['life'])}, "
         f"{e['method']}")
     return (f"{factor(m['location'], 'location-based')}; {factor(m['market'], 'market-based')}"
@@ -362,7 +365,8 @@ def result_table(r: Result) -> str:
                 share = f"{format_percent(v / total if v is not None and total else None)} " \
                         f"of cost"
             shown_v, unit = r.shown(n)  # a money figure in the result currency
-            rows.append([(MARK if n in ANSWER else PAD) + label(n),
+            rows.append([(MARK if n in ANSWER else PAD) + figure_label(n, r.embodied_stated),
+                         NOT_STATED if not_stated(n, r.embodied_stated) else
                          format_number(shown_v, MODEL.steps[n].unit, n),
                          _unit(n).replace("USD", r.currency) if unit != MODEL.steps[n].unit
                          else _unit(n), share])
@@ -381,7 +385,7 @@ def result_table(r: Result) -> str:
                 assumed = None
             out += ["", headings[i]]
         out.append(line)
-    if any(r.value(n) is None for n in HEADLINE):
+    if any(r.value(n) is None and not not_stated(n, r.embodied_stated) for n in HEADLINE):
         out.append("-: not computed (an input it needs was not given)")
     out += ["", "What the figures rest on", *_items(disclosure_items(r))]
     return "\n".join(out)
@@ -401,12 +405,14 @@ def _by_columns(c: Comparison, unit_of) -> list[str]:
     header = ["", "", *(f"[{i}]" for i in range(1, n + 1)),
               *(f"[{i}]/[1]" for i in range(2, n + 1))]
     rows, headings = [header], {}
+    # (a row's label is shared; a system without a footprint says so in its disclosure)
+    stated = any(r.embodied_stated for r in c.results)
     for title, names in SECTIONS:
         money = all(MODEL.steps[x].unit == "USD/Mtok" for x in names)
         headings[len(rows)] = f"{title}, in {unit_words('USD/Mtok')}" if money else title
         for name in names:
             unit = MODEL.steps[name].unit
-            rows.append([(MARK if name in ANSWER else PAD) + label(name),
+            rows.append([(MARK if name in ANSWER else PAD) + figure_label(name, stated),
                          "" if money else unit_of(name),
                          *(format_number(r.value(name), unit, name) for r in c.results),
                          *(format_ratio(x) for x in c.ratios(name)[1:])])
@@ -424,6 +430,7 @@ def _by_rows(c: Comparison) -> list[str]:
     split into as many tables as it takes to stay within :data:`WIDTH`."""
     out: list[str] = []
     tags = [f"[{i}]" for i in range(1, len(c.results) + 1)]
+    stated = any(r.embodied_stated for r in c.results)
     for title, names in SECTIONS:
         money = all(MODEL.steps[x].unit == "USD/Mtok" for x in names)
         cells = {}
@@ -432,7 +439,7 @@ def _by_rows(c: Comparison) -> list[str]:
             values = [format_number(r.value(name), unit, name) for r in c.results]
             shown = [v if i == 0 or x is None else f"{v} ({format_ratio(x)})"
                      for i, (v, x) in enumerate(zip(values, c.ratios(name), strict=True))]
-            head = textwrap.wrap(label(name), max(14, *map(len, shown)))
+            head = textwrap.wrap(figure_label(name, stated), max(14, *map(len, shown)))
             cells[name] = (head, "" if money else _unit(name), shown)
         chunks: list[list[str]] = [[]]
         used = 4

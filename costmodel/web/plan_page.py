@@ -7,6 +7,7 @@ formulas; no plan sheet exists, so the fleet's counts and totals are the page's,
 and the JSON's), its JSON and the API call to download."""
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 
@@ -142,8 +143,11 @@ def plan_page():
         catalog = form_catalog(services().context(session))
     body = {"scenario": form.price_request()["scenario"], **pa.body}
     view = planned.to_json() if planned else None
+    # the fleet's tonnes a year where a grid factor is given (the form's pickers)
+    emissions = [(key, tonnes, words) for key, tonnes, words in planned.emission_rows()
+                 if math.isfinite(tonnes)] if planned else []
     return render_template("web/plan.html", form=form, catalog=catalog, pa=pa,
-                           plan=planned, view=view,
+                           plan=planned, view=view, emissions=emissions,
                            money_note=money_line(view["disclosure"]["money"]) if view else None,
                            deployments=DEPLOYMENT_CHOICES,
                            curl=curl_line("/api/v1/plan", body), query=_query(form, pa)), \

@@ -32,6 +32,8 @@ def _qty(value: float | None, unit: str, name: str | None = None) -> str:
 def _shown(result, name: str) -> str:
     """A result's figure as its answer shows it (money in the currency results are shown in:
     :meth:`costmodel.model.results.Result.shown`), rounded by the display rules."""
+    if display.not_stated(name, result.embodied_stated):  # no footprint: not 0, not a dash
+        return display.NOT_STATED
     value, unit = result.shown(name)
     return display.format_quantity(value, unit, name)
 
@@ -54,6 +56,14 @@ def _pct(value: float | None) -> str:
 @blueprint.app_template_global("label")
 def _label(name: str) -> str:
     return display.label(name)
+
+
+@blueprint.app_template_global("figure_label")
+def _figure_label(results, name: str) -> str:
+    """A figure's label for a result (or the results of one row): a total with embodied
+    emissions reads as operational only where none states a footprint."""
+    results = results if isinstance(results, list | tuple) else [results]
+    return display.figure_label(name, any(r.embodied_stated for r in results))
 
 
 # the words every face says for a term's money and for a figure that is not there

@@ -47,7 +47,7 @@ from .pages import (
     saved_titles,
     system_choice,
 )
-from .scenario_form import MONEY_FIELDS, FormCatalog, money_table, restate_bounds
+from .scenario_form import MONEY_FIELDS, FormCatalog, form_catalog, money_table, restate_bounds
 from .session import need
 from .site import blueprint
 
@@ -157,19 +157,56 @@ def money_args() -> SimpleNamespace:
                                    for k in MONEY_FIELDS}, errors={})
 
 
+FACTOR_FIELDS = ("carbon", "market_carbon")  # the grid factors set on every system
+
+
+def factor_args() -> SimpleNamespace:
+    """The grid factor pickers (catalog keys: :data:`FACTOR_FIELDS`, the Price page's) as
+    chosen, and their errors (``errors``, filled when checked)."""
+    return SimpleNamespace(values={k: str(request.args.get(k, "") or "").strip()[:200]
+                                   for k in FACTOR_FIELDS}, errors={})
+
+
+def _with_factors(choice: Choice, factors: dict[str, str]) -> Choice:
+    """``choice`` with the picked catalog grid factors (``electricity.carbon``,
+    ``electricity.market_carbon``) set as overrides, in the spec priced and in the API
+    body, as ``--set`` does: in place of a system's own factor for that basis."""
+    overrides = {f"electricity.{k}": v for k, v in factors.items() if v}
+    if not overrides:
+        return choice
+    spec = app.ScenarioSpec(choice.spec.source, (*choice.spec.overrides,
+                                                 *app.overrides_from_mapping(overrides)),
+                            choice.spec.subject)
+    body = {**choice.body, "overrides": {**choice.body.get("overrides", {}), **overrides}}
+    return Choice(choice.value, choice.title, spec, body)
+
+
+def _check_factors(factors: SimpleNamespace, catalog: FormCatalog) -> None:
+    """An unknown grid factor key, said beside its picker."""
+    known = {"carbon": {k for k, _ in catalog.grid_factors},
+             "market_carbon": {k for k, _ in catalog.market_factors}}
+    for name, value in factors.values.items():
+        if value and value not in known[name]:
+            factors.errors[name] = f"unknown catalog entry {value!r}: choose one from the list"
+
+
 def _priced(values: list[str], ta: TaskArgs, money: SimpleNamespace,
-            book: bool = False) -> dict[str, Any]:
+            book: bool = False, factors: SimpleNamespace | None = None) -> dict[str, Any]:
     """The task priced on the systems: ``answer`` (None with the errors by field in
     ``errors``: ``sys<i>`` a slot, ``systems`` the systems as a whole; the task's in
     ``ta.errors``; the currency's in ``money.errors``), the ``choices`` and the saved
     scenarios offered; ``book``: also its workbook (``workbook``). Every system is shown in
-    the currency typed (``money``), as on the Compare page."""
+    the currency typed (``money``), as on the Compare page, and with the grid factors
+    picked (``factors``; their errors in ``factors.errors``), as on the Price page."""
     errors: dict[str, str] = {}
     answer = workbook = None
+    factors = factors or factor_args()
     table, _ = money_table(money.values, money.errors)
     saved = saved_titles()  # (its own read: one connection at a time)
     with services().sessions(write=False) as session:
         ctx = services().context(session)
+        catalog = form_catalog(ctx)
+        _check_factors(factors, catalog)
         choices: list[Choice] = []
         for i, v in enumerate(values):
             if v in values[:i]:
@@ -181,10 +218,11 @@ def _priced(values: list[str], ta: TaskArgs, money: SimpleNamespace,
                 errors[f"sys{i}"] = exc.errors[0][1]
         if not values:
             errors["systems"] = f"pick 1 to {min(MAX_SYSTEMS, MAX_SCENARIOS)} systems"
-        if not errors and not ta.errors and not money.errors:
+        if not errors and not ta.errors and not money.errors and not factors.errors:
             try:
                 if table is not None:
                     choices = [in_currency(ctx, c, table) for c in choices]
+                choices = [_with_factors(c, factors.values) for c in choices]
                 task_request = app.TaskRequest([c.spec for c in choices],
                                                validate_task(ta.body))
                 answer = app.price_task(ctx, task_request)
@@ -197,7 +235,7 @@ def _priced(values: list[str], ta: TaskArgs, money: SimpleNamespace,
                              None)
                 errors["systems" if index is None else f"sys{index}"] = str(exc)
     return {"answer": answer, "choices": choices, "errors": errors, "saved": saved,
-            "workbook": workbook}
+            "workbook": workbook, "catalog": catalog}
 
 
 def _place_priced(exc: InputError, choices: list[Choice], ta: TaskArgs,
@@ -242,6 +280,21 @@ def _spans(rows: list[dict]) -> list[dict]:
     return rows
 
 
+def _emission_rows(answer: app.TaskAnswer, j: dict) -> list[tuple[str, str, str]]:
+    """The grams per task the systems have (a basis some system has a factor for): (key of
+    ``emissions_per_task``, heading, unit words); the totals say whether they count embodied
+    emissions (a row is shared: with embodied where some system gives a footprint)."""
+    stated = any(s.priced.result.embodied_stated for s in answer.systems)
+    total = "with embodied" if stated else "operational only"
+    rows = [("location", "CO2e per task, location-based"),
+            ("market", "CO2e per task, market-based"),
+            ("location_total", f"CO2e per task, {total}, location"),
+            ("market_total", f"CO2e per task, {total}, market")]
+    return [(key, heading, "grams a task") for key, heading in rows
+            if any((s["emissions_per_task"].get(key) or {}).get("value") is not None
+                   for s in j["systems"])]
+
+
 def _view(answer: app.TaskAnswer, choices: list[Choice]) -> dict[str, Any]:
     """Everything the answer shows, from the answer's own figures."""
     j = answer.to_json()
@@ -269,13 +322,16 @@ def _view(answer: app.TaskAnswer, choices: list[Choice]) -> dict[str, Any]:
             "disclosure": [(s.name, disclosure_lines(s.priced.result))
                            for s in answer.systems],
             "titles": [c.title for c in choices],
+            "emission_rows": _emission_rows(answer, j),
             "currency": answer.money.currency,
             "money_note": None if answer.money.usd else money_line(answer.money.disclosure)}
 
 
-def _query(values: list[str], ta: TaskArgs, money: SimpleNamespace) -> str:
+def _query(values: list[str], ta: TaskArgs, money: SimpleNamespace,
+           factors: SimpleNamespace | None = None) -> str:
     return urlencode([("sys", v) for v in values] + list(ta.values.items())
-                     + [(k, v) for k, v in money.values.items() if v])
+                     + [(k, v) for k, v in money.values.items() if v]
+                     + [(k, v) for k, v in (factors.values.items() if factors else ()) if v])
 
 
 def _request_body(choices: list[Choice], ta: TaskArgs) -> dict[str, Any]:
@@ -298,7 +354,8 @@ def task_page():
 
 
 def _task_page(values: list[str], ta: TaskArgs, money: SimpleNamespace):
-    out = _priced(values, ta, money)
+    factors = factor_args()
+    out = _priced(values, ta, money, factors=factors)
     answer = out["answer"]
     slots = values + [""] * (MAX_SYSTEMS - len(values))
     return render_template(
@@ -306,7 +363,8 @@ def _task_page(values: list[str], ta: TaskArgs, money: SimpleNamespace):
         saved=out["saved"], errors=out["errors"],
         view=_view(answer, out["choices"]) if answer is not None else None,
         percentiles=FormCatalog.percentiles, max_steps=MAX_TASK_STEPS, money_form=money,
-        query=_query(values, ta, money), curl=curl_line("/api/v1/task",
+        factors_form=factors, catalog=out["catalog"],
+        query=_query(values, ta, money, factors), curl=curl_line("/api/v1/task",
                                                  _request_body(out["choices"], ta))), \
         200 if answer is not None else 422
 

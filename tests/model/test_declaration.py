@@ -49,6 +49,30 @@ def test_literal_numbers_are_refused():
         Step("x", "token/h", "rate * 3600", "")
 
 
+def test_empty_is_no_value_in_the_engine_and_an_empty_cell_in_a_workbook():
+    """The literal empty: an option that states nothing. The engine gives NaN (scalar, batch
+    and fused paths alike), the unit check passes it (its dimension is the step's), a step
+    reading it outside a switch is empty too, and the workbook writes "" for it."""
+    import math
+
+    from costmodel.render.workbook.excel_formula import to_formula
+    e = Enum("stated", ("none", "given"), "", "stated")
+    d = declare(Step("energy", "W", "choose(stated, empty, power)", ""),
+                Step("doubled", "W", "energy + energy", ""), enums=[e])
+    for fused in (True, False):
+        out = Evaluator(d, fused=fused)({"power": np.array([700.0, 700.0]),
+                                         "stated": np.array([0, 1])})
+        assert math.isnan(out["doubled"][0]) and out["doubled"][1] == 1400.0
+    one = Evaluator(d)({"power": 700.0, "stated": 0})
+    assert math.isnan(one["energy"])
+    assert to_formula(d.steps["energy"].tree) == \
+        'CHOOSE(MATCH(stated,stated_levels,0),"",power)'
+    # a literal beside it is still refused, and empty keeps the choose's scale check
+    with pytest.raises(DeclarationError, match="differ"):
+        declare(Step("x", "W", "choose(stated, empty, power / watts_per_kilowatt, power)", ""),
+                enums=[Enum("stated", ("none", "a", "b"), "", "stated")])
+
+
 def test_unknown_names_are_refused():
     with pytest.raises(DeclarationError, match="reads 'powr'"):
         declare(Step("x", "W", "powr", ""))

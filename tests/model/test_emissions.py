@@ -31,8 +31,10 @@ def test_a_flat_factor_location_and_market_based():
     assert v["emissions_per_mtok"] == pytest.approx(240 / MTOK_PER_HOUR)
     assert v["emissions_market_per_hour"] == pytest.approx(60)
     assert v["emissions_market_per_mtok"] == pytest.approx(60 / MTOK_PER_HOUR)
-    # no product carbon footprint given: no embodied part, the totals are the operational
-    assert v["embodied_per_mtok"] == 0
+    # no product carbon footprint given: no embodied figure (not 0: not stated), and the
+    # totals are the operational figures alone
+    assert all(math.isnan(v[n]) for n in ("embodied_per_accelerator", "embodied_per_hour",
+                                          "embodied_per_mtok"))
     assert v["emissions_total_per_mtok"] == pytest.approx(133.333333)
     assert v["emissions_market_total_per_mtok"] == pytest.approx(33.333333)
 
@@ -130,7 +132,7 @@ def test_no_factor_no_emissions():
     v = priced()
     assert all(math.isnan(v[n]) for n in ("emissions_per_mtok", "emissions_market_per_mtok",
                                           "emissions_total_per_mtok"))
-    assert v["embodied_per_mtok"] == 0
+    assert math.isnan(v["embodied_per_mtok"])  # no footprint either: not stated, not 0
 
 
 def test_the_declaration_holds_the_emission_steps():
@@ -213,3 +215,28 @@ def test_sensitivity_varies_a_factor():
         pytest.approx(0.6 * 80 / 1.8 + embodied), pytest.approx(0.6 * 120 / 1.8 + embodied))
     footprint = bars["accelerator.embodied"]
     assert footprint.output_high - footprint.output_low == pytest.approx(0.4 * embodied)
+
+
+def test_embodied_not_stated_in_a_batch_beside_a_stated_one():
+    """The fused batch and the plain evaluator agree row by row: a row without a footprint
+    has no embodied figure and its total is operational; a row with one counts it."""
+    import numpy as np
+
+    from costmodel.model.evaluate import Evaluator
+    none = validate_scenario({**BASE, "electricity": {**BASE["electricity"],
+                                                      "carbon_intensity": "400 gCO2e/kWh"}})
+    stated = validate_scenario({**BASE, "electricity": {**BASE["electricity"],
+                                                        "carbon_intensity": "400 gCO2e/kWh"},
+                                "accelerator": {**BASE["accelerator"],
+                                                "embodied": "1500 kgCO2e"}})
+    rows = [none.to_inputs(), stated.to_inputs()]
+    batch = {k: np.array([r[k] for r in rows]) if np.ndim(rows[0][k]) == 0 else rows[0][k]
+             for k in rows[0]}
+    embodied = 1.5e6 / (5 * 8760) / MTOK_PER_HOUR  # 34.25 g/Mtok
+    for fused in (True, False):
+        out = Evaluator(MODEL, outputs=["embodied_per_mtok", "emissions_total_per_mtok"],
+                        fused=fused)(batch)
+        assert math.isnan(out["embodied_per_mtok"][0])
+        assert out["embodied_per_mtok"][1] == pytest.approx(embodied)
+        assert list(out["emissions_total_per_mtok"]) == pytest.approx(
+            [240 / MTOK_PER_HOUR, 240 / MTOK_PER_HOUR + embodied])

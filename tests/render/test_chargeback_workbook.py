@@ -65,6 +65,25 @@ def lines_of(wb):
     return out
 
 
+def engine_kg(led, line, basis):
+    """The engine's kgCO2e of a line by basis (None: its pool has no factor)."""
+    p = next(x for x in led.pools if x.name == line.pool)
+    c = p.emissions.get(basis)
+    if c is None:
+        return None
+    grams = c.idle_line if line.tenant is None else c.uses[led.tenants.index(line.tenant)].total
+    return float(grams) / 1000
+
+
+def kg_of(wb):
+    """(location, market) kgCO2e of every line row ("" or None: empty)."""
+    ws = wb[CHARGEBACK_SHEET]
+    return [(row[LINE_COLUMNS["kg_location"] - 1].value,
+             row[LINE_COLUMNS["kg_market"] - 1].value) for row in ws.iter_rows(min_row=1)
+            if isinstance(row[LINE_COLUMNS["cents"] - 1].value, (int, float))
+            and isinstance(row[LINE_COLUMNS["total"] - 1].value, (int, float))]
+
+
 def assert_book_is(wb, led):
     got = lines_of(wb)
     assert len(got) == len(led.lines)
@@ -72,6 +91,24 @@ def assert_book_is(wb, led):
         assert (tenant, pool) == (line.tenant, line.pool)
         assert total == pytest.approx(line.amount, rel=1e-9, abs=1e-9)
         assert cents == line.cents
+    # emissions charged as the cost is: the gb300 pool's grid factor (sample-tco.toml, 370
+    # g/kWh, no footprint); the hand pool has none (empty cells, the engine's null)
+    kgs = kg_of(wb)
+    assert any(k[0] for k in kgs)
+    for (location, market), line in zip(kgs, led.lines, strict=True):
+        for got_kg, basis in ((location, "location"), (market, "market")):
+            want = engine_kg(led, line, basis)
+            if want is None:
+                assert got_kg in (None, ""), (line, basis)
+            else:
+                assert got_kg == pytest.approx(want, rel=1e-9, abs=1e-9), (line, basis)
+    for i, p in enumerate(led.pools):
+        kg = value(wb, f"pool_kg_location_s{i + 1}")
+        if "location" in p.emissions:
+            assert kg == pytest.approx(float(p.emissions["location"].cost) / 1000, rel=1e-9)
+        else:
+            assert kg in (None, "")
+    assert value(wb, "chargeback_fleet_kg_location") in (None, "")  # the hand pool: none
     for i, p in enumerate(led.pools):
         assert value(wb, f"pool_utilisation_s{i + 1}") == pytest.approx(
             float(p.charge.utilisation), rel=1e-9)

@@ -661,13 +661,22 @@ def test_formulas_never_compute_with_an_empty_input():
         'watts_per_kilowatt)')
     assert to_formula(MODEL.steps["emissions_per_mtok"].tree).startswith(
         'IF(emissions_per_hour="","",')
-    # a product carbon footprint is selected by its switch (none given: 0, no embodied part)
-    assert 'IF(accelerator_embodied="",NA(),accelerator_embodied)' in to_formula(
-        MODEL.steps["embodied_per_accelerator"].tree)
+    # a product carbon footprint is selected by its switch; none given: no embodied figure
+    # (an empty cell, not 0), and the totals count 0 for it
+    embodied = to_formula(MODEL.steps["embodied_per_accelerator"].tree)
+    assert 'IF(accelerator_embodied="",NA(),accelerator_embodied)' in embodied
+    assert embodied.startswith('CHOOSE(MATCH(embodied_basis,embodied_basis_levels,0),"",')
+    assert to_formula(MODEL.steps["emissions_total_per_hour"].tree).endswith(
+        "emissions_per_hour+CHOOSE(MATCH(embodied_basis,embodied_basis_levels,0),0,"
+        'IF(embodied_per_hour="",NA(),embodied_per_hour),'
+        'IF(embodied_per_hour="",NA(),embodied_per_hour),'
+        'IF(embodied_per_hour="",NA(),embodied_per_hour)))')
     emissions = {f"{e}_per_{p}" for e in ("emissions", "emissions_market", "emissions_total",
-                                          "emissions_market_total") for p in ("hour", "mtok")}
+                                          "emissions_market_total", "embodied")
+                 for p in ("hour", "mtok")}
     assert MAY_BE_EMPTY & set(MODEL.steps) == {"bandwidth_per_watt", "grid_factor_location",
-                                               "grid_factor_market", *emissions}
+                                               "grid_factor_market",
+                                               "embodied_per_accelerator", *emissions}
     for name in MODEL.inputs:  # no optional input is read bare
         if not MODEL.inputs[name].optional or MODEL.inputs[name].axes:
             continue

@@ -143,3 +143,30 @@ def test_a_market_entry_states_its_instrument_and_a_location_entry_none():
     for key in KEYS:
         data = entry(key).data
         assert (data["basis"] == "market") == (data.get("instrument") is not None), key
+
+
+def test_a_catalog_factor_named_by_an_override_replaces_the_scenarios_own():
+    # a scenario with its own 370 g/kWh, and --set electricity.carbon (or a page's picker):
+    # the catalog's factor, year and source, not 370 under eGRID's citation
+    own = {**BASE, "electricity": {"carbon_intensity": "370 gCO2e/kWh",
+                                   "carbon_year": "2019", "carbon_source": "a site audit"}}
+    scenario, provenance = _built(own, [("electricity.carbon", "egrid2023-erct")],
+                                  catalog=CATALOG)
+    e = scenario.electricity
+    assert e.carbon_intensity == pytest.approx(736.6 * 0.45359237)  # 334.12
+    assert e.carbon_year == "2023" and "eGRID2023" in e.carbon_source
+    assert "egrid2023-erct" in provenance["electricity.carbon_intensity"]
+    # the market factor, not named, is the scenario's own still
+    scenario = _build({**own, "electricity": {**own["electricity"],
+                                              "market_carbon_intensity": "0 gCO2e/kWh"}},
+                      [("electricity.carbon", "egrid2023-erct")], catalog=CATALOG)
+    assert scenario.electricity.market_carbon_intensity == 0
+
+
+def test_a_factor_of_its_own_beside_a_reference_takes_nothing_of_the_entry():
+    scenario = _build({**BASE, "electricity": {"carbon": "egrid2023-erct",
+                                               "carbon_intensity": "370 gCO2e/kWh"}},
+                      catalog=CATALOG)
+    e = scenario.electricity
+    assert e.carbon_intensity == 370  # its own wins, as before
+    assert e.carbon_year is None and "eGRID" not in (e.carbon_source or "")  # not eGRID's

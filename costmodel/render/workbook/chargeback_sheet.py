@@ -18,30 +18,47 @@
 - **Tenants**: each tenant's tokens and charge (SUMIF over the lines), cost per million
   tokens and share; the **check**: the lines add up to the fleet's cost, unrounded and in
   cents.
+- **Emissions**, charged as the cost is (the allocation is linear in a pool's cost an
+  accelerator-hour, so a line's kgCO2e is its share of the pool's cost times the pool's
+  emissions in the period): each pool's emissions an accelerator-hour (the model's
+  ``emissions_total_per_hour`` and ``emissions_market_total_per_hour``: operational at the
+  measured utilisation, plus embodied where a footprint is given) and in the period, each
+  line's and each tenant's kgCO2e by basis, the fleet's. Empty (a dash) where a pool has no
+  factor for the basis, as the engine's null.
 """
 from __future__ import annotations
 
 import math
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ...decisions import chargeback_calculation as calc
 from ...model.inputs import MIN_UTILISATION
 from .decision_formulas import Formula, Formulas, value_of
 from .layout import FIRST_COL, Names, WorkbookSystem, system_ref
-from .sheet import Sheet, cached, cell_ref, col_name, formula_xml, number_xml, xml_text
+from .sheet import (
+    Sheet,
+    cached,
+    cell_ref,
+    col_name,
+    formula_xml,
+    number_xml,
+    with_dash,
+    xml_text,
+)
 
 __all__ = ["CHARGEBACK_SHEET", "ChargebackBook", "PoolBook", "write_chargeback",
            "ChargeFormulas", "LINE_COLUMNS"]
 
 CHARGEBACK_SHEET = "Chargeback"
+GRAMS_PER_KILOGRAM = 1000.0  # [g/kg] (the sheet's named cell chargeback_grams_per_kg)
 # the lines' columns, 1-based
 LINE_COLUMNS = {"tenant": 1, "pool": 2, "input": 3, "cached": 4, "output": 5, "reserved": 6,
                 "equivalents": 7, "over": 8, "weight": 9, "reserved_charge": 10, "usage": 11,
                 "idle": 12, "total": 13, "read": 14, "floor": 15, "remainder": 16, "cents": 17,
-                "charge": 18}
+                "charge": 18, "kg_location": 19, "kg_market": 20}
 _HEADERS = {"tenant": "tenant", "pool": "pool", "input": "new input [token]",
             "cached": "cached input [token]", "output": "output [token]",
             "reserved": "reserved share", "equivalents": "equivalents [token]",
@@ -49,7 +66,12 @@ _HEADERS = {"tenant": "tenant", "pool": "pool", "input": "new input [token]",
             "reserved_charge": "reserved [USD]",
             "usage": "usage [USD]", "idle": "idle share [USD]", "total": "line [USD]",
             "read": "cents read", "floor": "cents floored", "remainder": "remainder",
-            "cents": "cents", "charge": "charge [USD]"}
+            "cents": "cents", "charge": "charge [USD]", "kg_location": "location [kgCO2e]",
+            "kg_market": "market [kgCO2e]"}
+BASES = ("location", "market")  # the emission bases, as the ledger's JSON names them
+_PER_HOUR_STEP = {"location": "emissions_total_per_hour",
+                  "market": "emissions_market_total_per_hour"}
+_KG = "#,##0.000"
 # the pool block's rows: (label of the declaration's cell or a term, words, unit, format)
 _POOL_ROWS = [
     ("accelerators", "Accelerators", "count", "#,##0"),
@@ -71,6 +93,12 @@ _POOL_ROWS = [
     ("idle", "Idle cost (unreserved cost usage does not pay)", "USD", "#,##0.00"),
     ("weights", "Idle shared over (usage or tenants)", "", "#,##0.##"),
     ("idle line", "Idle line", "USD", "#,##0.00"),
+    ("emissions location", "Emissions an accelerator-hour, location-based (with embodied "
+                           "where given)", "gCO2e/h", "#,##0.00"),
+    ("emissions market", "Emissions an accelerator-hour, market-based (with embodied "
+                         "where given)", "gCO2e/h", "#,##0.00"),
+    ("kg location", "Emissions in the period, location-based", "kgCO2e", _KG),
+    ("kg market", "Emissions in the period, market-based", "kgCO2e", _KG),
 ]
 _ROW_STYLE = {"accelerators": "input", "cost": "result", "idle line": "result"}
 _LINE_LABELS = {"equivalents": "equivalents", "over": "over", "reserved": "reserved_charge",
@@ -82,14 +110,25 @@ _TOKENS = "#,##0"
 @dataclass(frozen=True)
 class PoolBook:
     """A pool as the sheet needs it: its name, accelerators, reservations [fraction] by
-    tenant, uses (one a tenant of the ledger), its charge (the engine's) and whether its
-    scenario has a load shape (its utilisation on Inputs is then not read)."""
+    tenant, uses (one a tenant of the ledger), its charge (the engine's), whether its
+    scenario has a load shape (its utilisation on Inputs is then not read) and its emissions
+    charged as its cost is [gCO2e] by basis (a basis without a factor absent)."""
     name: str
     accelerators: int
     reserved: Mapping[str, float]
     uses: Sequence[calc.Use]
     charge: calc.PoolCharge
     load_shape: bool
+    emissions: Mapping[str, calc.PoolCharge] = field(default_factory=dict)
+
+    def line_kg(self, basis: str, j: int | None) -> float:
+        """The engine's kgCO2e of tenant ``j``'s line (None: the idle line) by ``basis``;
+        NaN where the pool has no factor for it."""
+        c = self.emissions.get(basis)
+        if c is None:
+            return math.nan
+        grams = c.idle_line if j is None else c.uses[j].total
+        return float(value_of(grams)) / GRAMS_PER_KILOGRAM
 
 
 @dataclass(frozen=True)
@@ -160,7 +199,8 @@ def write_chargeback(ws: Sheet, inputs: Sheet, systems: Sequence[WorkbookSystem]
     C = LINE_COLUMNS
     last_col = C["charge"]
     ws.set_widths({1: 30, 2: 12, 3: 14, 4: 13, 5: 14, 6: 9, 7: 15, 8: 15, 9: 7, 10: 11,
-                   11: 11, 12: 11, 13: 12, 14: 11, 15: 9, 16: 9, 17: 9, 18: 12})
+                   11: 11, 12: 11, 13: 12, 14: 11, 15: 9, 16: 9, 17: 9, 18: 12, 19: 12,
+                   20: 12})
     ws.text(1, 1, f"Chargeback: {book.fleet}, {book.period}", "title")
     ws.paragraph(2, "Blue cells are inputs: the period's hours, the cached weight, each "
                     "pool's accelerators and each tenant's tokens and reserved share. Change "
@@ -184,6 +224,12 @@ def write_chargeback(ws: Sheet, inputs: Sheet, systems: Sequence[WorkbookSystem]
     ws.text(row, 3, "input tokens")
     ws.number(row, FIRST_COL, book.cached_weight, "input", "0.00")
     names.add("chargeback_cached_weight", ws.title, _abs(row, FIRST_COL))
+    row += 1
+    ws.text(row, 1, "Grams in a kilogram", "wrap")
+    ws.text(row, 2, "chargeback_grams_per_kg", "name")
+    ws.text(row, 3, "g/kg")
+    ws.number(row, FIRST_COL, GRAMS_PER_KILOGRAM, "calc", "#,##0")
+    names.add("chargeback_grams_per_kg", ws.title, _abs(row, FIRST_COL))
     # -- where each thing sits ---------------------------------------------------------------
     pool_top = row + 2
     pool_row = {label: pool_top + 1 + k for k, (label, *_) in enumerate(_POOL_ROWS)}
@@ -293,6 +339,24 @@ def write_chargeback(ws: Sheet, inputs: Sheet, systems: Sequence[WorkbookSystem]
             ordered = sorted(line)
             ws.put_row(r, ordered[0], ordered[-1], "".join(line[c] for c in ordered))
             ws._seen(r, ordered[-1])
+        # the pool's emissions: the model's grams an accelerator-hour at the measured
+        # utilisation, and in the period (empty where no factor is given, as the engine's)
+        for basis in BASES:
+            r = pool_row[f"emissions {basis}"]
+            ref = system_ref(_PER_HOUR_STEP[basis], i, n)
+            ws.formula(r, col, f'=IF({ref}="","",{ref})', v[_PER_HOUR_STEP[basis]], "calc",
+                       fmt[f"emissions {basis}"], empty=True)
+            per_hour_ref = _abs(r, col)
+            kg = pool.emissions.get(basis)
+            r = pool_row[f"kg {basis}"]
+            ws.formula(r, col, f'=IF({per_hour_ref}="","",{_abs(pool_row["accelerators"], col)}'
+                               f'*{_abs(pool_row["hours"], col)}*{per_hour_ref}'
+                               f'/chargeback_grams_per_kg)',
+                       math.nan if kg is None else float(value_of(kg.cost)) / GRAMS_PER_KILOGRAM,
+                       "result", fmt[f"kg {basis}"], empty=True)
+            if i == 0:
+                for label in (f"emissions {basis}", f"kg {basis}"):
+                    names.row("pool_" + label.replace(" ", "_"), ws.title, pool_row[label])
         ws.text(idle_row, C["tenant"], "(idle: no tenant's usage)", "note")
         ws.text(idle_row, C["pool"], pool.name)
         # the pool's utilisation on Inputs reads the measured one (the engine's floor kept)
@@ -329,16 +393,33 @@ def write_chargeback(ws: Sheet, inputs: Sheet, systems: Sequence[WorkbookSystem]
         f'1,0)</f><v>{{5!r}}</v></c>'
         f'<c r="{L["charge"]}{{0}}" s="{xf["charge"]}"><f>{L["cents"]}{{0}}/100</f>'
         f'<v>{{6!r}}</v></c>').format
+    # each line's kgCO2e by basis: its share of the pool's cost times the pool's emissions in
+    # the period (empty where the pool has no factor, or no cost to share it by)
+    kg_xf = ws.xf("calc", with_dash(_KG), "right")
+    pool_index = {p.name: i for i, p in enumerate(book.pools)}
+    kg_formula = {}  # (pool, basis) -> the formula's text, {0} its row
+    for i in range(n):
+        cost = _abs(pool_row["cost"], FIRST_COL + i)
+        for basis in BASES:
+            kg = _abs(pool_row[f"kg {basis}"], FIRST_COL + i)
+            kg_formula[i, basis] = xml_text(
+                f'IF(OR({kg}="",{cost}=0),"",{L["total"]}{{0}}*{kg}/{cost})')
+    kg_col = {basis: col_name(C[f"kg_{basis}"]) for basis in BASES}
     for x in book.lines:
         r = line_row[id(x)]
         read = float(round(x.amount * 100, 6))
         floor = float(int(read // 1))
         before = "0" if r == first_line else \
             f"SUMPRODUCT(({rem_col}{r - 1}={L['remainder']}{r})*1)"
-        ws.put_row(r, cents_cols[0], cents_cols[-1], cells(
+        i = pool_index[x.pool]
+        j = None if x.tenant is None else tenant_index[x.tenant]
+        emissions = "".join(formula_xml(
+            f"{kg_col[basis]}{r}", kg_xf, kg_formula[i, basis].format(r),
+            cached(book.pools[i].line_kg(basis, j), True), escaped=True) for basis in BASES)
+        ws.put_row(r, cents_cols[0], C["kg_market"], cells(
             r, read, floor, float(round(read - floor, 6)), before, float(x.cents),
-            float(x.cents / 100)))
-    ws._seen(last_line, cents_cols[-1])
+            float(x.cents / 100)) + emissions)
+    ws._seen(last_line, C["kg_market"])
     # -- the fleet and the check ------------------------------------------------------------------
     fleet_cost = sum(float(value_of(p.charge.cost)) for p in book.pools)
     cost_refs = ",".join(system_ref("pool_cost", i, n) for i in range(n))
@@ -370,10 +451,25 @@ def write_chargeback(ws: Sheet, inputs: Sheet, systems: Sequence[WorkbookSystem]
     ws.formula(r, FIRST_COL, '=IF(chargeback_cents_total=chargeback_fleet_cents,"conserved",'
                              '"NOT CONSERVED")', "conserved", "result")
     names.add("chargeback_check", ws.title, _abs(r, FIRST_COL))
+    # the fleet's emissions by basis: empty where a pool has no factor (as the engine's null)
+    for basis in BASES:
+        r += 1
+        pools = f"{_abs(pool_row[f'kg {basis}'], FIRST_COL)}:" \
+                f"{_abs(pool_row[f'kg {basis}'], FIRST_COL + n - 1)}"
+        charges = [p.emissions.get(basis) for p in book.pools]
+        kg = math.nan if any(c is None for c in charges) else \
+            sum(float(value_of(c.cost)) for c in charges) / GRAMS_PER_KILOGRAM
+        ws.text(r, 1, f"The fleet's emissions, {basis}-based", "wrap")
+        ws.text(r, 2, f"chargeback_fleet_kg_{basis}", "name")
+        ws.text(r, 3, "kgCO2e")
+        ws.formula(r, FIRST_COL, f'=IF(SUMPRODUCT(({pools}="")*1)>0,"",SUM({pools}))', kg,
+                   "result", _KG, empty=True)
+        names.add(f"chargeback_fleet_kg_{basis}", ws.title, _abs(r, FIRST_COL))
     # -- tenants ----------------------------------------------------------------------------------
     top = r + 2
     ws.header(top, ["tenant", "", "new input [token]", "cached input [token]",
-                    "output [token]", "", "charge [USD]", "USD per Mtok", "share"])
+                    "output [token]", "", "charge [USD]", "USD per Mtok", "share",
+                    "location [kgCO2e]", "market [kgCO2e]"])
     tenant_col = f"{_abs(first_line, C['tenant'])}:{_abs(last_line, C['tenant'])}"
 
     def sumif(tenant_ref: str, key: str) -> str:
@@ -402,6 +498,11 @@ def write_chargeback(ws: Sheet, inputs: Sheet, systems: Sequence[WorkbookSystem]
                    cents / 100 / all_tokens * 1e6 if all_tokens else 0.0, "calc", "0.0000")
         ws.formula(r, 9, f"=IF(chargeback_fleet_cents=0,0,G{r}*100/chargeback_fleet_cents)",
                    cents / total_cents if total_cents else 0.0, "calc", "0.00%")
+        for col, basis in ((10, "location"), (11, "market")):
+            lines_kg = [p.line_kg(basis, k) for p in book.pools]
+            fleet = f"chargeback_fleet_kg_{basis}"
+            ws.formula(r, col, f'=IF({fleet}="","",{sumif(ref, "kg_" + basis)})',
+                       sum(lines_kg), "calc", _KG, empty=True)
     ws.keep_together(top, top + len(book.tenants))
     return (lines_header, lines_header)
 

@@ -21,7 +21,9 @@ optional input bare:
   intensity: no emissions; the engine's NaN). Such a step's cell shows a dash;
 - inside a ``choose`` option (an input a switch selects) it reads ``IF(x="",NA(),x)``: a
   switch turned to an input left empty gives ``#N/A``, as the engine refuses that scenario,
-  never a figure computed with 0.
+  never a figure computed with 0;
+- the literal ``empty`` (an option that states nothing: no product carbon footprint) is
+  ``""``, so the step is an empty cell and those that read it outside a switch are too.
 
 Profiles (:mod:`costmodel.model.profile`) sit in blocks of cells, so a formula that reads one is
 written for its cell (:func:`cell_formula`): a name is what a resolver says it is at that
@@ -33,10 +35,11 @@ is ``NA()``.
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from ...model.declaration import Algebra, Collect, Node, fold
+from ...model.declaration import Algebra, Collect, Node, fold, reads_empty
 from ...model.steps import MODEL
 
 __all__ = ["to_formula", "levels_name", "Cell", "cell_formula", "NOT_AVAILABLE",
@@ -101,11 +104,12 @@ _UNGUARDED = _Unguarded()
 
 
 def _may_be_empty() -> frozenset[str]:
-    """The optional scalar inputs, and the scalar steps that read one of these (or such a
-    step) outside a ``choose`` option: whatever a valid scenario may leave without a value."""
+    """The optional scalar inputs, the scalar steps that read one of these (or such a
+    step) outside a ``choose`` option, and those with an option ``empty`` (no footprint
+    stated: no embodied figure): whatever a valid scenario may leave without a value."""
     empty = {n for n, i in MODEL.inputs.items() if i.optional and not i.axes}
     for name, step in MODEL.steps.items():
-        if not step.axes and fold(step.tree, _UNGUARDED) & empty:
+        if not step.axes and (fold(step.tree, _UNGUARDED) & empty or reads_empty(step.tree)):
             empty.add(name)
     return frozenset(empty)
 
@@ -139,8 +143,10 @@ class _Formulas(Algebra[Formula]):
     def name(self, id: str) -> Formula:
         return (_guarded(id) if id in self.guard else id), _ATOM
 
-    def num(self, value: int) -> Formula:
-        return str(value), _ATOM
+    def num(self, value: float) -> Formula:
+        if math.isnan(value):  # the literal empty: an empty cell's text, as a blank input
+            return '""', _ATOM
+        return str(int(value)), _ATOM
 
     def neg(self, x: Formula) -> Formula:
         return f"(-{_operand(x, _ATOM)})", _ATOM
@@ -203,7 +209,7 @@ class _CellFormulas(Algebra[_AtCell]):
             return (_guarded(text) if id in self.guard else text), _ATOM
         return at
 
-    def num(self, value: int) -> _AtCell:
+    def num(self, value: float) -> _AtCell:
         text = _FORMULA.num(value)
         return lambda cell: text
 

@@ -655,7 +655,8 @@ def read_workbook(source: bytes | str | Path, name: str = "workbook") -> Workboo
                               for p, m in exc.errors]) from None
         before = exported[-1].to_inputs()
         data_i = _apply(original, {k: v[i] for k, v in values.items()}, before, cells)
-        for key, at in _read_profiles(book, data_i, before, i, n).items():
+        profiles = _read_profiles(book, data_i, before, i, n)
+        for key, at in profiles.items():
             cells.setdefault(key, at)
         scenario = _validated(data_i, shown, cells)
         after = scenario.to_inputs()
@@ -668,6 +669,9 @@ def read_workbook(source: bytes | str | Path, name: str = "workbook") -> Workboo
         provenance = dict(payload.get("provenance", {}))
         edited = {_key(c.name): f"edited in workbook {name}, cell "
                                 f"{values[c.name][i][1]}!{values[c.name][i][0]}" for c in mine}
+        # an edited factor by hour is not the one its citation describes either
+        edited.update({key: f"edited in workbook {name}, cells {at}"
+                       for key, at in profiles.items() if key in CARBON_HOURLY_KEYS})
         provenance.update(edited)
         cited = _edited_citations(data_i, edited, provenance)
         if cited:  # the edited values' citations replaced: validated again
@@ -1009,16 +1013,22 @@ _PRESENCE = [("electricity_pricing", "flat", "tariff", "tariff (electricity.tari
               "number of site accelerators")]
 _PERIOD_CHARGE, _PERIOD_HOURS = ("electricity_tariff_demand_period_charge",
                                   "electricity_tariff_demand_period_hours")
+# the emission factors by hour (one day's 24 values; a block of 48 columns repeats them on
+# weekend days): block -> the key under [electricity]
+_CARBON_BLOCKS = {"electricity_carbon_hourly": "carbon_hourly",
+                  "electricity_market_carbon_hourly": "market_carbon_hourly"}
+CARBON_HOURLY_KEYS = frozenset(f"electricity.{k}" for k in _CARBON_BLOCKS.values())
 _PROFILE_BLOCKS = {"electricity_tariff_rates", "electricity_tariff_demand_charge",
-                   "load_hourly", _PERIOD_CHARGE, _PERIOD_HOURS}  # the profiles an editor
-# may change on the Tariff sheet
+                   "load_hourly", _PERIOD_CHARGE, _PERIOD_HOURS,
+                   *_CARBON_BLOCKS}  # the profiles an editor may change on the Tariff sheet
 
 
 def _read_profiles(book: _Book, data: dict, exported: dict[str, Any], i: int,
                    n: int) -> dict[str, str]:
-    """Put the Tariff sheet's edited rates, demand charges and load of system ``i`` into its
-    scenario table ``data``; answers scenario key -> the block it was read from (for
-    errors). A profile the scenario no longer has (its choice changed) is not read."""
+    """Put the Tariff sheet's edited rates, demand charges, load and emission factors by
+    hour of system ``i`` into its scenario table ``data``; answers scenario key -> the block
+    it was read from (for errors, and an edited factor's citation). A profile the scenario
+    no longer has (its choice changed) is not read."""
     sheet = book.sheets.get(TARIFF_SHEET)
     if sheet is None:
         return {}
@@ -1048,6 +1058,12 @@ def _read_profiles(book: _Book, data: dict, exported: dict[str, Any], i: int,
         if not np.array_equal(values, exported[name]):
             blocks[name] = values
             read[name] = f"{TARIFF_SHEET}!{target[1]} ({label})"
+    for name, key in _CARBON_BLOCKS.items():
+        if name in blocks:
+            electricity = data.setdefault("electricity", {})
+            electricity[key] = {"value": _one_day(blocks[name][0], exported[name][0],
+                                                  read[name]), "unit": "gCO2e/kWh"}
+            read[f"electricity.{key}"] = read.pop(name)
     tariff = data.get("electricity", {}).get("tariff")
     if "load_hourly" in blocks and isinstance(data.get("load"), dict):
         data["load"].update(_days(blocks["load_hourly"][0], "dimensionless"))
@@ -1079,6 +1095,21 @@ def _read_profiles(book: _Book, data: dict, exported: dict[str, Any], i: int,
             if name in read:
                 read.setdefault("electricity.tariff.demand_periods", read.pop(name))
     return read
+
+
+def _one_day(row: np.ndarray, exported: np.ndarray, where: str) -> list[float]:
+    """An emission factor's 24 hours from its block's row: the row itself, or, where the
+    block has weekend columns (a tariff or a load with weekend days), the half that was
+    edited (the two halves alike, or one as exported); both edited, differently: refused,
+    as a factor by hour has one day."""
+    day, weekend = row[:HOURS_A_DAY], row[HOURS_A_DAY:]
+    if weekend.size and not np.array_equal(day, weekend):
+        if np.array_equal(day, exported[:HOURS_A_DAY]):
+            day = weekend
+        elif not np.array_equal(weekend, exported[HOURS_A_DAY:]):
+            raise _fail("a factor by hour has one day's 24 values: its weekend hours ('we') "
+                        "must be its weekday hours", where)
+    return day.tolist()
 
 
 def _period_rows(given: list, charge: np.ndarray, mask: np.ndarray) -> list[dict[str, Any]]:

@@ -8,7 +8,7 @@ from typing import Any
 
 from ...model.results import HEADLINE
 from ...model.steps import MODEL, SHOWN, shown
-from ..display import display_unit, label
+from ..display import display_unit, figure_label, label
 from .excel_formula import MAY_BE_EMPTY, ratio_formula
 from .layout import (
     FIRST_COL,
@@ -56,14 +56,15 @@ def write_ratios(ws: Sheet, row: int, systems: Sequence[WorkbookSystem], names: 
                  *, with_names: bool = True) -> int:
     """Rows of ratios to the first system from ``row`` (live: each system's figure over the
     first's; empty where a figure has none); returns the last row written."""
+    stated = any(s.result.embodied_stated for s in systems)  # (totals: operational only?)
     for k, name in enumerate(names):
         r = row + k
-        ws.text(r, 1, label(name))
+        ws.text(r, 1, figure_label(name, stated))
         if with_names:
             ws.text(r, NAME_COL, name, "name")
         ws.text(r, UNIT_COL, "ratio")
         first = systems[0].result.values[name]
-        # an emission figure may be 0 (a contract's 0 g/kWh, no embodied footprint): its
+        # an emission figure may be 0 (a contract's 0 g/kWh): its
         # ratio is empty there, as the engine's is null, never #DIV/0!
         zero = name in _MAY_BE_ZERO
         empty = name in MAY_BE_EMPTY or zero
@@ -138,10 +139,11 @@ def write_results(ws: Sheet, systems: Sequence[WorkbookSystem]) -> None:
                  FIRST_COL + n - 1)
     ws.header(HEADER_ROW, system_header(systems, ["figure", "name", "unit"]))
     rows: dict[str, int] = {}
+    stated = any(s.result.embodied_stated for s in systems)  # (a row's label is shared)
     for row, name in enumerate(RESULT_ROWS, HEADER_ROW + 1):
         step = MODEL.steps[name]
         rows[name] = row
-        ws.text(row, 1, label(name))
+        ws.text(row, 1, figure_label(name, stated))
         ws.text(row, NAME_COL, name, "name")
         ws.text(row, UNIT_COL, display_unit(name, step.unit))
         for i, s in enumerate(systems):
