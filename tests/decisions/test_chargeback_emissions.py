@@ -5,23 +5,18 @@ footprint)."""
 from __future__ import annotations
 
 import pytest
-from chargeback_support import HAND_SCENARIO, TWO_TENANTS, fleet
+from chargeback_support import EMISSIONS_CAPACITY as CAPACITY
+from chargeback_support import EMISSIONS_PER_HOUR as PER_HOUR
+from chargeback_support import EMISSIONS_SCENARIO as SCENARIO
+from chargeback_support import EMISSIONS_TOTAL_KG as TOTAL_KG
+from chargeback_support import EMISSIONS_U as U
+from chargeback_support import TWO_TENANTS, fleet
 
 from costmodel import app
 from costmodel.app.chargeback import ChargebackRequest, chargeback
 from costmodel.sources.usage import read_usage_bytes
 
 CTX = app.LocalContext()
-SCENARIO = {**HAND_SCENARIO,
-            "electricity": {"price": "0 USD/kWh", "carbon_intensity": "500 gCO2e/kWh"},
-            "accelerator": {**HAND_SCENARIO["accelerator"], "embodied": "2000 kgCO2e"}}
-# A uses 4e9 equivalents, B 2e9, of the pool's 1.0368e10: measured utilisation 0.5787; the
-# chip draws 1000 W x (u + (1 - u) x 0.3) = 705.09 W, 352.55 g an hour at 500 g/kWh, and the
-# footprint adds 2e6 g / (5 x 8760 h) = 45.66 g an hour; 2 accelerators x 720 h
-USED, CAPACITY = 6e9, 1.0368e10
-U = USED / CAPACITY
-PER_HOUR = 1000 * (U + (1 - U) * 0.3) / 1000 * 500 + 2e6 / (5 * 8760)
-TOTAL_KG = 2 * 720 * PER_HOUR / 1000  # 573.4 kg
 
 
 def ledger(idle: str):

@@ -65,3 +65,32 @@ def test_a_workbook_over_its_lines_bound_is_a_413_page(web, monkeypatch):
     assert r.status_code == 413 and r.data[:2] != b"PK"
     assert "a chargeback workbook holds at most 2 lines" in r.text
     assert _post(web).status_code == 200  # the page itself answers
+
+
+def test_the_page_charges_emissions_as_cost(web):
+    """The hand pool of tests/decisions/test_chargeback_emissions.py (500 gCO2e/kWh, a
+    2,000 kg footprint): 573.42 kg in the month, a separate idle line keeping the unused
+    capacity's grams; no market factor, so that column is a dash."""
+    from chargeback_support import EMISSIONS_CAPACITY as CAPACITY
+    from chargeback_support import EMISSIONS_SCENARIO as SCENARIO
+    from chargeback_support import EMISSIONS_TOTAL_KG as TOTAL_KG
+    from chargeback_support import EMISSIONS_U as U
+    data = fleet()
+    data["pools"][0]["scenario"] = SCENARIO
+    token = _csrf(web, "/chargeback")
+    r = web.post("/chargeback", content_type="multipart/form-data", data={
+        "csrf_token": token, "by": "tenant", "idle": "separate", "period": "", "format": "html",
+        "usage": (io.BytesIO(TWO_TENANTS.encode()), "usage.csv"),
+        "fleet": (io.BytesIO(json.dumps(data).encode()), "fleet.json")})
+    assert r.status_code == 200, r.text
+
+    def kg(figure):
+        return [float(v.replace(",", "")) for v in
+                re.findall(rf'data-figure="{figure}">([\d,.]+)<', r.text)]
+    assert kg("location") == [pytest.approx(TOTAL_KG * 4e9 / CAPACITY, abs=0.05),
+                              pytest.approx(TOTAL_KG * 2e9 / CAPACITY, abs=0.05)]
+    assert kg("idle-location") == [pytest.approx(TOTAL_KG * (1 - U), abs=0.05)]
+    assert kg("total-location") == [pytest.approx(573.4, abs=0.05)]
+    assert re.findall(r'data-figure="(?:market|total-market)">([^<]*)<', r.text) == \
+        ["-", "-", "-"]
+    assert 'data-testid="emissions-rule"' in r.text and "kgCO2e" in r.text
