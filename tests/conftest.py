@@ -13,8 +13,22 @@ from pathlib import Path
 
 import pytest
 
-from costmodel.app.build import build_scenario, load_scenario_file
-from costmodel.model.chain import price
+# ---- pytest-xdist (make test: -n 2 --dist loadgroup; docs/operations.md, the test suite) -------
+# Each worker caches in a folder of its own (pint's parsed units, the parsed catalog, the unit
+# check's marks: costmodel.resources.cached_build), for the run only, and so does every
+# subprocess it starts (the variable is inherited): no worker reads what another is writing,
+# and no run reads the user's cache. Set before costmodel is first imported (below).
+WORKER = os.environ.get("PYTEST_XDIST_WORKER")  # "gw0", "gw1"...; None when not under xdist
+if WORKER and "COSTMODEL_CACHE_DIR" not in os.environ:
+    import atexit
+    import shutil
+    import tempfile
+    _cache = tempfile.mkdtemp(prefix=f"costmodel-cache-{WORKER}-")
+    os.environ["COSTMODEL_CACHE_DIR"] = _cache
+    atexit.register(shutil.rmtree, _cache, ignore_errors=True)
+
+from costmodel.app.build import build_scenario, load_scenario_file  # noqa: E402
+from costmodel.model.chain import price  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 PUBLISHED = ROOT / "fixtures" / "scenarios" / "published"
@@ -242,3 +256,25 @@ def bench_module(filename: str):
     sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
+
+
+# ---- which tests a worker runs together ------------------------------------------------------
+
+# Modules run as one group, on one worker after the other: each starts several service hosts
+# with their PostgreSQL, Redis, nginx (and Prometheus); two such clusters at once on two cores
+# would only slow each other.
+GROUPS = {"tests/http/test_hosts.py": "clusters", "tests/http/test_metrics_hosts.py": "clusters"}
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's own hook reads the groups
+def pytest_collection_modifyitems(config, items):
+    """Under ``--dist loadgroup``, the tests of a module run on one worker, in the module's
+    order: its module-wide fixtures (a migrated database on each backend, a live server, a
+    cluster, LibreOffice's prints) are made once, as in a serial run, not once a worker. A
+    module marked ``spread`` (independent tests, each long: schemathesis's operations) is
+    shared out test by test; :data:`GROUPS` joins modules into one group."""
+    for item in items:
+        if item.get_closest_marker("spread") or item.get_closest_marker("xdist_group"):
+            continue
+        path = item.path.relative_to(ROOT).as_posix()
+        item.add_marker(pytest.mark.xdist_group(GROUPS.get(path, path)))
