@@ -99,7 +99,7 @@ PYTEST_WORKERS ?= 2
 test: $(STAMP) $(GEN_STAMP) $(NPM_STAMP)
 	$(BIN)/ruff check costmodel tests bench docs
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir $(VENV)/site
-	$(BIN)/python -m pytest -q -n $(PYTEST_WORKERS) --dist loadgroup
+	$(BIN)/python -m pytest -q -n $(PYTEST_WORKERS)
 
 bench: $(STAMP)
 	$(BIN)/python bench/cli.py

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-# ---- pytest-xdist (make test: -n 2 --dist loadgroup; docs/operations.md, the test suite) -------
+# ---- pytest-xdist (make test: -n 2; docs/operations.md, Tests and benchmarks) ---------------
 # Each worker caches in a folder of its own (pint's parsed units, the parsed catalog, the unit
 # check's marks: costmodel.resources.cached_build), for the run only, and so does every
 # subprocess it starts (the variable is inherited): no worker reads what another is writing,
@@ -260,21 +260,27 @@ def bench_module(filename: str):
 
 # ---- which tests a worker runs together ------------------------------------------------------
 
-# Modules run as one group, on one worker after the other: each starts several service hosts
+# Modules run as one unit, on one worker after the other: each starts several service hosts
 # with their PostgreSQL, Redis, nginx (and Prometheus); two such clusters at once on two cores
 # would only slow each other.
 GROUPS = {"tests/http/test_hosts.py": "clusters", "tests/http/test_metrics_hosts.py": "clusters"}
+# Modules whose tests are shared out one by one: independent, each long, and their module-wide
+# setup short (schemathesis's operations).
+SPREAD = {"tests/api/test_api_schema.py"}
 
 
-@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's own hook reads the groups
-def pytest_collection_modifyitems(config, items):
-    """Under ``--dist loadgroup``, the tests of a module run on one worker, in the module's
-    order: its module-wide fixtures (a migrated database on each backend, a live server, a
-    cluster, LibreOffice's prints) are made once, as in a serial run, not once a worker. A
-    module marked ``spread`` (independent tests, each long: schemathesis's operations) is
-    shared out test by test; :data:`GROUPS` joins modules into one group."""
-    for item in items:
-        if item.get_closest_marker("spread") or item.get_closest_marker("xdist_group"):
-            continue
-        path = item.path.relative_to(ROOT).as_posix()
-        item.add_marker(pytest.mark.xdist_group(GROUPS.get(path, path)))
+@pytest.hookimpl(optionalhook=True)  # (a hook of pytest-xdist's: none without it)
+def pytest_xdist_make_scheduler(config, log):
+    """Under pytest-xdist (``make test``: ``-n 2``), the tests of a module run on one worker, in
+    the module's order: its module-wide fixtures (a migrated database on each backend, a live
+    server, a browser, a cluster, LibreOffice's prints) are made once, as in a serial run, not
+    once a worker; :data:`GROUPS` joins modules into one unit, :data:`SPREAD` shares a
+    module's tests out. (pytest-xdist's own ``--dist loadgroup`` marks cannot do this under
+    pytest 9, where a test's id no longer carries its group.) The largest units go first."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ByModule(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = nodeid.split("::", 1)[0]
+            return nodeid if path in SPREAD else GROUPS.get(path, path)
+    return ByModule(config, log)

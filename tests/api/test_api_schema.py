@@ -66,9 +66,6 @@ ROOT = Path(__file__).resolve().parents[2]
 FULL = os.environ.get("COSTMODEL_SCHEMATHESIS_FULL", "") == "1"
 PATHS = os.environ.get("COSTMODEL_SCHEMATHESIS_PATHS")
 EXAMPLES = int(os.environ.get("COSTMODEL_SCHEMATHESIS_EXAMPLES") or (200 if FULL else 25))
-# each operation's test is long and needs only the module's database: shared out over the
-# workers one by one (tests/conftest.py)
-pytestmark = pytest.mark.spread
 OPERATIONS = [(method.upper(), path) for path, ops in build_spec()["paths"].items()
               for method in ops]
 XLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
