@@ -99,11 +99,14 @@ run: $(RUN_STAMP)
 	@$(BIN)/costmodel serve --host 127.0.0.1 --port $(PORT)
 
 # The docs site (mkdocs.yml, docs/) is built with --strict first: a broken link or anchor fails.
+# The tests run on two workers (pytest-xdist; each module's tests on one of them, in order:
+# tests/conftest.py); `make test PYTEST_WORKERS=0` runs them in this one process.
+PYTEST_WORKERS ?= 2
 test: $(STAMP) $(GEN_STAMP) $(NPM_STAMP)
 	$(BYTECODE)
 	$(BIN)/ruff check costmodel tests bench docs
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir $(VENV)/site
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n $(PYTEST_WORKERS)
 
 bench: $(STAMP)
 	$(BYTECODE)

@@ -13,8 +13,22 @@ from pathlib import Path
 
 import pytest
 
-from costmodel.app.build import build_scenario, load_scenario_file
-from costmodel.model.chain import price
+# ---- pytest-xdist (make test: -n 2; docs/operations.md, Tests and benchmarks) ---------------
+# Each worker caches in a folder of its own (pint's parsed units, the parsed catalog, the unit
+# check's marks: costmodel.resources.cached_build), for the run only, and so does every
+# subprocess it starts (the variable is inherited): no worker reads what another is writing,
+# and no run reads the user's cache. Set before costmodel is first imported (below).
+WORKER = os.environ.get("PYTEST_XDIST_WORKER")  # "gw0", "gw1"...; None when not under xdist
+if WORKER and "COSTMODEL_CACHE_DIR" not in os.environ:
+    import atexit
+    import shutil
+    import tempfile
+    _cache = tempfile.mkdtemp(prefix=f"costmodel-cache-{WORKER}-")
+    os.environ["COSTMODEL_CACHE_DIR"] = _cache
+    atexit.register(shutil.rmtree, _cache, ignore_errors=True)
+
+from costmodel.app.build import build_scenario, load_scenario_file  # noqa: E402
+from costmodel.model.chain import price  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 PUBLISHED = ROOT / "fixtures" / "scenarios" / "published"
@@ -242,3 +256,31 @@ def bench_module(filename: str):
     sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
+
+
+# ---- which tests a worker runs together ------------------------------------------------------
+
+# Modules run as one unit, on one worker after the other: each starts several service hosts
+# with their PostgreSQL, Redis, nginx (and Prometheus); two such clusters at once on two cores
+# would only slow each other.
+GROUPS = {"tests/http/test_hosts.py": "clusters", "tests/http/test_metrics_hosts.py": "clusters"}
+# Modules whose tests are shared out one by one: independent, each long, and their module-wide
+# setup short (schemathesis's operations).
+SPREAD = {"tests/api/test_api_schema.py"}
+
+
+@pytest.hookimpl(optionalhook=True)  # (a hook of pytest-xdist's: none without it)
+def pytest_xdist_make_scheduler(config, log):
+    """Under pytest-xdist (``make test``: ``-n 2``), the tests of a module run on one worker, in
+    the module's order: its module-wide fixtures (a migrated database on each backend, a live
+    server, a browser, a cluster, LibreOffice's prints) are made once, as in a serial run, not
+    once a worker; :data:`GROUPS` joins modules into one unit, :data:`SPREAD` shares a
+    module's tests out. (pytest-xdist's own ``--dist loadgroup`` marks cannot do this under
+    pytest 9, where a test's id no longer carries its group.) The largest units go first."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ByModule(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = nodeid.split("::", 1)[0]
+            return nodeid if path in SPREAD else GROUPS.get(path, path)
+    return ByModule(config, log)

@@ -20,7 +20,7 @@ from profit_support import toml_text
 from costmodel.cli import main
 from costmodel.render import display
 from costmodel.render.workbook.names import named_cells
-from costmodel.render.workbook.recalc import recalculate
+from costmodel.render.workbook.recalc import save_with_libreoffice
 from costmodel.web.scenario_form import scenario_form
 
 MARKET = {"market": "illustrative/reasoning-model-api", "revenue_share": "20",
@@ -94,11 +94,18 @@ def test_the_api_and_the_page_answer_what_the_command_line_does(cli, client, tok
                                                 "profit_per_hour"), name
 
 
-def book_figures(content: bytes, tmp_path: Path, label: str, names: list[str]) -> dict:
-    """Each system's figures on the Profit sheet after LibreOffice recalculates the book."""
-    path = tmp_path / f"{label}.xlsx"
-    path.write_bytes(content)
-    wb = load_workbook(recalculate(path, tmp_path / f"{label}-recalc"), data_only=True)
+def recalculated(books: list[tuple[str, bytes, list[str]]], tmp_path: Path) -> list[Path]:
+    """Each (label, content, names) workbook recalculated by LibreOffice, all in one run."""
+    paths = []
+    for label, content, _ in books:
+        paths.append(tmp_path / f"{label}.xlsx")
+        paths[-1].write_bytes(content)
+    return save_with_libreoffice(paths, tmp_path / "recalc", recalc=True)
+
+
+def book_figures(path: Path, names: list[str]) -> dict:
+    """Each system's figures on the Profit sheet of a recalculated book."""
+    wb = load_workbook(path, data_only=True)
     out = {}
     for i, name in enumerate(names):
         def value(key: str, i=i):
@@ -124,7 +131,7 @@ def test_every_workbook_recalculates_to_the_same_figures(cli, client, tokens, we
         page = web.get(f"/profit.xlsx?{urlencode(query)}")
         assert page.status_code == 200 and page.mimetype == XLSX
         books.append((f"web-{name}", page.get_data(), [name]))
-    for label, content, names in books:
-        got = book_figures(content, tmp_path, label, names)
+    for (label, _, names), path in zip(books, recalculated(books, tmp_path), strict=True):
+        got = book_figures(path, names)
         for name in names:
             assert close(got[name], want[name]), (label, name)

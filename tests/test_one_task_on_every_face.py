@@ -15,7 +15,7 @@ from openpyxl import load_workbook
 
 from costmodel.cli import main
 from costmodel.render.workbook.names import named_cells
-from costmodel.render.workbook.recalc import recalculate
+from costmodel.render.workbook.recalc import save_with_libreoffice
 
 ROOT = Path(__file__).resolve().parents[1]
 SYSTEMS = ("h100", "b200")
@@ -37,11 +37,18 @@ def figures(answer: dict) -> list[tuple]:
             for s in answer["systems"]]
 
 
-def book_figures(content: bytes, tmp_path: Path, name: str) -> list[tuple]:
-    """The Task sheet's figures after LibreOffice recalculates the workbook."""
-    path = tmp_path / f"{name}.xlsx"
-    path.write_bytes(content)
-    wb = load_workbook(recalculate(path, tmp_path / f"{name}-recalc"), data_only=True)
+def books_figures(books: dict[str, bytes], tmp_path: Path) -> dict[str, list[tuple]]:
+    """Each workbook's Task sheet figures after LibreOffice recalculates it (all in one run)."""
+    paths = []
+    for name, content in books.items():
+        paths.append(tmp_path / f"{name}.xlsx")
+        paths[-1].write_bytes(content)
+    recalculated = save_with_libreoffice(paths, tmp_path / "recalc", recalc=True)
+    return {name: book_figures(path) for name, path in zip(books, recalculated, strict=True)}
+
+
+def book_figures(path: Path) -> list[tuple]:
+    wb = load_workbook(path, data_only=True)
 
     def value(key: str, i: int):
         (cell,) = named_cells(wb, f"{key}_s{i + 1}")
@@ -90,6 +97,8 @@ def test_every_workbook_recalculates_to_the_same_figures(cli, client, tokens, we
     query = urlencode([("sys", f"fixture:curve-gpt-oss-120b-{hw}") for hw in SYSTEMS])
     page = web.get(f"/task.xlsx?{query}")
     assert page.status_code == 200 and page.mimetype == XLSX
-    for name, content in (("cli", cli_book), ("api", api.get_data()),
-                          ("web", page.get_data())):
-        assert close(book_figures(content, tmp_path, name), want), name
+    got = books_figures({"cli": cli_book, "api": api.get_data(), "web": page.get_data()},
+                        tmp_path)
+    assert list(got) == ["cli", "api", "web"]
+    for name, figures_ in got.items():
+        assert close(figures_, want), name

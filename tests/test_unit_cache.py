@@ -85,16 +85,50 @@ def test_a_damaged_cache_builds_without_it(tmp_path, monkeypatch):
     assert _month_in_hours(registry) == pytest.approx(JULIAN_MONTH_H)
 
 
+# A process's units, as one line: costmodel's month in hours, then units of each kind (pint's
+# own, prefixed, costmodel's redefined bit and its own dimensions) in their root units.
+# (Not the count of pint's unit table: a registry that parsed its definitions afresh holds a
+# few prefixed units more, made while it derived the others; one read from the cache makes
+# them on first use.)
+UNITS = ("kWh", "MW", "GiB", "week", "percent", "kilometer", "microgram", "decitex",
+         "USD/kWh", "gCO2e/kWh", "Mtok/h")
+SCRIPT = ("from costmodel.model.units import ureg\n"
+          "print(ureg.Quantity(1, 'month').to('hour').magnitude, '; '.join("
+          f"f'{{u}}={{ureg.Quantity(1, u).to_base_units():~}}' for u in {UNITS!r}))")
+
+
+def _units_of(env: dict) -> str:
+    done = subprocess.run([sys.executable, "-c", SCRIPT], env={**os.environ, **env,
+                          "PYTHONPATH": str(ROOT)}, text=True, capture_output=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_a_registry_parsed_afresh_has_the_units_of_one_read_from_the_cache(tmp_path):
+    """No cache folder, the first run filling one, and a run reading it: the same units (a
+    registry parsed afresh once kept byte as 8 dimensionless bits, refusing "1 GiB" in bits)."""
+    none = _units_of({CACHE_ENV: ""})
+    first = _units_of({CACHE_ENV: str(tmp_path)})
+    assert [p.name[:5] for p in tmp_path.iterdir()] == ["pint-"]  # the cache, filled
+    again = _units_of({CACHE_ENV: str(tmp_path)})
+    assert none == first == again
+    month, shown = none.split(" ", 1)
+    assert month == "730.0"  # 8,760 h / 12
+    shown = dict(pair.split("=") for pair in shown.strip().split("; "))
+    assert list(shown) == list(UNITS)
+    assert shown["GiB"] == "8589934592 bit" and shown["kilometer"] == "1000.0 m"
+    assert shown["kWh"] == "3600000.0 kg * m ** 2 / s ** 2"
+
+
 def test_processes_starting_together_on_an_empty_cache(tmp_path):
-    script = ("from costmodel.model.units import ureg\n"
-              "print(ureg.Quantity(1, 'month').to('hour').magnitude, len(ureg._units))")
     env = {**os.environ, CACHE_ENV: str(tmp_path), "PYTHONPATH": str(ROOT)}
-    procs = [subprocess.Popen([sys.executable, "-c", script], env=env, text=True,
+    procs = [subprocess.Popen([sys.executable, "-c", SCRIPT], env=env, text=True,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
              for _ in range(4)]
     answers = [p.communicate(timeout=120) for p in procs]
     assert [p.returncode for p in procs] == [0] * 4, [err for _, err in answers]
-    # costmodel's month: 8,760 h / 12; the same units in every process
+    # costmodel's month: 8,760 h / 12; the same units in every process (whether it read the
+    # cache another had just written or parsed them itself)
     assert len({out for out, _ in answers}) == 1
     assert answers[0][0].split()[0] == "730.0"
     # one complete cache, no private folder left behind

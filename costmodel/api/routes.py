@@ -427,6 +427,9 @@ def _validate_entry(kind: str, data: dict, key: str) -> tuple[dict, dict]:
             extra = set(plain) - {"name", "node", "rack", "note"}
             if extra:
                 raise InputError([(f"data.{sorted(extra)[0]}", "unknown key")])
+            for label in ("name", "note"):  # labels, not read: a text, number or boolean
+                if isinstance(data.get(label), dict | list):
+                    raise InputError([(f"data.{label}", "must be a text, not a table or list")])
             for part, model in (("node", Node), ("rack", Rack)):
                 try:
                     model.model_validate(plain.get(part, {}))

@@ -68,6 +68,12 @@ try:
     ureg.define("bit = [information]")
 finally:
     _pint_log.setLevel(_level)
+# A registry that parsed its definitions afresh (the first run, or no cache folder) has
+# already derived every unit's root units and dimension, before the two redefinitions above:
+# its byte stayed 8 dimensionless bits ("1 GiB" to bit was refused), where one that read its
+# definitions from the cache folder derives them on first use, after. Dropped here, so that
+# every process derives them the same way, whichever it was (tests/test_unit_cache.py).
+ureg._cache = type(ureg._cache)()
 ureg.define("USD = [currency] = usd = dollar")
 ureg.define("cent = 0.01 USD = ct = cents")
 ureg.define("token = [token] = tok = tokens")

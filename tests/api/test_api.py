@@ -910,6 +910,18 @@ def test_catalog_system_error_path_names_the_section(client, editor):
     assert body["errors"][0]["path"] == "data.node.accelerators"
 
 
+@pytest.mark.parametrize("label", ["name", "note"])
+@pytest.mark.parametrize("value", [[], ["x"], {"value": "x"}])
+def test_catalog_system_label_is_a_scalar(client, viewer, editor, label, value):
+    """A system's name and note are labels the document gives as text, a number, a boolean or
+    null: a list or a table is refused (schemathesis sent ``"name": []``), and nothing saved."""
+    key = uid("bad-")
+    body = problem(client.post(f"{API}/systems", json={"key": key, "data": {
+        label: value, "node": {"accelerators": 8}}}, headers=editor), 422, "invalid-input")
+    assert body["errors"][0]["path"] == f"data.{label}"
+    problem(client.get(f"{API}/systems/{key}", headers=viewer), 404)
+
+
 @pytest.mark.parametrize("path", KINDS)
 @pytest.mark.parametrize("key", ["-leading-dash", "has space", "", "x" * 101, "semi;colon",
                                  "../up"])

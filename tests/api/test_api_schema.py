@@ -4,7 +4,9 @@
   process, schema-valid and schema-violating, ``COSTMODEL_SCHEMATHESIS_EXAMPLES`` of each an
   operation (default 25, so the suite stays fast on two cores); every response must pass every
   check that applies to one response (no server error; documented status, content type,
-  headers and schema; invalid data refused; valid data accepted).
+  headers and schema; invalid data refused; valid data accepted). Each request generated is
+  sent to the service on SQLite and, when TEST_DATABASE_URL names a server, on PostgreSQL
+  (generating is most of the time: once for both).
 - ``test_full_run`` (``make schemathesis``, ``COSTMODEL_SCHEMATHESIS_FULL=1``): the schemathesis
   command line with all its phases (examples, coverage, fuzzing, stateful) and all its checks,
   ``COSTMODEL_SCHEMATHESIS_EXAMPLES`` (default 200) an operation, against gunicorn serving the
@@ -35,6 +37,7 @@ from pathlib import Path
 
 import pytest
 import schemathesis
+from conftest import _postgres_database
 from hypothesis import HealthCheck, given, settings
 from hypothesis.errors import Unsatisfiable
 from jsonschema import Draft202012Validator
@@ -255,14 +258,34 @@ def _xlsx_bytes(ctx, value):
 
 
 @pytest.fixture(scope="module")
-def api(database):
-    app = create_app({"DATABASE_URL": database, "OPEN_READS": False, "TESTING": True})
-    with app.extensions["costmodel"].sessions() as session:
-        row, token = key_create(session, "schemathesis", "admin")
-        row.id = PROTECTED_KEY_ID  # never generated: DELETE /keys/{id} cannot revoke it
-    loaded = schemathesis.openapi.from_wsgi("/api/v1/openapi.json", app)
-    yield loaded, {"Authorization": f"Bearer {token}"}
-    app.extensions["costmodel"].dispose()
+def api(tmp_path_factory):
+    """The document as the service on SQLite serves it (the cases are drawn from it), and
+    (backend, app, admin headers) of the service on each backend: SQLite, and PostgreSQL when
+    TEST_DATABASE_URL names a server, each database migrated and seeded."""
+    from costmodel.sources.catalog import fixtures_dir
+    from costmodel.store.seed import prepare
+    made, backends = [], []
+    sqlite = f"sqlite:///{tmp_path_factory.mktemp('db') / 'costmodel.db'}"
+    databases = [("sqlite", sqlite, iter(()))]
+    if os.environ.get("TEST_DATABASE_URL"):
+        postgres = _postgres_database()
+        databases.append(("postgresql", next(postgres), postgres))
+    try:
+        for backend, url, _ in databases:
+            prepare(url, fixtures_dir())
+            app = create_app({"DATABASE_URL": url, "OPEN_READS": False, "TESTING": True})
+            made.append(app)
+            with app.extensions["costmodel"].sessions() as session:
+                row, token = key_create(session, "schemathesis", "admin")
+                row.id = PROTECTED_KEY_ID  # never generated: DELETE /keys/{id} cannot revoke it
+            backends.append((backend, app, {"Authorization": f"Bearer {token}"}))
+        yield schemathesis.openapi.from_wsgi("/api/v1/openapi.json", made[0]), backends
+    finally:
+        for app in made:
+            app.extensions["costmodel"].dispose()
+        for _, _, cleanup in databases:
+            for _ in cleanup:  # runs the generator's cleanup (the database dropped)
+                pass
 
 
 PROTECTED_KEY_ID = 1_987_654_321
@@ -272,14 +295,19 @@ PROTECTED_KEY_ID = 1_987_654_321
                          ids=["valid", "invalid"])
 @pytest.mark.parametrize("method,path", OPERATIONS, ids=[f"{m} {p}" for m, p in OPERATIONS])
 def test_operation_conforms(api, method, path, mode):
-    schema, headers = api
+    schema, backends = api
     operation = schema[path][method]
 
     @given(case=operation.as_strategy(generation_mode=mode))
     @settings(max_examples=EXAMPLES, deadline=None, derandomize=True, database=None,
               suppress_health_check=list(HealthCheck))
     def run(case):
-        case.call_and_validate(checks=CHECKS, headers=headers)
+        for backend, app, headers in backends:  # the same request to each backend
+            try:
+                case.call_and_validate(checks=CHECKS, headers=headers, app=app)
+            except Exception as exc:
+                exc.add_note(f"backend: {backend}")
+                raise
 
     try:
         run()

@@ -163,10 +163,19 @@ def test_bounds_and_paging(app, tokens, saved_ids):
     viewer = auth(tokens["viewer"])
     r = client.get(f"{API}/feed.json?limit=1001", headers=viewer)
     assert r.status_code == 422 and r.get_json()["errors"][0]["path"] == "limit"
+    # a page with rows after it (the module's two saved scenarios at least)
+    r = client.get(f"{API}/feed.json?include=saved&limit=1&offset=0", headers=viewer)
+    body = r.get_json()
+    assert [row["id"] for row in body["rows"]] == [saved_ids[0]]
+    assert body["truncated"] is True and r.headers["X-Total-Count"] == str(body["saved_total"])
+    # the next page; truncated while rows follow it (another test of the module may have saved
+    # a third scenario before this one: the answer does not depend on which ran first)
     r = client.get(f"{API}/feed.json?include=saved&limit=1&offset=1", headers=viewer)
     body = r.get_json()
     assert [row["id"] for row in body["rows"]] == [saved_ids[1]]
-    assert body["truncated"] is True and r.headers["X-Total-Count"] == str(body["saved_total"])
+    assert body["saved_total"] >= 2
+    assert body["truncated"] is (1 + 1 < body["saved_total"])
+    assert r.headers["X-Total-Count"] == str(body["saved_total"])
 
 
 def test_libreoffice_imports_the_csv_with_the_api_figures(app, tokens, saved_ids, tmp_path):

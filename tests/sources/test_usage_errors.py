@@ -78,6 +78,8 @@ def test_more_cached_than_the_total_that_includes_them():
     (b"time,input_tokens,total_input_tokens,output_tokens\n1,1,1,1\n", 1, "one of input_tokens"),
     (b"time,tenant,tenant,input_tokens,output_tokens\n1,a,a,1,1\n", 1, "named twice"),
     (b"time,,input_tokens,output_tokens\n1,a,1,1\n", 1, "a column without a name"),
+    # a carriage return inside the header's first name (schemathesis: a 500 before)
+    (b"ti\rme,input_tokens,output_tokens\n1,1,1\n", 1, "the header does not read as CSV"),
 ])
 def test_a_csv_that_is_no_usage(data, line, message):
     e = refused(data)

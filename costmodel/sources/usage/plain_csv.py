@@ -140,7 +140,10 @@ class _Csv:
             text = first.decode("utf-8-sig")
         except UnicodeDecodeError:
             raise self.error(1, None, "is not UTF-8 text") from None
-        names = [n.strip() for n in next(csv.reader([text.rstrip("\r\n")]))]
+        try:
+            names = [n.strip() for n in next(csv.reader([text.rstrip("\r\n")]))]
+        except csv.Error as exc:  # e.g. a carriage return inside a name (a 500 before)
+            raise self.error(1, None, f"the header does not read as CSV: {exc}") from None
         seen: set[str] = set()
         for i, n in enumerate(names):
             if not n:
