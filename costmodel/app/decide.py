@@ -41,7 +41,7 @@ from .engine import price_scenario
 from .load import finish, prepare
 from .money import USD_MONEY, ShownMoney, shown_money
 from .pricing import Priced, WorkbookFile, _filename, price_loaded
-from .quotes import at_scenario_rates, quote_currencies, reference_rate, with_rates
+from .quotes import at_first_scenario, quote_currencies, reference_rate
 from .specs import ScenarioSpec
 
 __all__ = ["DecisionRequest", "QuotesDecision", "quotes_decide", "decision_workbook",
@@ -327,8 +327,7 @@ def quotes_decide(ctx: Context, req: DecisionRequest,
         _check_shape(own[-1], spec.subject, req.demand)
     for p in own if priced else ():
         _check_shape(p, p.result.name, req.demand)
-    quotes = with_rates(ctx, at_scenario_rates(req.quotes, own[0]),
-                        own[0].result.scenario.money.rates)
+    quotes = at_first_scenario(ctx, req.quotes, own[0])
     subjects = [p.result.name for p in own] if priced else [s.subject for s in req.scenarios]
     money = shown_money([p.result for p in own], subjects
                         ).with_quotes(quote_currencies(quotes), own[0].result)

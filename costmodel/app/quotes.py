@@ -44,7 +44,8 @@ from .pricing import Priced, WorkbookFile, price_loaded, render_workbook
 from .specs import ScenarioSpec
 
 __all__ = ["RANKED_BY", "QuotesRanking", "quotes_compare", "quotes_workbook", "TermRequest",
-           "TermAnalysis", "quotes_term", "with_rates", "reference_rate", "market_price",
+           "TermAnalysis", "quotes_term", "with_rates", "at_first_scenario", "reference_rate",
+           "market_price",
            "MARKET_KIND"]
 
 MARKET_KIND = "market_price"  # the catalog kind a market quote names
@@ -128,6 +129,13 @@ def at_scenario_rates(quotes: Sequence[Quote], first: Priced) -> list[Quote]:
     return in_scenario_rates(quotes, first.result.scenario.money.rates)
 
 
+def at_first_scenario(ctx: Context, quotes: Sequence[Quote], first: Priced) -> list[Quote]:
+    """The quotes read at the first scenario's stated rates (:func:`at_scenario_rates`), then
+    each naming a reference rate or a market price priced at its version, a market price in
+    another currency read at the same rates (:func:`with_rates`)."""
+    return with_rates(ctx, at_scenario_rates(quotes, first), first.result.scenario.money.rates)
+
+
 def quote_currencies(quotes: Sequence[Quote]) -> list[str]:
     """The currencies, other than USD, the quotes' amounts were given in (sorted)."""
     return sorted(set().union(*(q.currencies for q in quotes)))
@@ -185,10 +193,9 @@ def quotes_compare(ctx: Context, quotes: Sequence[Quote],
     check_count(ctx, len(specs), MAX_SCENARIOS, "scenarios", "scenarios")
     scenarios = [_AtQuotes(ctx, s) for s in specs]
     if scenarios and quotes:  # (the first read at the first quote's point: its money)
-        first = scenarios[0].for_quote(quotes[0])
-        quotes = with_rates(ctx, at_scenario_rates(quotes, first),
-                            first.result.scenario.money.rates)
-    quotes = with_rates(ctx, quotes)
+        quotes = at_first_scenario(ctx, quotes, scenarios[0].for_quote(quotes[0]))
+    else:
+        quotes = with_rates(ctx, quotes)
     rows = [[compare_quote(q, s.for_quote(q).result) for s in scenarios] for q in quotes]
     ranked = [rank([row[i] for row in rows]) for i in range(len(scenarios))]
     systems = [s.for_quote(quotes[0]) for s in scenarios]
@@ -273,8 +280,7 @@ def quotes_term(ctx: Context, req: TermRequest) -> TermAnalysis:
     the tolerance. Errors name the request's fields (``improvement``, ``available``...)."""
     own = _AtQuotes(ctx, req.scenario)
     first = own.for_quote(req.quote)
-    rates = first.result.scenario.money.rates
-    (quote,) = with_rates(ctx, at_scenario_rates([req.quote], first), rates)
+    (quote,) = at_first_scenario(ctx, [req.quote], first)
     successor_quote = None if req.successor_quote is None else \
         at_scenario_rates([req.successor_quote], first)[0]
     req = replace(req, quote=quote, successor_quote=successor_quote)
