@@ -488,8 +488,8 @@ def fixture_scenarios() -> dict[str, tuple[str, dict[str, Any]]]:
     in the service's curves). Read once per version of the files (every page render asks, some
     several times); each call gets its own copy to change."""
     files = shipped_scenarios()
-    signature = tuple((name, str(path), path.stat().st_mtime_ns, path.stat().st_size)
-                      for name, path in files.items())
+    signature = tuple((name, str(path), stat.st_mtime_ns, stat.st_size)
+                      for name, path in files.items() for stat in (path.stat(),))
     if _FIXTURES_READ.get("signature") != signature:
         _FIXTURES_READ.update(signature=signature, scenarios=_read_fixture_scenarios(files))
     return copy.deepcopy(_FIXTURES_READ["scenarios"])
