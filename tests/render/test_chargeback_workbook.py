@@ -183,3 +183,24 @@ def test_an_edited_tenants_tokens_recompute_like_the_engine(book, tmp_path):
     assert want.pools[1].terms.energy > led.pools[1].terms.energy  # energy followed the load
     assert_book_is(out, want)
     assert error_cells(out) == []
+
+
+def test_the_example_fleets_pools_print_whole(tmp_path):
+    """The shipped example (fixtures/chargeback): the owned pool's capacity, 72 accelerators
+    x 720 h x 79,168,320 equivalents an hour = 4,104,085,708,800, prints as a number, not as
+    the "###" of a column too narrow for it (a pool's column was 13 characters)."""
+    require_libreoffice()
+    from pypdf import PdfReader
+
+    from costmodel.app.chargeback import read_fleet, usage_from_file
+    from costmodel.render.workbook.recalc import to_pdf
+    folder = fixtures_dir() / "chargeback"
+    records = usage_from_file((folder / "usage.csv").read_bytes(), "usage.csv", "usage")
+    data, base = read_fleet(folder / "fleet.toml")
+    ledger = chargeback(CTX, ChargebackRequest(data, records, idle="separate", base=base))
+    path = tmp_path / "chargeback.xlsx"
+    path.write_bytes(chargeback_workbook(ledger).content)
+    first = PdfReader(io.BytesIO(to_pdf(path))).pages[0].extract_text()
+    assert 72 * 720 * 79_168_320 == 4_104_085_708_800
+    assert "4,104,085,708,800" in first
+    assert "###" not in first

@@ -189,6 +189,9 @@ def _abs(row: int, col: int) -> str:
     return cell_ref(row, col, absolute=True)
 
 
+POOL_WIDTH = 18  # [characters]: 4,104,085,708,800 tokens and more
+
+
 def write_chargeback(ws: Sheet, inputs: Sheet, systems: Sequence[WorkbookSystem],
                      book: ChargebackBook, names: Names, utilisation_cells: Sequence[str]
                      ) -> tuple[int, int]:
@@ -198,9 +201,11 @@ def write_chargeback(ws: Sheet, inputs: Sheet, systems: Sequence[WorkbookSystem]
     n = len(systems)
     C = LINE_COLUMNS
     last_col = C["charge"]
-    ws.set_widths({1: 30, 2: 12, 3: 14, 4: 13, 5: 14, 6: 9, 7: 15, 8: 15, 9: 7, 10: 11,
-                   11: 11, 12: 11, 13: 12, 14: 11, 15: 9, 16: 9, 17: 9, 18: 12, 19: 12,
-                   20: 12})
+    widths = {1: 30, 2: 12, 3: 14, 4: 13, 5: 14, 6: 9, 7: 15, 8: 15, 9: 7, 10: 11, 11: 11,
+              12: 11, 13: 12, 14: 11, 15: 9, 16: 9, 17: 9, 18: 12, 19: 12, 20: 12}
+    # a pool's column holds its capacity in tokens, 15 digits and more ("###" if narrower)
+    ws.set_widths({**widths, **{FIRST_COL + i: max(widths.get(FIRST_COL + i, 9), POOL_WIDTH)
+                                for i in range(n)}})
     ws.text(1, 1, f"Chargeback: {book.fleet}, {book.period}", "title")
     ws.paragraph(2, "Blue cells are inputs: the period's hours, the cached weight, each "
                     "pool's accelerators and each tenant's tokens and reserved share. Change "
